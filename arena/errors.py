@@ -1,0 +1,56 @@
+"""Every error Dudo Arena raises on purpose descends from :class:`ArenaError`.
+
+The CLI turns an ``ArenaError`` into one clear line and a non-zero exit; any
+other exception is a bug in the project.
+"""
+
+from __future__ import annotations
+
+
+class ArenaError(Exception):
+    """Root of every error the project raises deliberately."""
+
+
+class RulesError(ArenaError):
+    """A rule set is invalid: an unknown key or a value that is not allowed."""
+
+
+class InvalidAction(ArenaError):
+    """Text or data that is not an action at all (syntax), e.g. ``"5y3"``."""
+
+
+class IllegalAction(ArenaError):
+    """A well-formed action that the rules do not allow now; ``reason`` says why."""
+
+    def __init__(self, action: object, reason: str) -> None:
+        super().__init__(f"illegal action {action}: {reason}")
+        self.action = action
+        self.reason = reason
+
+
+class StateError(ArenaError):
+    """An engine call that does not fit the state (e.g. a bid after the match ended)."""
+
+
+class ConfigError(ArenaError):
+    """A config file, key or value is wrong; the message names it and what is allowed."""
+
+
+class ProtocolError(ArenaError):
+    """A bot broke the player protocol (malformed or unasked output)."""
+
+
+class BotTimeout(ArenaError):
+    """A bot did not answer within its time budget."""
+
+
+class BotCrashed(ArenaError):
+    """A bot process exited or could not be started."""
+
+
+class SandboxError(ArenaError):
+    """The sandbox asked for cannot be set up on this machine."""
+
+
+class RunError(ArenaError):
+    """A run folder cannot be used as asked (wrong config, corrupt records)."""

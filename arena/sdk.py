@@ -1,0 +1,201 @@
+"""What a Python bot author imports: typed views of the game, actions, odds.
+
+A bot file ``bots/<name>.py`` defines either a subclass of :class:`Bot`::
+
+    from arena.sdk import Bot, Turn, Bid, DUDO
+
+    class Cautious(Bot):
+        def act(self, turn: Turn):
+            ...
+            return DUDO
+
+or a plain function ``act(turn: Turn) -> Action``. The project's bot host
+(:mod:`arena.host`) imports the file inside the sandbox and speaks the player
+protocol for it; a fresh :class:`Bot` instance plays each match, with
+``self.rng`` seeded from the match's ``seed``, so a bot that draws only on
+``self.rng`` (or ``turn.rng``) plays the same match the same way every time.
+
+No process, no referee here: just data and arithmetic.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+from typing import Any, Iterator, Mapping, Sequence, Union
+
+from arena.rules import CALZA, DUDO, Action, Bid, Calza, Dudo, Rules, bid, parse_action
+
+__all__ = [
+    "Action", "Bid", "Bot", "CALZA", "Calza", "DUDO", "Dudo", "Legal", "MatchInfo",
+    "RoundEnd", "Turn", "bid", "parse_action",
+]
+
+Reply = Union[Action, str]  # an action, or its text form ("5x3", "dudo", "calza")
+
+
+@dataclass(frozen=True, slots=True)
+class MatchInfo:
+    """The start of a match (``match_start``): who sits where and under which rules."""
+
+    match: str
+    seat: int
+    players: int
+    names: tuple[str, ...]
+    rules: Rules
+    seed: int
+
+    @classmethod
+    def from_message(cls, msg: Mapping[str, Any]) -> "MatchInfo":
+        known = {k: v for k, v in dict(msg["rules"]).items() if k in Rules.__dataclass_fields__}
+        return cls(str(msg["match"]), int(msg["seat"]), int(msg["players"]),
+                   tuple(str(n) for n in msg["names"]), Rules.from_dict(known), int(msg["seed"]))
+
+
+@dataclass(frozen=True, slots=True)
+class Legal:
+    """What may be done now: ``turn.legal``."""
+
+    dudo: bool
+    calza: bool
+    min_quantity: Mapping[int, int]  # face -> smallest legal quantity; absent: may not bid
+    max_quantity: int
+
+    def can_bid(self, quantity: int, face: int) -> bool:
+        low = self.min_quantity.get(face)
+        return low is not None and low <= quantity <= self.max_quantity
+
+    def is_legal(self, action: Action) -> bool:
+        if isinstance(action, Bid):
+            return self.can_bid(action.quantity, action.face)
+        if isinstance(action, Dudo):
+            return self.dudo
+        return isinstance(action, Calza) and self.calza
+
+    def bids(self) -> Iterator[Bid]:
+        """Every legal bid, face by face, lowest quantity first."""
+        for face, low in sorted(self.min_quantity.items()):
+            for q in range(low, self.max_quantity + 1):
+                yield bid(q, face)
+
+    def actions(self) -> list[Action]:
+        """Every legal action: the bids, then dudo and calza where allowed."""
+        out: list[Action] = list(self.bids())
+        if self.dudo:
+            out.append(DUDO)
+        if self.calza:
+            out.append(CALZA)
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class Turn:
+    """Your turn (``turn``): your dice, everyone's dice counts, this round's bids."""
+
+    match: MatchInfo
+    round: int
+    seat: int
+    dice: tuple[int, ...]  # your own dice, sorted
+    counts: tuple[int, ...]  # dice held by each seat (0 = out)
+    palifico: bool
+    history: tuple[tuple[int, Bid], ...]  # this round's bids, oldest first
+    legal: Legal
+    time_ms: int
+    rng: random.Random = field(compare=False, repr=False)
+
+    @property
+    def rules(self) -> Rules:
+        return self.match.rules
+
+    @property
+    def standing(self) -> Bid | None:
+        """The bid on the table (the last one), or ``None`` when you open."""
+        return self.history[-1][1] if self.history else None
+
+    @property
+    def total(self) -> int:
+        """Dice in play."""
+        return sum(self.counts)
+
+    @property
+    def unseen(self) -> int:
+        """Dice in play that are not yours."""
+        return sum(self.counts) - len(self.dice)
+
+    @property
+    def wild(self) -> bool:
+        """Aces count as the bid face this round (not in palifico, not on aces)."""
+        return self.match.rules.wild_ones and not self.palifico
+
+    @classmethod
+    def from_message(cls, msg: Mapping[str, Any], match: MatchInfo, rng: random.Random) -> "Turn":
+        legal = msg["legal"]
+        return cls(
+            match=match,
+            round=int(msg["round"]),
+            seat=int(msg["seat"]),
+            dice=tuple(sorted(int(d) for d in msg["dice"])),
+            counts=tuple(int(c) for c in msg["counts"]),
+            palifico=bool(msg["palifico"]),
+            history=tuple((int(s), bid(int(q), int(f))) for s, q, f in msg["history"]),
+            legal=Legal(bool(legal["dudo"]), bool(legal["calza"]),
+                        {int(f): int(q) for f, q in legal["min_quantity"].items()},
+                        int(legal["max_quantity"])),
+            time_ms=int(msg.get("time_ms", 0)),
+            rng=rng,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class RoundEnd:
+    """How a round ended (``round_end``): every die shown, the call and its result."""
+
+    round: int
+    dice: tuple[tuple[int, ...], ...]
+    counts: tuple[int, ...]
+    bid: tuple[int, Bid] | None  # (bidder seat, standing bid); None for a void round
+    call: tuple[int, str] | None  # (caller seat, "dudo" | "calza")
+    count: int | None
+    change: tuple[int, int] | None  # (seat, delta)
+    fault: tuple[int, str] | None  # (seat, kind) when the round was void
+
+    @classmethod
+    def from_message(cls, msg: Mapping[str, Any]) -> "RoundEnd":
+        b = msg.get("bid")
+        c = msg.get("call")
+        ch = msg.get("change")
+        fl = msg.get("fault")
+        return cls(
+            round=int(msg["round"]),
+            dice=tuple(tuple(int(d) for d in hand) for hand in msg["dice"]),
+            counts=tuple(int(x) for x in msg["counts"]),
+            bid=None if b is None else (int(b[0]), bid(int(b[1]), int(b[2]))),
+            call=None if c is None else (int(c["seat"]), str(c["kind"])),
+            count=None if msg.get("count") is None else int(msg["count"]),
+            change=None if ch is None else (int(ch["seat"]), int(ch["delta"])),
+            fault=None if fl is None else (int(fl["seat"]), str(fl["kind"])),
+        )
+
+
+class Bot:
+    """Base class for a Python bot. Override :meth:`act`; the rest is optional.
+
+    A fresh instance plays each match: keep per-match memory on ``self``.
+    ``self.match`` and ``self.rng`` are set before :meth:`start` is called.
+    """
+
+    match: MatchInfo
+    rng: random.Random
+
+    def start(self, match: MatchInfo) -> None:
+        """The match begins (after ``self.match`` and ``self.rng`` are set)."""
+
+    def act(self, turn: Turn) -> Reply:
+        """Your move: a :class:`Bid`, ``DUDO``, ``CALZA``, or their text form."""
+        raise NotImplementedError("a bot must define act(turn)")
+
+    def round_end(self, result: RoundEnd) -> None:
+        """A round ended; every die is shown in ``result.dice``."""
+
+    def match_end(self, placements: Sequence[int]) -> None:
+        """The match ended; ``placements[s]`` is seat s's place (1 = winner)."""
