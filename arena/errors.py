@@ -36,16 +36,36 @@ class ConfigError(ArenaError):
     """A config file, key or value is wrong; the message names it and what is allowed."""
 
 
-class ProtocolError(ArenaError):
-    """A bot broke the player protocol (malformed or unasked output)."""
+class BotFault(ArenaError):
+    """A bot misbehaved; ``kind`` is one of PROTOCOL.md's fault kinds
+    (``timeout``, ``crash``, ``malformed``, ``illegal``, ``unasked``) and
+    ``detail`` says what happened, with any offending text cut short."""
+
+    kind: str = "crash"
+
+    def __init__(self, detail: str, kind: str | None = None) -> None:
+        super().__init__(detail)
+        if kind is not None:
+            self.kind = kind
+        self.detail = detail
 
 
-class BotTimeout(ArenaError):
-    """A bot did not answer within its time budget."""
+class ProtocolError(BotFault):
+    """A bot broke the player protocol: ``malformed`` (default) or ``unasked`` output."""
+
+    kind = "malformed"
 
 
-class BotCrashed(ArenaError):
-    """A bot process exited or could not be started."""
+class BotTimeout(BotFault):
+    """A bot did not answer within its time budget (or start-up limit)."""
+
+    kind = "timeout"
+
+
+class BotCrashed(BotFault):
+    """A bot process exited, or could not be started."""
+
+    kind = "crash"
 
 
 class SandboxError(ArenaError):
