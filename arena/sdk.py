@@ -24,11 +24,16 @@ import random
 from dataclasses import dataclass, field
 from typing import Any, Iterator, Mapping, Sequence, Union
 
+from arena.odds import (BidLike, expected_count, face_probability, matching, p_at_least, p_exactly,
+                        probability, probability_exact)
 from arena.rules import CALZA, DUDO, Action, Bid, Calza, Dudo, Rules, bid, parse_action
 
 __all__ = [
     "Action", "Bid", "Bot", "CALZA", "Calza", "DUDO", "Dudo", "Legal", "MatchInfo",
     "RoundEnd", "Turn", "bid", "parse_action",
+    # the odds helpers (arena.odds)
+    "expected_count", "face_probability", "matching", "p_at_least", "p_exactly",
+    "probability", "probability_exact",
 ]
 
 Reply = Union[Action, str]  # an action, or its text form ("5x3", "dudo", "calza")
@@ -126,6 +131,24 @@ class Turn:
     def wild(self) -> bool:
         """Aces count as the bid face this round (not in palifico, not on aces)."""
         return self.match.rules.wild_ones and not self.palifico
+
+    # --- the odds (arena.odds) for this turn: your dice, the unseen dice, this round's wilds ---
+
+    def probability(self, b: BidLike) -> float:
+        """The chance that bid ``b`` (``Bid``, ``(q, f)`` or ``"5x3"``) is true, given your dice."""
+        return probability(b, self.dice, self.unseen, wild=self.wild)
+
+    def p_exact(self, b: BidLike) -> float:
+        """The chance that bid ``b`` is exactly right: what a calza on it would win."""
+        return probability_exact(b, self.dice, self.unseen, wild=self.wild)
+
+    def expected(self, face: int) -> float:
+        """The expected number of dice on the table counting for ``face``."""
+        return expected_count(face, self.dice, self.unseen, wild=self.wild)
+
+    def mine(self, face: int) -> int:
+        """How many of your own dice count for ``face`` this round (wild aces included)."""
+        return matching(face, self.dice, self.wild)
 
     @classmethod
     def from_message(cls, msg: Mapping[str, Any], match: MatchInfo, rng: random.Random) -> "Turn":

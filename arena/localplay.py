@@ -1,0 +1,245 @@
+"""Matches played in one process, with Python bots called directly: no sandbox.
+
+For tests, for tuning the built-in bots, for ``arena check``'s message
+building, and for a quick league (:func:`mini_league`). The real referee
+(sandboxed processes, time control, records) lives elsewhere; this module
+plays by the same rules engine and feeds the bots the same messages
+PROTOCOL.md defines (built here by ``*_message``), parsed by the same
+:mod:`arena.sdk` types the bot host uses, so a bot sees no difference.
+
+Only trusted code belongs here: a bot called in-process can read anything.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import inspect
+import random
+import sys
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from arena.dice import opener_die, roll_off, roll_table
+from arena.errors import ArenaError, ConfigError, IllegalAction, InvalidAction, RunError
+from arena.rules import Action, Bid, Calza, Dudo, Rules, State, apply, deal, fault, new_match, parse_action
+from arena.sdk import Bot, MatchInfo, RoundEnd, Turn
+from arena.view import turn_view
+
+BotFactory = Callable[[], Bot]  # a fresh bot instance per match
+
+
+# ---------------------------------------------------------------------------
+# Loading a Python bot file in-process
+# ---------------------------------------------------------------------------
+
+
+class FunctionBot(Bot):
+    """Adapts a bot file's module-level ``act(turn)`` to the :class:`Bot` interface."""
+
+    def __init__(self, act: Callable[[Turn], Any]) -> None:
+        self._act = act
+
+    def act(self, turn: Turn) -> Any:
+        return self._act(turn)
+
+
+def load_python_bot(path: str | Path) -> BotFactory:
+    """A factory for the bot in ``bots/<name>.py``: its one :class:`Bot` subclass, or its ``act``.
+
+    The file is imported as a fresh module each call (no ``sys.modules`` entry),
+    so two files with the same stem do not collide.
+    """
+    p = Path(path)
+    if p.suffix != ".py" or not p.is_file():
+        raise ConfigError(f"bot file {str(p)!r}: not a readable .py file")
+    spec = importlib.util.spec_from_file_location(f"_arena_bot_{p.stem}", p)
+    if spec is None or spec.loader is None:
+        raise ConfigError(f"bot file {str(p)!r}: Python cannot import it")
+    module = importlib.util.module_from_spec(spec)
+    try:
+        spec.loader.exec_module(module)
+    except Exception as exc:  # the bot author's import-time error
+        raise ConfigError(f"bot file {str(p)!r} failed to import: {type(exc).__name__}: {exc}") from exc
+    classes = [c for _, c in inspect.getmembers(module, inspect.isclass)
+               if issubclass(c, Bot) and c is not Bot and c.__module__ == module.__name__]
+    if len(classes) == 1:
+        return classes[0]
+    if len(classes) > 1:
+        names = ", ".join(sorted(c.__name__ for c in classes))
+        raise ConfigError(f"bot file {str(p)!r} defines several Bot subclasses ({names}); keep one")
+    act = getattr(module, "act", None)
+    if callable(act):
+        return lambda: FunctionBot(act)
+    raise ConfigError(f"bot file {str(p)!r} defines neither a Bot subclass nor a function act(turn)")
+
+
+# ---------------------------------------------------------------------------
+# The protocol messages a referee sends (PROTOCOL.md), built from engine states
+# ---------------------------------------------------------------------------
+
+
+def match_start_message(match: str, seat: int, names: Sequence[str], rules: Rules, seed: int) -> dict[str, Any]:
+    return {"type": "match_start", "match": match, "seat": seat, "players": len(names),
+            "names": list(names), "rules": rules.to_dict(), "seed": seed}
+
+
+def turn_message(match: str, state: State, time_ms: int) -> dict[str, Any]:
+    """The ``turn`` message for the seat to act in ``state``."""
+    return {"type": "turn", "match": match, **turn_view(state, state.to_act), "time_ms": time_ms}
+
+
+def round_end_message(match: str, state: State, fault_kind: str = "illegal") -> dict[str, Any]:
+    """The ``round_end`` message for the round that ``state.last`` resolved."""
+    res = state.last
+    if res is None:
+        raise ArenaError("round_end_message: no round has ended in this state")
+    msg: dict[str, Any] = {"type": "round_end", "match": match, "round": res.round,
+                           "dice": [list(h) for h in res.dice]}
+    if res.fault is not None:
+        msg["fault"] = {"seat": res.fault, "kind": fault_kind}
+    else:
+        bidder, b = res.bids[-1]
+        if res.call is None or res.change is None:  # the engine sets both for every non-void round
+            raise ArenaError(f"round_end_message: round {res.round} has neither a call nor a fault")
+        msg["bid"] = [bidder, b.quantity, b.face]
+        msg["call"] = {"seat": res.call[0], "kind": res.call[1]}
+        msg["count"] = res.count
+        msg["change"] = {"seat": res.change[0], "delta": res.change[1]}
+    msg["counts"] = list(state.counts)
+    return msg
+
+
+def match_end_message(match: str, placements: Sequence[int]) -> dict[str, Any]:
+    return {"type": "match_end", "match": match, "placements": list(placements)}
+
+
+def derive_seed(seed: int, *parts: int | str) -> int:
+    """A 63-bit seed keyed by ``seed`` and ``parts`` (BLAKE2b), independent of any other key."""
+    h = hashlib.blake2b(digest_size=8)
+    h.update(b"local" + (seed & (2**64 - 1)).to_bytes(8, "big"))
+    for part in parts:
+        h.update(b"|" + str(part).encode())
+    return int.from_bytes(h.digest(), "big") >> 1
+
+
+def first_opener(rules: Rules, seed: int, players: int) -> int:
+    """Round 1's opener: a dice roll (``first: roll``) or seat 0 (RULES.md 1)."""
+    if rules.first == "seat0":
+        return 0
+    return roll_off(range(players), opener_die(seed))[0]
+
+
+def as_action(reply: object) -> Action:
+    """A bot's return value as an action: an action object, or its text form."""
+    if isinstance(reply, str):
+        return parse_action(reply)
+    if isinstance(reply, Bid) and type(reply.quantity) is int and type(reply.face) is int:
+        return reply
+    if isinstance(reply, (Dudo, Calza)):
+        return reply
+    raise InvalidAction(f"{reply!r} is not an action; return a Bid, DUDO, CALZA or text like '5x3'")
+
+
+# ---------------------------------------------------------------------------
+# Playing a match in-process
+# ---------------------------------------------------------------------------
+
+
+def play_inprocess(rules: Rules, bots: Sequence[BotFactory], seed: int, *,
+                   names: Sequence[str] | None = None, match: str = "m-local",
+                   strict: bool = True, time_ms: int = 1000) -> tuple[int, ...]:
+    """Play one match; ``bots[s]`` sits at seat ``s``. Returns the placements (1 = winner).
+
+    Dice come from :func:`arena.dice.roll_table` keyed by ``seed``; each
+    seat's bot gets its own ``seed`` in ``match_start``, derived from ``seed``.
+    A bot that raises or returns an illegal action raises :class:`RunError`
+    (``strict``), or faults out of the match as the referee would.
+    """
+    n = len(bots)
+    names = list(names) if names is not None else [f"seat{s}" for s in range(n)]
+    if len(names) != n:
+        raise RunError(f"play_inprocess: {len(names)} names for {n} bots")
+    state = new_match(rules, n, first_opener(rules, seed, n))
+    players: list[Bot] = []
+    infos: list[MatchInfo] = []
+    for seat, factory in enumerate(bots):
+        bot_seed = derive_seed(seed, "bot", seat)
+        info = MatchInfo.from_message(match_start_message(match, seat, names, rules, bot_seed))
+        bot = factory()
+        bot.match = info
+        bot.rng = random.Random(bot_seed)
+        bot.start(info)
+        players.append(bot)
+        infos.append(info)
+    while state.placements is None:
+        state = deal(state, roll_table(seed, state.round, state.counts))
+        while state.dice is not None:
+            seat = state.to_act
+            turn = Turn.from_message(turn_message(match, state, time_ms), infos[seat], players[seat].rng)
+            try:
+                action = as_action(players[seat].act(turn))
+                state = apply(state, action)
+            except Exception as exc:
+                if strict:
+                    what = exc.reason if isinstance(exc, IllegalAction) else f"{type(exc).__name__}: {exc}"
+                    raise RunError(f"{names[seat]} (seat {seat}) failed in {match} round {state.round} "
+                                   f"with dice {list(state.dice[seat])}: {what}") from exc
+                state = fault(state, seat)
+        end = RoundEnd.from_message(round_end_message(match, state))
+        for seat, bot in enumerate(players):
+            bot.round_end(end)
+    for bot in players:
+        bot.match_end(state.placements)
+    return state.placements
+
+
+# ---------------------------------------------------------------------------
+# A quick league, for tuning and for tests
+# ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class LeagueRow:
+    name: str
+    matches: int
+    wins: int
+    mean_place: float  # mean of (place - 1) / (players - 1): 0 = always first, 1 = always last
+
+    @property
+    def win_rate(self) -> float:
+        return self.wins / self.matches if self.matches else 0.0
+
+
+def mini_league(rules: Rules, bots: Mapping[str, BotFactory], matches: int, seed: int, *,
+                players: tuple[int, int] = (4, 6)) -> list[LeagueRow]:
+    """Play ``matches`` in-process matches, each of ``players[0]``..``players[1]`` seats
+    drawn at random (with repeats) from ``bots``; rows sorted best first.
+
+    Places are normalised so tables of different sizes compare.
+    """
+    rng = random.Random(derive_seed(seed, "league"))
+    names = sorted(bots)
+    tally = {name: [0, 0, 0.0] for name in names}  # matches, wins, sum of normalised places
+    for i in range(matches):
+        n = rng.randint(players[0], players[1])
+        seats = [names[i % len(names)]] + [rng.choice(names) for _ in range(n - 1)]
+        rng.shuffle(seats)
+        places = play_inprocess(rules, [bots[s] for s in seats], derive_seed(seed, "match", i),
+                                names=seats, match=f"m-{i:06d}")
+        for name, place in zip(seats, places):
+            row = tally[name]
+            row[0] += 1
+            row[1] += place == 1
+            row[2] += (place - 1) / (n - 1)
+    rows = [LeagueRow(name, int(t[0]), int(t[1]), t[2] / t[0] if t[0] else 1.0) for name, t in tally.items()]
+    return sorted(rows, key=lambda r: r.mean_place)
+
+
+if __name__ == "__main__":  # pragma: no cover - a tuning aid: python -m arena.localplay bots/*.py
+    files = sys.argv[1:]
+    table = mini_league(Rules.preset("classic"), {Path(f).stem: load_python_bot(f) for f in files}, 200, 1)
+    for r in table:
+        print(f"{r.name:<16} matches {r.matches:>4}  wins {r.win_rate:6.1%}  mean place {r.mean_place:.3f}")

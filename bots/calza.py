@@ -1,0 +1,88 @@
+"""Calza: reads the table, calls calza when "exactly" is the best bet, plays palifico well.
+
+Built on the binomial odds, with three refinements:
+
+1. **Reading the bids.** A player who bids a face this round probably holds
+   some of it. Each other player whose bids this round include face ``f``
+   is credited with one die showing ``f`` (if they hold a die at all), which
+   shifts that die from "unseen" to "known" in the odds. In a palifico round
+   (no wild aces, face fixed) the opener's bid usually *is* their die, so the
+   same credit matters most there.
+2. **Choosing between calls by expected dice.** With a standing bid it weighs
+   three options by their expected change in its own dice:
+   - dudo: loses a die with p(true); when right another player loses one,
+     worth ``OTHER_LOSS`` to us;
+   - calza (where legal): right with p(exact); a right calza regains a die
+     (worth 1, or only ``OTHER_LOSS`` when already at the maximum or when the
+     rule is ``bidder_loses``), a wrong one loses a die;
+   - raise: the best raise can be doubted; it costs a die with
+     ``(1 - p(raise)) * CALLED``, a rough chance that someone calls it.
+   It takes the best of the three.
+3. **Palifico.** In a palifico round aces are not wild (the odds use 1/6)
+   and the face is fixed, so raises only add dice: the bot raises only while
+   the raise is likelier than not and doubts sooner. Opening a palifico round
+   with one die, it bids its own die's face (the only face it knows of).
+
+Deterministic: no randomness.
+"""
+
+from __future__ import annotations
+
+from arena.sdk import CALZA, DUDO, Action, Bid, Bot, Turn, bid, probability, probability_exact
+
+OTHER_LOSS = 0.35  # value of another player losing a die, in our own dice
+CALLED = 0.5  # rough chance that a raise gets doubted by the next player
+OPEN_CONFIDENCE = 0.6
+
+
+class CalzaPlayer(Bot):
+    def _evidence(self, turn: Turn, face: int) -> tuple[tuple[int, ...], int]:
+        """Our dice plus one credited die per other bidder of ``face``, and the unseen rest."""
+        credited = {s for s, b in turn.history if b.face == face and s != turn.seat and turn.counts[s]}
+        extra = min(len(credited), turn.unseen)
+        return turn.dice + (face,) * extra, turn.unseen - extra
+
+    def _p(self, turn: Turn, b: Bid) -> float:
+        dice, unseen = self._evidence(turn, b.face)
+        return probability(b, dice, unseen, wild=turn.wild)
+
+    def _p_exact(self, turn: Turn, b: Bid) -> float:
+        dice, unseen = self._evidence(turn, b.face)
+        return probability_exact(b, dice, unseen, wild=turn.wild)
+
+    def _best_raise(self, turn: Turn) -> tuple[Bid | None, float]:
+        best: Bid | None = None
+        p_best = -1.0
+        for face, low in turn.legal.min_quantity.items():
+            b = bid(low, face)
+            p = self._p(turn, b)
+            if p > p_best or (p == p_best and best is not None and face > best.face):
+                best, p_best = b, p
+        return best, p_best
+
+    def _open(self, turn: Turn) -> Bid:
+        legal = turn.legal
+        if turn.palifico and len(turn.dice) == 1 and turn.dice[0] in legal.min_quantity:
+            face = turn.dice[0]
+        else:
+            face = max(legal.min_quantity, key=lambda f: (turn.expected(f), f))
+        q = legal.min_quantity[face]
+        while q < legal.max_quantity and turn.probability(bid(q + 1, face)) >= OPEN_CONFIDENCE:
+            q += 1
+        return bid(q, face)
+
+    def act(self, turn: Turn) -> Action:
+        standing = turn.standing
+        if standing is None:
+            return self._open(turn)
+        p_true = self._p(turn, standing)
+        options: list[tuple[float, Action]] = [(-p_true + (1 - p_true) * OTHER_LOSS, DUDO)]
+        if turn.legal.calza:
+            p_ex = self._p_exact(turn, standing)
+            regain = turn.rules.calza_reward == "regain" and len(turn.dice) < turn.rules.dice
+            options.append((p_ex * (1.0 if regain else OTHER_LOSS) - (1 - p_ex), CALZA))
+        raise_to, p_raise = self._best_raise(turn)
+        if raise_to is not None:
+            called = CALLED * (1.5 if turn.palifico else 1.0)
+            options.append((-(1 - p_raise) * called, raise_to))
+        return max(options, key=lambda o: o[0])[1]

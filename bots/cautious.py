@@ -1,0 +1,58 @@
+"""Cautious: raises only what is very likely true, and doubts readily.
+
+It uses the same binomial odds as the probabilistic bot (``turn.probability``)
+with stricter thresholds:
+
+- Opening: the face it holds most of, at the largest quantity true with
+  probability >= ``OPEN_CONFIDENCE`` (high: it opens low).
+- Later: its best raise is the smallest legal quantity of the face with the
+  best odds. It raises only when that raise is true with probability >=
+  ``RAISE_IF``; it calls dudo whenever the standing bid is true with
+  probability below ``DOUBT_BELOW``, and also whenever no raise is safe
+  enough and the standing bid is less likely than the raise. It never calls
+  calza.
+
+A tight player: it rarely loses a die for a bluff, but it calls dudo on bids
+that are merely unlikely, and the bid it had to make can be the one doubted.
+Deterministic: no randomness.
+"""
+
+from __future__ import annotations
+
+from arena.sdk import DUDO, Action, Bid, Bot, Turn, bid
+
+OPEN_CONFIDENCE = 0.8
+RAISE_IF = 0.75
+DOUBT_BELOW = 0.6
+
+
+def best_raise(turn: Turn) -> tuple[Bid | None, float]:
+    best: Bid | None = None
+    p_best = -1.0
+    for face, low in turn.legal.min_quantity.items():
+        b = bid(low, face)
+        p = turn.probability(b)
+        if p > p_best or (p == p_best and best is not None and face > best.face):
+            best, p_best = b, p
+    return best, p_best
+
+
+class Cautious(Bot):
+    def act(self, turn: Turn) -> Action:
+        legal = turn.legal
+        standing = turn.standing
+        if standing is None:
+            face = max(legal.min_quantity, key=lambda f: (turn.expected(f), f))
+            q = legal.min_quantity[face]
+            while q < legal.max_quantity and turn.probability(bid(q + 1, face)) >= OPEN_CONFIDENCE:
+                q += 1
+            return bid(q, face)
+        raise_to, p_raise = best_raise(turn)
+        if raise_to is None:
+            return DUDO
+        p_standing = turn.probability(standing)
+        if p_standing < DOUBT_BELOW:
+            return DUDO
+        if p_raise >= RAISE_IF or p_raise > p_standing:
+            return raise_to
+        return DUDO

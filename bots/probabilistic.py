@@ -1,0 +1,62 @@
+"""Probabilistic: bids and calls from the binomial odds, nothing else.
+
+Each unseen die counts for a face with probability 1/3 when aces are wild
+(1/6 for aces, in palifico rounds, or with ``wild_ones`` off), so the chance
+that a bid is true is a binomial tail given one's own dice (``turn.probability``,
+the figures of Lizumo's assisted mode).
+
+- Opening: the face it holds most of, at the largest quantity that is still
+  true with probability >= ``OPEN_CONFIDENCE``.
+- Later: the most likely true raise is the smallest legal quantity of the
+  face with the best odds. It calls dudo when the standing bid is true with
+  probability below ``DOUBT_BELOW`` and less likely than its best raise;
+  otherwise it raises. It never calls calza.
+
+Ties between faces go to the higher face (the higher bid), so no randomness
+is needed: the bot is a pure function of what it sees.
+"""
+
+from __future__ import annotations
+
+from arena.sdk import DUDO, Action, Bid, Bot, Turn, bid
+
+OPEN_CONFIDENCE = 0.6
+DOUBT_BELOW = 0.5
+
+
+def best_raise(turn: Turn) -> tuple[Bid, float]:
+    """The legal bid most likely to be true, with its probability."""
+    best: Bid | None = None
+    p_best = -1.0
+    for face, low in turn.legal.min_quantity.items():
+        b = bid(low, face)
+        p = turn.probability(b)
+        if p > p_best or (p == p_best and best is not None and face > best.face):
+            best, p_best = b, p
+    if best is None:  # every turn with no legal bid allows dudo; the caller checks
+        raise LookupError("no legal bid")
+    return best, p_best
+
+
+def opening(turn: Turn, confidence: float) -> Bid:
+    """The face with the most expected dice, at the largest quantity true with ``confidence``."""
+    legal = turn.legal
+    face = max(legal.min_quantity, key=lambda f: (turn.expected(f), f))
+    q = legal.min_quantity[face]
+    while q < legal.max_quantity and turn.probability(bid(q + 1, face)) >= confidence:
+        q += 1
+    return bid(q, face)
+
+
+class Probabilistic(Bot):
+    def act(self, turn: Turn) -> Action:
+        standing = turn.standing
+        if standing is None:
+            return opening(turn, OPEN_CONFIDENCE)
+        if not turn.legal.min_quantity:
+            return DUDO
+        raise_to, p_raise = best_raise(turn)
+        p_standing = turn.probability(standing)
+        if p_standing < DOUBT_BELOW and p_standing < p_raise:
+            return DUDO
+        return raise_to
