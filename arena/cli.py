@@ -73,5 +73,111 @@ def rules_cmd(preset: str | None, sets: tuple[str, ...]) -> None:
         click.echo(f"{key}: {shown}")
 
 
+# --- arena run / replay ------------------------------------------------------
+
+
+class _ProgressLine:
+    """A one-line progress display: matches done, matches/s, time left."""
+
+    def __init__(self) -> None:
+        self.tty = sys.stderr.isatty()
+        self.last_shown = -1.0
+        self.t0_done: int | None = None
+
+    def __call__(self, done: int, total: int, elapsed: float) -> None:
+        if self.t0_done is None:
+            self.t0_done = done
+        played = done - self.t0_done
+        rate = played / elapsed if elapsed > 0 else 0.0
+        left = (total - done) / rate if rate > 0 else float("nan")
+        left_s = "?" if left != left else f"{int(left) // 60}:{int(left) % 60:02d}"
+        width = 30
+        filled = int(width * done / total) if total else width
+        line = (f"[{'#' * filled}{'.' * (width - filled)}] {done}/{total} matches  "
+                f"{rate:6.1f} matches/s  {left_s} left")
+        if self.tty:
+            click.echo("\r" + line, nl=done >= total, err=True)
+        elif done >= total or elapsed - self.last_shown >= 10:
+            self.last_shown = elapsed
+            click.echo(line, err=True)
+
+
+@main.command("run")
+@click.argument("config", type=click.Path(dir_okay=False))
+@click.option("--workers", type=click.IntRange(min=1), help="Worker processes (default: every core).")
+@click.option("--matches", type=click.IntRange(min=1), help="Matches per variant.")
+@click.option("--seed", type=click.IntRange(min=0), help="Run seed (default: the config's, else a new secret one).")
+@click.option("--out", type=click.Path(file_okay=False), help="Run folder (default: results/<name>).")
+@click.option("--set", "sets", multiple=True, metavar="KEY=VALUE",
+              help="Override a config key; dotted keys reach into maps (time.budget_ms=500).")
+@click.option("--backend", type=click.Choice(["local", "ray"]), help="Where to play (default: the config's).")
+@click.option("--address", help="Ray cluster address (auto or HOST:PORT), with --backend ray.")
+@click.option("--force", is_flag=True, help="Move an existing run folder of another config aside and start over.")
+@_friendly
+def run_cmd(config: str, workers: int | None, matches: int | None, seed: int | None, out: str | None,
+            sets: tuple[str, ...], backend: str | None, address: str | None, force: bool) -> None:
+    """Play every match of CONFIG not yet in its run folder (resumes a stopped run)."""
+    from arena.config import load_config
+    from arena.runner import bot_summary, run
+    from arena.sandbox import describe_sandbox
+
+    cfg = load_config(config, sets, workers=workers, matches=matches, seed=seed, out=out,
+                      backend=backend, address=address)
+    click.echo(f"{cfg.name}: {len(cfg.entrants)} bots, {len(cfg.variants)} variant(s), "
+               f"{cfg.format}, tables of {'/'.join(map(str, cfg.players))}, {cfg.workers} worker(s) "
+               f"-> {cfg.out}", err=True)
+    click.echo(f"sandbox: {describe_sandbox(cfg.sandbox)}", err=True)
+    result = run(cfg, force=force, progress=_ProgressLine())
+    if result.skipped:
+        click.echo(f"resumed: {result.skipped} matches were already recorded", err=True)
+    rows = bot_summary(cfg.out)
+    if rows:
+        click.echo(f"\n{'bot':<24} {'matches':>7} {'wins':>6} {'mean place':>10} {'faults':>6}")
+        for r in rows:
+            click.echo(f"{r['bot']:<24} {r['matches']:>7} {r['wins']:>6} {r['mean_place']:>10.2f} {r['faults']:>6}")
+    _print_elo(cfg.out)
+    rate = result.played / result.seconds if result.seconds else 0.0
+    click.echo(f"\n{result.played} matches played in {result.seconds:.1f} s ({rate:.1f} matches/s); "
+               f"run folder: {cfg.out}", err=True)
+    if result.status == "interrupted":
+        click.echo(f"interrupted: {result.skipped + result.played}/{result.total} matches recorded. "
+                   f"Resume with: arena run {config}" + (f" --out {out}" if out else ""), err=True)
+        sys.exit(130)
+    if result.status == "failed":
+        raise click.ClickException(f"{result.error}\nResume with: arena run {config}")
+
+
+def _print_elo(folder: Any) -> None:
+    """The Elo table of the run, when the ratings module can compute one."""
+    try:
+        from arena.stats import elo_table_text
+    except ImportError:
+        return
+    text = elo_table_text(folder)
+    if text:
+        click.echo("\n" + text)
+
+
+@main.command("replay")
+@click.argument("run_folder", type=click.Path(exists=True, file_okay=False))
+@click.argument("match")
+@click.option("--no-dice-check", is_flag=True, help="Do not re-derive the dice from the seed.")
+@_friendly
+def replay_cmd(run_folder: str, match: str, no_dice_check: bool) -> None:
+    """Print MATCH of RUN_FOLDER round by round, re-checking every rule."""
+    from pathlib import Path
+
+    from arena.replay import render
+    from arena.store import iter_records
+
+    wanted = match if match.startswith("m-") else f"m-{int(match):06d}" if match.isdigit() else match
+    for rec in iter_records(Path(run_folder)):
+        if rec["match"] == wanted:
+            for line in render(rec, check_dice=not no_dice_check):
+                click.echo(line)
+            return
+    raise ArenaError(f"{run_folder}: no match {wanted!r} recorded (ids look like m-000042)")
+
+
 if __name__ == "__main__":  # pragma: no cover
     sys.exit(main())

@@ -1,0 +1,183 @@
+"""Running a config: seed, schedule, run folder, preflight, backend, summary.
+
+:func:`run` is what ``arena run`` calls. It resumes an unfinished folder
+(playing only the matches not yet recorded), refuses a folder made by another
+config, checks every bot's handshake before any match starts, streams records
+to the folder as matches finish and reports progress through a callback.
+"""
+
+from __future__ import annotations
+
+import secrets
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from arena.config import RunConfig
+from arena.errors import ArenaError, BotFault, RunError
+from arena.records import MatchSpec
+from arena.schedule import build_schedule
+from arena.store import RunStore, read_run_json
+
+Progress = Callable[[int, int, float], None]  # (done, total, elapsed seconds)
+
+
+@dataclass
+class RunResult:
+    folder: Any
+    status: str  # complete | interrupted | failed
+    played: int
+    skipped: int
+    total: int
+    seconds: float
+    records: list[dict[str, Any]] = field(default_factory=list)
+    error: str | None = None
+
+
+def effective_seed(config: RunConfig) -> int:
+    """The config's seed, or the one an earlier run of this folder drew, or a new
+    secret one (recorded in run.json so the run can be resumed and reproduced)."""
+    if config.seed is not None:
+        return config.seed
+    old = read_run_json(config.out) if config.out.exists() else None
+    if old and isinstance(old.get("seed"), int) and (old.get("config") or {}).get("seed") is None:
+        return int(old["seed"])
+    return secrets.randbits(63)
+
+
+def schedule_for(config: RunConfig, seed: int) -> list[MatchSpec]:
+    labels = [e.label for e in config.entrants]
+    hero = labels.index(config.gauntlet) if config.gauntlet is not None else None
+    return build_schedule(seed=seed, n_entrants=len(labels), sizes=config.players, matches=config.matches,
+                          fmt=config.format, seating=config.seating, variants=dict(config.variants),
+                          gauntlet=hero)
+
+
+def preflight(config: RunConfig) -> None:
+    """Start every distinct bot once: a bot that fails its handshake stops the run
+    before any match is played, with the bot's name and what went wrong."""
+    from arena.process import BotProcess
+
+    seen: set[str] = set()
+    problems = []
+    for e in config.entrants:
+        if e.spec.sha256 + str(e.spec.path) in seen:
+            continue
+        seen.add(e.spec.sha256 + str(e.spec.path))
+        proc = BotProcess(e.spec, config.sandbox, config.time)
+        try:
+            proc.start()
+        except BotFault as exc:
+            tail = proc.stderr_tail().strip().splitlines()[-3:]
+            hint = f" (stderr: {' | '.join(tail)})" if tail else ""
+            problems.append(f"bot {e.label} ({e.spec.path}) failed its handshake: {exc.kind}: {exc.detail}{hint}")
+        finally:
+            proc.close()
+    if problems:
+        raise RunError("; ".join(problems))
+
+
+def make_backend(config: RunConfig) -> Any:
+    entrants = [(e.label, e.spec) for e in config.entrants]
+    if config.backend == "ray":
+        try:
+            from arena.backends.ray import RayBackend
+        except ImportError as exc:
+            raise RunError("backend ray needs Ray: pip install -e '.[ray]' "
+                           f"(import failed: {exc})") from None
+        return RayBackend(entrants, config.sandbox, config.time, workers=config.workers,
+                          address=config.address, fresh_process=config.fresh_process)
+    from arena.backends.local import LocalBackend
+
+    return LocalBackend(entrants, config.sandbox, config.time, workers=config.workers,
+                        fresh_process=config.fresh_process)
+
+
+def run(config: RunConfig, *, force: bool = False, progress: Progress | None = None,
+        keep_records: bool = False) -> RunResult:
+    """Play every match of ``config`` not yet in its run folder."""
+    seed = effective_seed(config)
+    specs = schedule_for(config, seed)
+    store = RunStore(config.out)
+    meta = {
+        "name": config.name,
+        "seed": seed,
+        "config": {**config.raw, "seed": config.seed},
+        "variants": {k: dict(v) for k, v in config.variants.items()},
+        "bots": [{"name": e.label, "bot": e.spec.name, "path": str(e.spec.path), "kind": e.spec.kind,
+                  "sha256": e.spec.sha256, "version": e.spec.version} for e in config.entrants],
+        "schedule": {"format": config.format, "players": list(config.players), "seating": config.seating,
+                     "matches_per_variant": config.matches, "total": len(specs)},
+        "time": _plain(config.time),
+        "sandbox": _plain(config.sandbox),
+        "workers": config.workers,
+        "backend": config.backend,
+    }
+    fingerprint = {**config.fingerprint(), "seed": seed}
+    done = store.open(meta, fingerprint, force=force)
+    todo = [s for s in specs if s.match not in done]
+    result = RunResult(config.out, "complete", 0, len(specs) - len(todo), len(specs), 0.0)
+    start = time.monotonic()
+    if not todo:
+        store.close("complete", compress=config.compress)
+        return result
+    backend = None
+    try:
+        preflight(config)
+        backend = make_backend(config)
+        if progress:
+            progress(result.skipped, result.total, 0.0)
+        for item in backend.run(todo):
+            if "error" in item:
+                raise RunError(f"internal error while playing {item['match']} (a bug in Dudo Arena, "
+                               f"please report it); recorded matches are kept:\n{item['error']}")
+            store.append(item["record"])
+            for label, tail in item.get("stderr", {}).items():
+                store.write_stderr(label, tail)
+            if keep_records:
+                result.records.append(item["record"])
+            result.played += 1
+            if progress:
+                progress(result.skipped + result.played, result.total, time.monotonic() - start)
+        backend.close()
+        backend = None
+    except KeyboardInterrupt:
+        result.status = "interrupted"
+    except ArenaError as exc:
+        result.status = "failed"
+        result.error = str(exc)
+    finally:
+        if backend is not None:
+            backend.terminate()
+        result.seconds = time.monotonic() - start
+        store.close(result.status if result.status != "failed" else "interrupted",
+                    compress=config.compress)
+    return result
+
+
+def _plain(obj: Any) -> Any:
+    import dataclasses
+
+    return dataclasses.asdict(obj) if dataclasses.is_dataclass(obj) else obj
+
+
+def bot_summary(folder: Any) -> list[dict[str, Any]]:
+    """Per entrant over the run folder: matches, wins, mean place, faults by kind."""
+    from arena.store import iter_records
+
+    rows: dict[str, dict[str, Any]] = {}
+    for rec in iter_records(folder):
+        for seat, name in enumerate(rec["bots"]):
+            row = rows.setdefault(name, {"bot": name, "matches": 0, "wins": 0, "place_sum": 0, "faults": {}})
+            row["matches"] += 1
+            row["wins"] += rec["placements"][seat] == 1
+            row["place_sum"] += rec["placements"][seat]
+        for f in rec.get("faults", []):
+            kinds = rows[rec["bots"][f["seat"]]]["faults"]
+            kinds[f["kind"]] = kinds.get(f["kind"], 0) + 1
+    out = []
+    for row in rows.values():
+        out.append({"bot": row["bot"], "matches": row["matches"], "wins": row["wins"],
+                    "mean_place": row["place_sum"] / row["matches"],
+                    "faults": sum(row["faults"].values()), "fault_kinds": row["faults"]})
+    return sorted(out, key=lambda r: (r["mean_place"], r["bot"]))

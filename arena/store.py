@@ -1,0 +1,222 @@
+"""The run folder of RESULTS.md: written append-only, resumable after any stop.
+
+``games.jsonl`` is the source of truth: one line per finished match, written
+and flushed as each match ends, so even ``kill -9`` loses at most the line
+being written (a torn last line is cut off on resume). ``matches.parquet`` is
+derived from it whenever a run stops; ``run.json`` is replaced atomically.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import gzip
+import json
+import os
+import shutil
+from pathlib import Path
+from typing import Any, Iterable, Iterator
+
+from arena import __version__
+from arena.errors import RunError
+
+RUN_JSON = "run.json"
+GAMES = "games.jsonl"
+GAMES_GZ = "games.jsonl.gz"
+MATCHES = "matches.parquet"
+
+
+def now() -> str:
+    return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+
+
+def write_json_atomic(path: Path, data: Any) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps(data, indent=2, sort_keys=False) + "\n", encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def read_run_json(folder: Path) -> dict[str, Any] | None:
+    path = folder / RUN_JSON
+    if not path.exists():
+        return None
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise RunError(f"{path}: unreadable ({exc}); use --force to start over or --out for a new folder") from None
+    if not isinstance(data, dict):
+        raise RunError(f"{path}: not a run.json object")
+    return data
+
+
+def iter_records(folder: Path) -> Iterator[dict[str, Any]]:
+    """Every complete record of a run folder (``games.jsonl`` or ``.gz``).
+
+    A torn last line (a run killed mid-write) is skipped; a bad line elsewhere
+    is corruption and raises :class:`RunError` naming the line.
+    """
+    plain, packed = folder / GAMES, folder / GAMES_GZ
+    if plain.exists():
+        opener: Any = open
+        path = plain
+    elif packed.exists():
+        opener, path = gzip.open, packed
+    else:
+        return
+    with opener(path, "rb") as fh:
+        lines = fh.read().split(b"\n")
+    last = len(lines) - 1
+    for i, line in enumerate(lines):
+        if not line.strip():
+            continue
+        try:
+            rec = json.loads(line)
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            if i == last:
+                return  # torn write at the end: the match is played again
+            raise RunError(f"{path}: line {i + 1} is not a match record; the file is damaged") from None
+        if i == last and not rec:
+            return
+        yield rec
+
+
+class RunStore:
+    """Appends match records to a run folder and keeps ``run.json`` current."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        self._fh: Any = None
+        self.meta: dict[str, Any] = {}
+
+    # -- opening -------------------------------------------------------------
+
+    def open(self, meta: dict[str, Any], fingerprint: dict[str, Any], *, force: bool) -> set[str]:
+        """Create or resume the folder; returns the ids of matches already recorded.
+
+        An existing folder made with a different config or different bot files
+        is refused unless ``force``, which moves it aside (nothing is deleted).
+        """
+        folder = self.folder
+        old = read_run_json(folder) if folder.exists() else None
+        if old is not None and old.get("fingerprint") != fingerprint:
+            if not force:
+                diff = sorted(k for k in set(fingerprint) | set(old.get("fingerprint") or {})
+                              if (old.get("fingerprint") or {}).get(k) != fingerprint.get(k))
+                raise RunError(
+                    f"{folder} holds a run with a different config or different bot files "
+                    f"(differs in: {', '.join(diff) or 'everything'}); use --out for a new folder, "
+                    f"or --force to move the old run aside and start over")
+            aside = folder.with_name(f"{folder.name}.old-{_dt.datetime.now():%Y%m%d-%H%M%S}")
+            folder.rename(aside)
+            old = None
+        elif old is None and folder.exists() and any(folder.iterdir()):
+            if not force:
+                raise RunError(f"{folder} exists and is not a run folder; use --out for a new folder "
+                               f"or --force to move it aside")
+            folder.rename(folder.with_name(f"{folder.name}.old-{_dt.datetime.now():%Y%m%d-%H%M%S}"))
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / "bots").mkdir(exist_ok=True)
+        done: dict[str, dict[str, Any]] = {}
+        if (folder / GAMES_GZ).exists() and not (folder / GAMES).exists():
+            # A finished, compressed run being resumed: unpack to append again.
+            with gzip.open(folder / GAMES_GZ, "rb") as src, open(folder / GAMES, "wb") as dst:
+                shutil.copyfileobj(src, dst)
+            (folder / GAMES_GZ).unlink()
+        for rec in iter_records(folder):
+            done.setdefault(rec["match"], rec)
+        self._rewrite_clean(done.values())
+        self.meta = dict(old or {})
+        self.meta.update(meta)
+        self.meta["fingerprint"] = fingerprint
+        self.meta.setdefault("started", now())
+        self.meta["resumed"] = now() if old is not None else None
+        self.meta["status"] = "running"
+        self.meta["ended"] = None
+        self.meta["version"] = __version__
+        write_json_atomic(folder / RUN_JSON, self.meta)
+        self._fh = open(folder / GAMES, "ab")
+        return set(done)
+
+    def _rewrite_clean(self, records: Iterable[dict[str, Any]]) -> None:
+        """Drop a torn last line or duplicate records left by a hard stop."""
+        path = self.folder / GAMES
+        if not path.exists():
+            return
+        recs = list(records)
+        data = path.read_bytes()
+        good = data.endswith(b"\n") or not data
+        if good and data.count(b"\n") == len(recs):
+            return
+        tmp = path.with_name(GAMES + ".tmp")
+        with open(tmp, "wb") as fh:
+            for rec in recs:
+                fh.write(json.dumps(rec, separators=(",", ":")).encode() + b"\n")
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+
+    # -- writing -------------------------------------------------------------
+
+    def append(self, record: dict[str, Any]) -> None:
+        # One write per line and a flush: a killed run keeps every line before.
+        self._fh.write(json.dumps(record, separators=(",", ":")).encode() + b"\n")
+        self._fh.flush()
+
+    def write_stderr(self, label: str, tail: str) -> None:
+        safe = "".join(c if c.isalnum() or c in "-_.#" else "_" for c in label)
+        (self.folder / "bots" / f"{safe}.stderr").write_text(tail, encoding="utf-8", errors="replace")
+
+    def close(self, status: str, *, compress: bool = False) -> None:
+        """Record the final status, write matches.parquet, and compress if asked."""
+        if self._fh is not None:
+            self._fh.flush()
+            os.fsync(self._fh.fileno())
+            self._fh.close()
+            self._fh = None
+        write_matches_parquet(self.folder)
+        if compress and status == "complete":
+            with open(self.folder / GAMES, "rb") as src, gzip.open(self.folder / GAMES_GZ, "wb") as dst:
+                shutil.copyfileobj(src, dst)
+            (self.folder / GAMES).unlink()
+        self.meta["status"] = status
+        self.meta["ended"] = now()
+        write_json_atomic(self.folder / RUN_JSON, self.meta)
+
+
+def seat_rows(record: dict[str, Any]) -> list[dict[str, Any]]:
+    """The matches.parquet rows of one record (one per seat)."""
+    n = len(record["bots"])
+    counts = [int(record["rules"]["dice"])] * n
+    out_round: list[int | None] = [None] * n
+    for entry in record["rounds"]:
+        if "fault" in entry:
+            seat = entry["fault"]["seat"]
+            counts[seat] = 0
+        else:
+            seat, delta = entry["change"]["seat"], entry["change"]["delta"]
+            counts[seat] += delta
+        if counts[seat] == 0 and out_round[seat] is None:
+            out_round[seat] = entry["round"]
+    fault_kind: list[str | None] = [None] * n
+    for f in record.get("faults", []):
+        fault_kind[f["seat"]] = f["kind"]
+    think = record.get("think") or [None] * n
+    return [{"match": record["match"], "variant": record["variant"], "seat": s, "bot": record["bots"][s],
+             "place": record["placements"][s], "players": n, "rounds": record["rounds_played"],
+             "dice_left": counts[s], "out_round": out_round[s], "fault": fault_kind[s],
+             "seconds": think[s]} for s in range(n)]
+
+
+def write_matches_parquet(folder: Path) -> None:
+    import pandas as pd
+
+    rows = [row for rec in iter_records(folder) for row in seat_rows(rec)]
+    columns = ["match", "variant", "seat", "bot", "place", "players", "rounds", "dice_left", "out_round",
+               "fault", "seconds"]
+    df = pd.DataFrame(rows, columns=columns)
+    df = df.astype({"match": "string", "variant": "string", "seat": "int16", "bot": "string", "place": "int16",
+                    "players": "int16", "rounds": "int32", "dice_left": "int16", "out_round": "Int32",
+                    "fault": "string", "seconds": "float64"})
+    df = df.sort_values(["match", "seat"], kind="stable").reset_index(drop=True)
+    tmp = folder / (MATCHES + ".tmp")
+    df.to_parquet(tmp, index=False)
+    os.replace(tmp, folder / MATCHES)
