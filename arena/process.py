@@ -1,0 +1,379 @@
+"""The referee's side of the player protocol: one sandboxed bot process.
+
+:class:`BotProcess` spawns a bot in its :class:`~arena.sandbox.Sandbox`,
+runs the hello/ready handshake under a start-up limit, sends requests and
+waits for one reply line under the time control, delivers notifications
+without ever blocking on a stuck bot, and closes (stdin closed, grace, then
+every process in the sandbox killed). Every misbehaviour becomes a
+:class:`~arena.errors.BotFault` whose detail tells the bot's author what
+happened; after a fault the process is killed (the referee starts a new one
+before the bot's next match).
+
+Time control: the per-decision budget is the bot's CPU time (its cpuacct
+cgroup, or /proc without one), so a busy machine does not make a bot time
+out; a wall-clock cap of ``budget x wall_factor`` catches bots that sleep or
+block. The hot path is a handful of system calls (docs/performance.md).
+"""
+
+from __future__ import annotations
+
+import os
+import select
+import signal
+import subprocess
+import time as _time
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from arena.botfile import BotSpec
+from arena.errors import BotCrashed, BotFault, BotTimeout, ProtocolError
+from arena.sandbox import Sandbox, SandboxLimits
+from arena.wire import MAX_LINE, PROTOCOL_VERSION, clip, decode, encode
+
+__all__ = ["TimeControl", "BotProcess"]
+
+_READ = 1 << 16
+_MAX_PENDING = 1 << 20  # notification bytes queued for a bot that does not read
+_IN = select.POLLIN | select.POLLPRI
+_GONE = select.POLLHUP | select.POLLERR | select.POLLNVAL
+
+
+@dataclass(frozen=True)
+class TimeControl:
+    """How long a bot may take: CPU per decision, a wall cap, start-up, close."""
+
+    budget_ms: int = 1000  # per decision, in the bot's CPU time (sent as time_ms)
+    wall_factor: float = 5.0  # hard wall-clock cap = budget_ms * wall_factor
+    hello_ms: int = 10000  # start-up limit for `ready` (wall clock)
+    grace_ms: int = 500  # close: after closing stdin, wait this long, then kill
+
+    def __post_init__(self) -> None:
+        for key in ("budget_ms", "hello_ms", "grace_ms"):
+            v = getattr(self, key)
+            if type(v) is not int or v < (0 if key == "grace_ms" else 1):
+                raise ValueError(f"time control {key}={v!r} must be a positive integer (milliseconds)")
+        if not isinstance(self.wall_factor, (int, float)) or self.wall_factor < 1:
+            raise ValueError(f"time control wall_factor={self.wall_factor!r} must be a number >= 1")
+
+
+def _signame(n: int) -> str:
+    try:
+        return signal.Signals(n).name
+    except ValueError:
+        return f"signal {n}"
+
+
+class BotProcess:
+    """One bot process in its sandbox; reused for many matches, one at a time."""
+
+    def __init__(self, spec: BotSpec, limits: SandboxLimits = SandboxLimits(),
+                 time: TimeControl = TimeControl(), *, log: Callable[[str], None] | None = None) -> None:
+        self.spec = spec
+        self.limits = limits
+        self.time = time
+        self.pid: int | None = None
+        self._log = log
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._box: Sandbox | None = None
+        self._in = self._out = self._err = -1
+        self._poll = select.poll()
+        self._buf = bytearray()  # stdout read but not yet consumed
+        self._pending = bytearray()  # notifications not yet taken by the bot
+        self._tail = bytearray()  # last stderr bytes
+        self._written = 0  # stdout + stderr bytes over the process's life
+        self._fault: BotFault | None = None  # noticed by notify(), raised by the next request
+        self._closed = False
+        self._ncpu = max(1, len(os.sched_getaffinity(0)))
+
+    # -- life cycle -------------------------------------------------------------
+
+    def start(self) -> dict[str, Any]:
+        """Spawn the bot, send hello, wait for ready (``hello_ms``); return ready."""
+        if self._proc is not None:
+            raise BotCrashed(f"bot {self.spec.name}: start() called twice; make a new BotProcess")
+        box = self._box = Sandbox(self.spec, self.limits)
+        argv, env, cwd = box.command()
+        try:
+            proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                    stderr=subprocess.PIPE, env=env, cwd=cwd, bufsize=0,
+                                    close_fds=True, start_new_session=True,
+                                    preexec_fn=box.preexec())
+        except (OSError, subprocess.SubprocessError) as exc:
+            box.cleanup()
+            raise BotCrashed(f"bot {self.spec.name}: could not start {clip(' '.join(argv[-3:]))}: {exc}") from None
+        self._proc = proc
+        self.pid = proc.pid
+        box.started(proc.pid)
+        assert proc.stdin and proc.stdout and proc.stderr
+        self._in, self._out, self._err = proc.stdin.fileno(), proc.stdout.fileno(), proc.stderr.fileno()
+        for fd in (self._in, self._out, self._err):
+            os.set_blocking(fd, False)
+        self._poll.register(self._out, _IN)
+        self._poll.register(self._err, _IN)
+        deadline = _time.monotonic() + self.time.hello_ms / 1000
+        try:
+            self._send(encode({"type": "hello", "protocol": PROTOCOL_VERSION}), deadline, "hello")
+            line = self._read_line(deadline, None, 0, "ready", "hello_ms", self.time.hello_ms)
+            msg = decode(line)
+            if msg.get("type") != "ready":
+                raise ProtocolError(f'bot {self.spec.name}: expected {{"type": "ready", "name": ...}} in '
+                                    f"reply to hello, got {clip(line)}", "malformed")
+        except BotFault:
+            self.close()
+            raise
+        return msg
+
+    def close(self) -> None:
+        """Close stdin, wait ``grace_ms``, kill everything in the sandbox, clean up. Idempotent."""
+        if self._closed:
+            return
+        self._closed = True
+        proc, box = self._proc, self._box
+        if proc is not None:
+            try:
+                proc.stdin.close()  # type: ignore[union-attr]
+            except OSError:
+                pass
+            try:
+                proc.wait(self.time.grace_ms / 1000)
+            except subprocess.TimeoutExpired:
+                pass
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+        if box is not None:
+            box.kill_all()
+        if proc is not None:
+            proc.wait()
+            self._drain_err()  # what it wrote last often says why it failed
+            self._err = -1
+            for f in (proc.stdout, proc.stderr):
+                try:
+                    f.close()  # type: ignore[union-attr]
+                except OSError:
+                    pass
+        if box is not None:
+            box.cleanup()
+
+    def __enter__(self) -> "BotProcess":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @property
+    def alive(self) -> bool:
+        return (self._proc is not None and not self._closed and self._fault is None
+                and self._proc.poll() is None)
+
+    def stderr_tail(self) -> str:
+        """The last ``stderr_tail`` bytes the bot wrote to stderr."""
+        self._drain_err()
+        return self._tail.decode("utf-8", "replace")
+
+    # -- messages -----------------------------------------------------------
+
+    def notify(self, msg: dict[str, Any]) -> None:
+        """Send a message that expects no reply. Never raises, never blocks:
+        a dead, stuck or chatty bot is found out by the next request."""
+        if self._closed or self._fault is not None or self._proc is None:
+            return
+        data = encode(msg)
+        if self._log:
+            self._log(f"[{self.pid}] > {data[:-1].decode()}")
+        self._pending += data
+        try:
+            self._flush()
+            for fd, ev in self._poll.poll(0):
+                if fd == self._err:
+                    self._drain_err()
+                elif fd == self._out and ev & _IN:
+                    self._fill()  # output now is output nobody asked for
+                    if self._buf:
+                        self._fault = ProtocolError(
+                            f"bot {self.spec.name} wrote without being asked (before {msg.get('type')}): "
+                            f"{clip(self._buf)}", "unasked")
+            if len(self._pending) > _MAX_PENDING:
+                self._fault = BotTimeout(f"bot {self.spec.name} stopped reading its input "
+                                         f"({len(self._pending)} bytes waiting)")
+        except BotFault as exc:
+            self._fault = exc
+
+    def request(self, msg: dict[str, Any]) -> tuple[dict[str, Any], float]:
+        """Send ``msg`` (a ``turn``), wait for one reply line; return it and the
+        CPU seconds the bot used for it. Raises BotTimeout, BotCrashed, ProtocolError."""
+        try:
+            if self._fault is not None:
+                raise self._fault
+            if self._proc is None or self._closed:
+                raise BotCrashed(f"bot {self.spec.name} is not running (start() it first)")
+            box = self._box
+            assert box is not None
+            if self._buf or self._poll.poll(0):
+                self._fill()
+                if self._buf:
+                    raise ProtocolError(f"bot {self.spec.name} wrote without being asked: {clip(self._buf)}",
+                                        "unasked")
+            budget = msg.get("time_ms", self.time.budget_ms)
+            if type(budget) is not int or budget <= 0:
+                budget = self.time.budget_ms
+            data = encode(msg)
+            if self._log:
+                self._log(f"[{self.pid}] > {data[:-1].decode()}")
+            cpu0 = box.cpu_ns()
+            deadline = _time.monotonic() + budget * self.time.wall_factor / 1000
+            self._send(data, deadline, str(msg.get("type", "request")))
+            line = self._read_line(deadline, budget * 1_000_000, cpu0, "reply", "time_ms", budget)
+            used = box.cpu_ns() - cpu0
+            if used > budget * 1_000_000:
+                raise BotTimeout(f"bot {self.spec.name} replied after {used / 1e6:.0f} ms of CPU time, "
+                                 f"over its budget of {budget} ms")
+            return decode(line), used / 1e9
+        except BotFault:
+            self._kill()
+            raise
+
+    # -- internals ----------------------------------------------------------------
+
+    def _kill(self) -> None:
+        """A faulted bot is not reused: kill it now (its late output would only
+        confuse the next request)."""
+        self.close()
+
+    def _flush(self) -> None:
+        """Write what the bot's stdin pipe takes now."""
+        while self._pending:
+            try:
+                n = os.write(self._in, self._pending)
+            except BlockingIOError:
+                return
+            except (BrokenPipeError, OSError):
+                raise self._crashed("stopped reading its input (closed stdin or exited)")
+            del self._pending[:n]
+
+    def _send(self, data: bytes, deadline: float, what: str) -> None:
+        self._pending += data
+        self._flush()
+        if not self._pending:
+            return
+        # The pipe is full: the bot is not reading. Wait for room, under the deadline.
+        self._poll.register(self._in, select.POLLOUT)
+        try:
+            while self._pending:
+                left = deadline - _time.monotonic()
+                if left <= 0:
+                    raise BotTimeout(f"bot {self.spec.name} did not read its {what} message "
+                                     f"(its input pipe stayed full)")
+                for fd, ev in self._poll.poll(max(1, int(left * 1000))):
+                    if fd == self._in:
+                        self._flush()
+                    elif fd == self._err:
+                        self._drain_err()
+                    elif fd == self._out:
+                        self._fill()
+        finally:
+            self._poll.unregister(self._in)
+
+    def _fill(self) -> None:
+        """Read what stdout has now into the buffer; EOF is a crash."""
+        try:
+            data = os.read(self._out, _READ)
+        except BlockingIOError:
+            return
+        if not data:
+            raise self._crashed("exited")
+        self._count(len(data))
+        self._buf += data
+
+    def _drain_err(self) -> None:
+        if self._err < 0:
+            return
+        while True:
+            try:
+                data = os.read(self._err, _READ)
+            except (BlockingIOError, OSError):
+                return
+            if not data:
+                return
+            self._tail += data
+            if len(self._tail) > self.limits.stderr_tail:
+                del self._tail[: len(self._tail) - self.limits.stderr_tail]
+            try:
+                self._count(len(data))
+            except BotCrashed:
+                if self._closed:
+                    return
+                raise
+
+    def _count(self, n: int) -> None:
+        self._written += n
+        if self._written > self.limits.output_bytes:
+            raise BotCrashed(f"bot {self.spec.name} was killed: it wrote more than "
+                             f"{self.limits.output_bytes} bytes to stdout and stderr "
+                             f"(sandbox limit output_bytes)")
+
+    def _read_line(self, deadline: float, cpu_budget_ns: int | None, cpu0: int,
+                   what: str, limit_name: str, limit_ms: int) -> bytes:
+        box = self._box
+        assert box is not None
+        buf = self._buf
+        poll = self._poll.poll
+        out = self._out
+        while True:
+            i = buf.find(b"\n")
+            if i >= 0:
+                line = bytes(buf[:i])
+                del buf[: i + 1]
+                if self._log:
+                    self._log(f"[{self.pid}] < {line.decode('utf-8', 'replace')}")
+                return line
+            if len(buf) > MAX_LINE:
+                raise ProtocolError(f"bot {self.spec.name} wrote a line over {MAX_LINE} bytes: {clip(buf)}",
+                                    "malformed")
+            now = _time.monotonic()
+            left = deadline - now
+            wait = left
+            if cpu_budget_ns is not None:
+                used = box.cpu_ns() - cpu0
+                if used > cpu_budget_ns:
+                    raise BotTimeout(f"bot {self.spec.name} used {used / 1e6:.0f} ms of CPU time without "
+                                     f"a {what}, over its budget of {limit_ms} ms ({limit_name})")
+                # The earliest the CPU budget could run out, on every core it may use.
+                wait = min(left, max(0.001, (cpu_budget_ns - used) / 1e9 / self._ncpu))
+            if left <= 0:
+                if cpu_budget_ns is None:
+                    raise BotTimeout(f"bot {self.spec.name} sent no {what} within {limit_name} "
+                                     f"{limit_ms} ms of wall-clock time (is it slow to start, or not "
+                                     f"flushing its output?)")
+                raise BotTimeout(f"bot {self.spec.name} sent no {what} within the wall-clock cap of "
+                                 f"{limit_ms * self.time.wall_factor / 1000:g} s ({limit_name} {limit_ms} ms "
+                                 f"x wall_factor {self.time.wall_factor:g}) after using {used / 1e6:.0f} ms "
+                                 f"of CPU: is it sleeping, blocked, or not flushing its output?")
+            for fd, ev in poll(max(1, int(wait * 1000) + 1)):
+                if fd == out:
+                    self._fill()
+                elif fd == self._err:
+                    self._drain_err()
+
+    def _crashed(self, how: str) -> BotCrashed:
+        proc, box = self._proc, self._box
+        status = ""
+        if proc is not None:
+            try:
+                rc = proc.wait(1.0)
+                status = (f" with status {rc}" if rc >= 0 else f" killed by {_signame(-rc)}")
+                if rc > 128 and box is not None and box.mech.bwrap:
+                    status += f" ({_signame(rc - 128)})"  # bwrap passes a signal on as 128+n
+            except subprocess.TimeoutExpired:
+                status = " (still running)"
+        why = []
+        if box is not None and box.oom_killed():
+            why.append(f"it hit the memory limit of {self.limits.memory_mb} MB")
+        if box is not None and box.pids_capped():
+            why.append(f"it tried to run more than {self.limits.processes} processes/threads")
+        self._drain_err()
+        tail = self._tail.decode("utf-8", "replace").strip().splitlines()[-3:]
+        return BotCrashed(f"bot {self.spec.name} {how}{status}"
+                          + (f"; {'; '.join(why)}" if why else "")
+                          + (f"; stderr ends: {clip(' | '.join(tail), 300)}" if tail else ""))
