@@ -1,0 +1,340 @@
+"""Ratings from finishing orders: pure numerics on int-indexed data.
+
+A *ranking* is a sequence of item indices, best first (a match's finishing
+order: the winner, then the players in reverse order of elimination). The same
+item may appear more than once (two copies of one bot at a table).
+
+- :func:`fit_plackett_luce`: maximum-likelihood Plackett-Luce log-strengths
+  with a Gaussian prior (a ridge penalty) so that unbeaten, winless or
+  disconnected items still get finite values. With two-item rankings it is
+  the Bradley-Terry model.
+- :func:`rate`: the fit on the Elo scale with seeded bootstrap intervals over
+  rankings (matches) and the likelihood of superiority of every pair.
+- :func:`sequential_elo`: the classic K-factor Elo, which depends on order.
+- :func:`head_to_head`: how often item a finished above item b.
+
+numpy and scipy only: no pandas, no records (STYLE.md lesson 12). See
+docs/ratings.md for the model, the prior and what each number means.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import NDArray
+from scipy.optimize import minimize
+from scipy.special import ndtr
+
+from arena.errors import RatingError
+
+Ranking = Sequence[int]
+FloatArray = NDArray[np.float64]
+IntArray = NDArray[np.int64]
+
+ELO_PER_NAT = 400.0 / math.log(10.0)
+"""Elo points per unit of natural log-strength: Elo uses 400 * log10(strength)."""
+
+PRIOR_SD_ELO = 400.0
+"""Default prior standard deviation of a rating around the mean, in Elo.
+
+Weak against data (a few dozen matches outweigh it) but enough to keep an
+unbeaten bot finite: one 400 Elo above the mean is expected to beat a mean
+player 10 times out of 11 head to head."""
+
+DEFAULT_MAX_ITER = 1000
+
+
+@dataclass(frozen=True)
+class Design:
+    """Rankings packed into padded arrays, prepared once and reused by every
+    bootstrap fit (the expensive part of a fit is evaluating these)."""
+
+    n_items: int
+    items: IntArray  # (matches, longest ranking); padding holds 0
+    mask: NDArray[np.bool_]  # True where items holds a real entry
+    lengths: IntArray  # entries per ranking
+
+    @property
+    def n_rankings(self) -> int:
+        return int(self.items.shape[0])
+
+
+def design(n_items: int, rankings: Sequence[Ranking]) -> Design:
+    """Check and pack rankings; a ranking needs at least two entries."""
+    if n_items < 1:
+        raise RatingError(f"n_items={n_items}: need at least one item to rate")
+    if not rankings:
+        raise RatingError("no rankings to rate: the selection holds no finished match")
+    width = max(len(r) for r in rankings)
+    items = np.zeros((len(rankings), width), dtype=np.int64)
+    mask = np.zeros((len(rankings), width), dtype=bool)
+    lengths = np.zeros(len(rankings), dtype=np.int64)
+    for m, ranking in enumerate(rankings):
+        if len(ranking) < 2:
+            raise RatingError(f"ranking {m} has {len(ranking)} entries: a finishing order needs at least 2")
+        row = np.asarray(ranking, dtype=np.int64)
+        if row.min() < 0 or row.max() >= n_items:
+            raise RatingError(f"ranking {m} = {list(ranking)}: item indices must lie in 0..{n_items - 1}")
+        items[m, : len(row)] = row
+        mask[m, : len(row)] = True
+        lengths[m] = len(row)
+    return Design(n_items, items, mask, lengths)
+
+
+def _objective(
+    theta: FloatArray, d: Design, weights: FloatArray, precision: float
+) -> tuple[float, FloatArray]:
+    """Negative penalised log-likelihood and its gradient.
+
+    For a ranking (i_0, ..., i_k) the log-likelihood is
+    sum_j [theta_{i_j} - L_j] with L_j = log sum_{p >= j} exp(theta_{i_p}).
+    The derivative for the entry at position p is
+    1 - sum_{j <= p} exp(theta_{i_p} - L_j), computed in log space (a running
+    logaddexp) so that no exponential can overflow however far apart the
+    strengths are.
+    """
+    t = np.where(d.mask, theta[d.items], -np.inf)
+    with np.errstate(invalid="ignore", over="ignore"):
+        # Suffix log-sum-exp: the log of the strength still in play at stage j.
+        suffix = np.logaddexp.accumulate(t[:, ::-1], axis=1)[:, ::-1]
+        terms = np.where(d.mask, t - suffix, 0.0)
+        prefix = np.logaddexp.accumulate(np.where(d.mask, -suffix, -np.inf), axis=1)
+        g_entries = np.where(d.mask, 1.0 - np.exp(t + prefix), 0.0)
+    loglik = float(weights @ terms.sum(axis=1))
+    grad_ll = np.bincount(
+        d.items[d.mask], weights=(g_entries * weights[:, None])[d.mask], minlength=d.n_items
+    )
+    if precision > 0:
+        penalty = 0.5 * precision * float(theta @ theta)
+        grad_pen = precision * theta
+    else:
+        # No prior: the likelihood is flat along theta + c, so pin the mean at
+        # 0 (this term is 0 at every optimum and makes the problem well posed).
+        s = float(theta.sum())
+        penalty = 0.5 * s * s
+        grad_pen = np.full_like(theta, s)
+    return -loglik + penalty, -grad_ll + grad_pen
+
+
+def fit_design(
+    d: Design,
+    weights: FloatArray | None = None,
+    *,
+    prior_sd: float | None = PRIOR_SD_ELO,
+    init: FloatArray | None = None,
+    max_iter: int = DEFAULT_MAX_ITER,
+) -> FloatArray:
+    """Plackett-Luce log-strengths (natural log, mean 0) for a packed design.
+
+    ``weights`` count each ranking (bootstrap resamples use integer counts);
+    ``prior_sd`` is the Gaussian prior's standard deviation in Elo (None: pure
+    maximum likelihood, which diverges for an unbeaten item).
+    Raises :class:`RatingError` naming the iteration count if L-BFGS-B does
+    not converge.
+    """
+    w = np.ones(d.n_rankings) if weights is None else np.asarray(weights, dtype=np.float64)
+    if w.shape != (d.n_rankings,):
+        raise RatingError(f"weights has shape {w.shape}; expected ({d.n_rankings},), one per ranking")
+    precision = 0.0 if prior_sd is None else (ELO_PER_NAT / prior_sd) ** 2
+    if prior_sd is not None and not prior_sd > 0:
+        raise RatingError(f"prior_sd={prior_sd}: must be a positive number of Elo points, or None")
+    x0 = np.zeros(d.n_items) if init is None else np.asarray(init, dtype=np.float64)
+    res = minimize(
+        _objective,
+        x0,
+        args=(d, w, precision),
+        jac=True,
+        method="L-BFGS-B",
+        options={"maxiter": max_iter, "ftol": 1e-13, "gtol": 1e-9},
+    )
+    theta = np.asarray(res.x, dtype=np.float64)
+    if not res.success:
+        # L-BFGS-B may stop on a line-search failure when it is already at the
+        # optimum to machine precision; accept that, reject anything else.
+        _, grad = _objective(theta, d, w, precision)
+        scale = max(1.0, float(w.sum()))
+        if not (np.all(np.isfinite(theta)) and float(np.abs(grad).max()) <= 1e-6 * scale):
+            raise RatingError(
+                f"Plackett-Luce fit did not converge after {res.nit} iterations "
+                f"(max_iter={max_iter}): {res.message}; largest gradient {float(np.abs(grad).max()):.3g}"
+            )
+    return theta - theta.mean()
+
+
+def fit_plackett_luce(
+    n_items: int,
+    rankings: Sequence[Ranking],
+    *,
+    weights: Sequence[float] | None = None,
+    prior_sd: float | None = PRIOR_SD_ELO,
+    max_iter: int = DEFAULT_MAX_ITER,
+) -> FloatArray:
+    """Maximum-likelihood (with prior: maximum a posteriori) Plackett-Luce
+    log-strengths in natural log units, mean 0. Multiply by
+    :data:`ELO_PER_NAT` (or call :func:`to_elo`) for the Elo scale."""
+    w = None if weights is None else np.asarray(weights, dtype=np.float64)
+    return fit_design(design(n_items, rankings), w, prior_sd=prior_sd, max_iter=max_iter)
+
+
+def bradley_terry(
+    n_items: int,
+    outcomes: Sequence[tuple[int, int]],
+    *,
+    prior_sd: float | None = PRIOR_SD_ELO,
+    max_iter: int = DEFAULT_MAX_ITER,
+) -> FloatArray:
+    """Bradley-Terry log-strengths from ``(winner, loser)`` pairs: the
+    Plackett-Luce model restricted to two-entry rankings."""
+    return fit_plackett_luce(n_items, outcomes, prior_sd=prior_sd, max_iter=max_iter)
+
+
+def to_elo(
+    theta: FloatArray, *, anchor: int | None = None, anchor_elo: float = 1500.0
+) -> FloatArray:
+    """Log-strengths on the Elo scale: mean ``anchor_elo``, or item ``anchor``
+    at ``anchor_elo``. Works on one vector or on rows of bootstrap samples."""
+    elo = np.asarray(theta, dtype=np.float64) * ELO_PER_NAT
+    if anchor is None:
+        ref = elo.mean(axis=-1, keepdims=True)
+    else:
+        if not 0 <= anchor < elo.shape[-1]:
+            raise RatingError(f"anchor={anchor}: item indices lie in 0..{elo.shape[-1] - 1}")
+        ref = elo[..., anchor : anchor + 1]
+    return np.asarray(elo - ref + anchor_elo, dtype=np.float64)
+
+
+@dataclass(frozen=True)
+class Rating:
+    """A rated set of items on the Elo scale."""
+
+    elo: FloatArray  # point estimate per item
+    low: FloatArray  # lower end of the interval (percentile bootstrap)
+    high: FloatArray  # upper end
+    samples: FloatArray  # (resamples, items) bootstrap Elo values
+    los: FloatArray  # los[a, b]: likelihood that a is stronger than b
+    level: float
+
+
+def bootstrap(
+    d: Design,
+    theta: FloatArray,
+    *,
+    resamples: int,
+    seed: int,
+    prior_sd: float | None = PRIOR_SD_ELO,
+    max_iter: int = DEFAULT_MAX_ITER,
+) -> FloatArray:
+    """Log-strengths refitted on ``resamples`` resamples of the rankings (with
+    replacement, as integer weights), each warm-started from ``theta``.
+    Seeded: the same seed gives the same samples."""
+    rng = np.random.default_rng(seed)
+    out = np.empty((resamples, d.n_items))
+    for b in range(resamples):
+        counts = np.bincount(rng.integers(0, d.n_rankings, d.n_rankings), minlength=d.n_rankings)
+        out[b] = fit_design(d, counts.astype(np.float64), prior_sd=prior_sd, init=theta, max_iter=max_iter)
+    return out
+
+
+def likelihood_of_superiority(samples: FloatArray) -> FloatArray:
+    """P(a stronger than b) for every pair, from bootstrap samples of ratings.
+
+    Uses a normal approximation to the bootstrap distribution of each
+    difference (mean over its standard deviation), which is smooth where the
+    raw share of resamples would round to exactly 0 or 1. The diagonal is 0.5.
+    """
+    s = np.asarray(samples, dtype=np.float64)
+    diff = s[:, :, None] - s[:, None, :]
+    mean = diff.mean(axis=0)
+    sd = diff.std(axis=0, ddof=1) if s.shape[0] > 1 else np.zeros_like(mean)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        z = np.where(sd > 0, mean / sd, np.sign(mean) * np.inf)
+    los = np.asarray(ndtr(z), dtype=np.float64)
+    los[np.isnan(z)] = 0.5
+    np.fill_diagonal(los, 0.5)
+    return los
+
+
+def rate(
+    n_items: int,
+    rankings: Sequence[Ranking],
+    *,
+    resamples: int = 200,
+    seed: int = 0,
+    level: float = 0.95,
+    prior_sd: float | None = PRIOR_SD_ELO,
+    anchor: int | None = None,
+    anchor_elo: float = 1500.0,
+    max_iter: int = DEFAULT_MAX_ITER,
+) -> Rating:
+    """Plackett-Luce Elo ratings with percentile-bootstrap intervals.
+
+    Every bootstrap fit is put on the same scale as the point estimate (mean
+    ``anchor_elo``, or the anchor item fixed at it), so an anchored item has a
+    zero-width interval by definition and the others' intervals are relative
+    to it.
+    """
+    if not 0 < level < 1:
+        raise RatingError(f"level={level}: an interval level lies strictly between 0 and 1, e.g. 0.95")
+    if resamples < 2:
+        raise RatingError(f"resamples={resamples}: need at least 2 bootstrap resamples for an interval")
+    d = design(n_items, rankings)
+    theta = fit_design(d, prior_sd=prior_sd, max_iter=max_iter)
+    boot = bootstrap(d, theta, resamples=resamples, seed=seed, prior_sd=prior_sd, max_iter=max_iter)
+    elo = to_elo(theta, anchor=anchor, anchor_elo=anchor_elo)
+    samples = to_elo(boot, anchor=anchor, anchor_elo=anchor_elo)
+    tail = (1.0 - level) / 2.0
+    low, high = np.quantile(samples, [tail, 1.0 - tail], axis=0)
+    return Rating(elo, low, high, samples, likelihood_of_superiority(samples), level)
+
+
+def sequential_elo(
+    n_items: int,
+    rankings: Sequence[Ranking],
+    *,
+    k: float = 16.0,
+    start: float = 1500.0,
+) -> FloatArray:
+    """Classic Elo, updated match by match in the order given.
+
+    A ranking of n entries counts as every pair of entries playing one game
+    (the higher finisher wins), with the K-factor divided by n - 1 so that a
+    match moves a player's rating by at most K whatever the table size.
+    Updates within a match are simultaneous. The result depends on the order
+    of the rankings: use it only as the familiar reference figure.
+    """
+    r = np.full(n_items, float(start))
+    for m, ranking in enumerate(rankings):
+        idx = np.asarray(ranking, dtype=np.int64)
+        n = len(idx)
+        if n < 2:
+            raise RatingError(f"ranking {m} has {n} entries: a finishing order needs at least 2")
+        if idx.min() < 0 or idx.max() >= n_items:
+            raise RatingError(f"ranking {m} = {list(ranking)}: item indices must lie in 0..{n_items - 1}")
+        ratings = r[idx]
+        expected = 1.0 / (1.0 + 10.0 ** ((ratings[None, :] - ratings[:, None]) / 400.0))
+        # score[a, b] = 1 when entry a finished above entry b (a lower position).
+        pos = np.arange(n)
+        score = (pos[:, None] < pos[None, :]).astype(np.float64)
+        delta = score - expected
+        np.fill_diagonal(delta, 0.0)
+        np.add.at(r, idx, k / (n - 1) * delta.sum(axis=1))
+    return r
+
+
+def head_to_head(n_items: int, rankings: Sequence[Ranking]) -> tuple[IntArray, IntArray]:
+    """``(above, met)``: ``met[a, b]`` counts pairs of entries of a and b in the
+    same ranking, ``above[a, b]`` those where a finished above b. Entries of
+    the same item are not compared with each other (the diagonal is 0)."""
+    above = np.zeros((n_items, n_items), dtype=np.int64)
+    for m, ranking in enumerate(rankings):
+        idx = np.asarray(ranking, dtype=np.int64)
+        if len(idx) and (idx.min() < 0 or idx.max() >= n_items):
+            raise RatingError(f"ranking {m} = {list(ranking)}: item indices must lie in 0..{n_items - 1}")
+        hi, lo = np.triu_indices(len(idx), k=1)
+        np.add.at(above, (idx[hi], idx[lo]), 1)
+    np.fill_diagonal(above, 0)
+    met = above + above.T
+    return above, met

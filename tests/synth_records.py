@@ -1,0 +1,137 @@
+"""Synthetic run folders for the analysis tests: match records played by the
+real rules engine with simple in-process policies (no bot processes), written
+as RESULTS.md describes. Used until a real small ``arena run`` replaces them.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from arena import rules as R
+from arena.dice import roll_table
+
+# Policies: how much a bid must exceed the expected count before the bot calls
+# dudo (lower is sharper); "random" picks any legal action.
+POLICIES = {"random": None, "cautious": 0.5, "sharp": 0.0, "reckless": 3.0}
+
+
+def _expected(state: R.State, seat: int, bid: R.Bid) -> float:
+    hand = state.dice[seat] if state.dice else ()
+    wild = state.rules.wild_ones and bid.face != 1 and not state.palifico
+    own = sum(1 for d in hand if d == bid.face or (wild and d == 1))
+    unseen = sum(state.counts) - len(hand)
+    p = 1 / 3 if wild else 1 / 6
+    return own + unseen * p
+
+
+def _choose(state: R.State, policy: str, rng: random.Random) -> R.Action:
+    legal = R.legal_actions(state)
+    margin = POLICIES[policy]
+    if margin is None:
+        return rng.choice(legal)
+    seat = state.to_act
+    bids = [a for a in legal if isinstance(a, R.Bid)]
+    if state.history:
+        standing = state.history[-1][1]
+        if standing.quantity > _expected(state, seat, standing) + margin or not bids:
+            return R.DUDO
+    # The cheapest raise on one of a few faces, preferring what we hold.
+    sample = bids[: 12]
+    return max(sample, key=lambda b: (_expected(state, seat, b) - b.quantity, -sample.index(b)))
+
+
+def play(match: str, variant: str, rules: R.Rules, bots: list[str], seed: int,
+         fault: tuple[int, int, str] | None = None) -> dict[str, Any]:
+    """One match record; ``fault`` = (seat, round, kind) makes that seat fault
+    when it first acts in that round (or later)."""
+    rng = random.Random(seed)
+    n = len(bots)
+    first = rng.randrange(n)
+    state = R.new_match(rules, n, first)
+    rounds: list[dict[str, Any]] = []
+    faults: list[dict[str, Any]] = []
+    while state.placements is None:
+        state = R.deal(state, roll_table(seed, state.round, state.counts))
+        while state.dice is not None and state.placements is None:
+            seat = state.to_act
+            if fault and seat == fault[0] and state.round >= fault[1] and not faults:
+                faults.append({"seat": seat, "round": state.round, "kind": fault[2], "detail": "synthetic"})
+                state = R.fault(state, seat)
+                break
+            state = R.apply(state, _choose(state, bots[seat], rng))
+            if state.last is not None and state.dice is None:
+                break
+        last = state.last
+        assert last is not None
+        acts: list[list[Any]] = [[s, "bid", b.quantity, b.face] for s, b in last.bids]
+        entry: dict[str, Any] = {"round": last.round, "opener": last.opener, "palifico": last.palifico,
+                                 "dice": [list(h) for h in last.dice], "actions": acts}
+        if last.fault is not None:
+            entry["fault"] = {"seat": last.fault, "kind": faults[-1]["kind"], "detail": "synthetic"}
+        else:
+            assert last.call is not None and last.change is not None
+            acts.append([last.call[0], last.call[1]])
+            entry["count"] = last.count
+            entry["change"] = {"seat": last.change[0], "delta": last.change[1]}
+        rounds.append(entry)
+    return {"match": match, "variant": variant, "rules": rules.to_dict(), "seed": seed, "bots": bots,
+            "first": first, "rounds": rounds, "placements": list(state.placements),
+            "rounds_played": len(rounds), "seconds": 0.01, "faults": faults,
+            "think": [0.001 * (i + 1) for i in range(n)]}
+
+
+def seats_frame(records: list[dict[str, Any]]) -> pd.DataFrame:
+    """matches.parquet's rows (RESULTS.md) for the records."""
+    rows = []
+    for rec in records:
+        fault_of = {f["seat"]: f["kind"] for f in rec.get("faults", [])}
+        for s, bot in enumerate(rec["bots"]):
+            rows.append({"match": rec["match"], "variant": rec["variant"], "seat": s, "bot": bot,
+                         "place": rec["placements"][s], "players": len(rec["bots"]),
+                         "rounds": rec["rounds_played"], "dice_left": None, "out_round": None,
+                         "fault": fault_of.get(s), "seconds": rec["think"][s]})
+    return pd.DataFrame(rows)
+
+
+def write_run(folder: Path, records: list[dict[str, Any]], variants: dict[str, dict[str, Any]],
+              name: str = "synthetic", gz: bool = False, status: str = "complete") -> Path:
+    """A run folder: run.json, games.jsonl (or .gz) and matches.parquet."""
+    import gzip
+
+    folder.mkdir(parents=True, exist_ok=True)
+    bots = sorted({b for rec in records for b in rec["bots"]})
+    run = {"name": name, "seed": 1, "status": status, "started": "2026-11-30T00:00:00Z",
+           "ended": "2026-11-30T00:01:00Z", "version": "0.1.0", "config": {"name": name},
+           "variants": variants, "bots": [{"name": b, "path": f"bots/{b}.py", "sha256": "0" * 64} for b in bots]}
+    (folder / "run.json").write_text(json.dumps(run, indent=2))
+    text = "".join(json.dumps(rec) + "\n" for rec in records)
+    if gz:
+        with gzip.open(folder / "games.jsonl.gz", "wt") as fh:
+            fh.write(text)
+    else:
+        (folder / "games.jsonl").write_text(text)
+    seats_frame(records).to_parquet(folder / "matches.parquet")
+    return folder
+
+
+def league(folder: Path, matches_per_variant: int = 30, seed: int = 7,
+           variants: tuple[str, ...] = ("classic", "lizumo")) -> Path:
+    """A small league: the four policies at tables of 2 to 4, under each variant."""
+    rng = random.Random(seed)
+    names = list(POLICIES)
+    records = []
+    resolved = {}
+    for v in variants:
+        rules = R.Rules.preset(v, {})
+        resolved[v] = rules.to_dict()
+        for i in range(matches_per_variant):
+            k = rng.randint(2, 4)
+            bots = rng.sample(names, k)
+            fault = (rng.randrange(k), 2, "timeout") if i % 10 == 9 else None
+            records.append(play(f"{v}-{i:04d}", v, rules, bots, rng.randrange(2**31), fault))
+    return write_run(folder, records, resolved)
