@@ -179,5 +179,106 @@ def replay_cmd(run_folder: str, match: str, no_dice_check: bool) -> None:
     raise ArenaError(f"{run_folder}: no match {wanted!r} recorded (ids look like m-000042)")
 
 
+# --- arena ratings / arena stats (issue 5) -----------------------------------
+
+
+def _anchor(value: str | None) -> tuple[str | None, float]:
+    """``--anchor BOT`` or ``--anchor BOT=ELO`` (default 1500)."""
+    if value is None:
+        return None, 1500.0
+    name, eq, elo = value.partition("=")
+    try:
+        return name.strip(), float(elo) if eq else 1500.0
+    except ValueError:
+        raise ArenaError(f"--anchor {value!r}: write BOT or BOT=ELO, e.g. --anchor random=1000") from None
+
+
+@main.command("ratings")
+@click.argument("run", type=click.Path(file_okay=False))
+@click.option("--variant", help="Rate one variant only (ratings.csv is then not written).")
+@click.option("--drop-admin-faults", is_flag=True,
+              help="Leave out matches with a fault the bot is not to blame for (docs/ratings.md).")
+@click.option("--resamples", type=click.IntRange(2), default=200, show_default=True,
+              help="Bootstrap resamples for the 95% intervals.")
+@click.option("--seed", type=int, default=0, show_default=True, help="Bootstrap seed.")
+@click.option("--anchor", metavar="BOT[=ELO]", help="Fix BOT at ELO (default: the mean is 1500).")
+@click.option("--h2h", "h2h", is_flag=True, help="Also print head-to-head and likelihood-of-superiority tables.")
+@click.option("--csv", "as_csv", is_flag=True, help="Print the table as CSV.")
+@click.option("--json", "as_json", is_flag=True, help="Print ratings, head to head and LOS as JSON.")
+@click.option("--no-write", is_flag=True, help="Do not write ratings.csv into the run folder.")
+@_friendly
+def ratings_cmd(run: str, variant: str | None, drop_admin_faults: bool, resamples: int, seed: int,
+                anchor: str | None, h2h: bool, as_csv: bool, as_json: bool, no_write: bool) -> None:
+    """Plackett-Luce Elo ratings of the bots in run folder RUN, per variant and overall."""
+    import json
+
+    from arena.stats import format_ratings, rate_run, ratings_json
+
+    name, elo = _anchor(anchor)
+    report = rate_run(run, write=not no_write, variant=variant, drop_admin_faults=drop_admin_faults,
+                      resamples=resamples, seed=seed, anchor=name, anchor_elo=elo)
+    if as_json:
+        click.echo(json.dumps(ratings_json(report), indent=1))
+    elif as_csv:
+        click.echo(report.table.to_csv(index=False, float_format="%.6g"), nl=False)
+    else:
+        click.echo(format_ratings(report, head_to_head=h2h))
+
+
+@main.command("stats")
+@click.argument("run", type=click.Path(file_okay=False))
+@click.option("--variant", help="One variant only (variant_stats.csv is then not written).")
+@click.option("--drop-admin-faults", is_flag=True,
+              help="Leave out matches with a fault the bot is not to blame for (docs/ratings.md).")
+@click.option("--resamples", type=click.IntRange(2), default=200, show_default=True,
+              help="Bootstrap resamples for the between-variant rating changes.")
+@click.option("--seed", type=int, default=0, show_default=True, help="Bootstrap seed.")
+@click.option("--csv", "as_csv", is_flag=True, help="Print the table as CSV.")
+@click.option("--json", "as_json", is_flag=True, help="Print the table as JSON records.")
+@click.option("--no-write", is_flag=True, help="Do not write variant_stats.csv into the run folder.")
+@_friendly
+def stats_cmd(run: str, variant: str | None, drop_admin_faults: bool, resamples: int, seed: int,
+              as_csv: bool, as_json: bool, no_write: bool) -> None:
+    """Rule-variant statistics of run folder RUN, each with a 95% interval."""
+    from arena.stats import format_stats, stats_run
+
+    table = stats_run(run, write=not no_write, variant=variant, drop_admin_faults=drop_admin_faults,
+                      resamples=resamples, seed=seed)
+    if as_json:
+        click.echo(table.to_json(orient="records", indent=1))
+    elif as_csv:
+        click.echo(table.to_csv(index=False, float_format="%.6g"), nl=False)
+    else:
+        click.echo(format_stats(table))
+
+
+# --- arena check (issue 3) ---------------------------------------------------
+
+
+@main.command("check")
+@click.argument("bot", type=click.Path(dir_okay=False))
+@click.option("--turns", type=click.IntRange(1), default=2000, show_default=True,
+              help="Fuzzed turns to ask for (the run is then repeated to compare actions).")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the fuzzed matches.")
+@click.option("--time-ms", type=click.IntRange(1), default=1000, show_default=True,
+              help="Per-decision CPU budget (sent as time_ms).")
+@click.option("--sandbox", type=click.Choice(["auto", "strict", "off"]), default="auto", show_default=True,
+              help="Sandbox mode (docs/sandbox.md).")
+@click.option("--show", type=click.IntRange(0), default=10, show_default=True,
+              help="Problems to print in full.")
+@_friendly
+def check_cmd(bot: str, turns: int, seed: int, time_ms: int, sandbox: str, show: int) -> None:
+    """Check bot file BOT: handshake, fuzzed legal turns under every preset, determinism, latency.
+
+    Exit status 1 on any problem; each is printed with the message that caused it.
+    """
+    from arena.check import check_bot
+
+    report = check_bot(bot, turns=turns, seed=seed, time_ms=time_ms, sandbox=sandbox)
+    click.echo(report.render(show))
+    if not report.ok:
+        sys.exit(1)
+
+
 if __name__ == "__main__":  # pragma: no cover
     sys.exit(main())

@@ -74,3 +74,7 @@ class SandboxError(ArenaError):
 
 class RunError(ArenaError):
     """A run folder cannot be used as asked (wrong config, corrupt records)."""
+
+
+class RatingError(ArenaError):
+    """Ratings cannot be computed: unusable ranking data, or a fit that did not converge."""
