@@ -68,9 +68,8 @@ def preflight(config: RunConfig) -> None:
         try:
             proc.start()
         except BotFault as exc:
-            tail = proc.stderr_tail().strip().splitlines()[-3:]
-            hint = f" (stderr: {' | '.join(tail)})" if tail else ""
-            problems.append(f"bot {e.label} ({e.spec.path}) failed its handshake: {exc.kind}: {exc.detail}{hint}")
+            problems.append(f"{config.path}: bots: {e.label} ({e.spec.path}) failed its handshake: "
+                            f"{exc.kind}: {exc.detail}")
         finally:
             proc.close()
     if problems:
@@ -114,6 +113,7 @@ def run(config: RunConfig, *, force: bool = False, progress: Progress | None = N
         "backend": config.backend,
     }
     fingerprint = {**config.fingerprint(), "seed": seed}
+    preflight(config)  # before the folder is touched: a broken bot changes nothing
     done = store.open(meta, fingerprint, force=force)
     todo = [s for s in specs if s.match not in done]
     result = RunResult(config.out, "complete", 0, len(specs) - len(todo), len(specs), 0.0)
@@ -123,7 +123,6 @@ def run(config: RunConfig, *, force: bool = False, progress: Progress | None = N
         return result
     backend = None
     try:
-        preflight(config)
         backend = make_backend(config)
         if progress:
             progress(result.skipped, result.total, 0.0)

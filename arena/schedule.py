@@ -40,15 +40,18 @@ def _tables_league(rng: random.Random, n_entrants: int, sizes: Sequence[int], co
             for b in chosen:
                 if a != b:
                     pair[a][b] += 1
-        # Seats: fill each position with the chosen entrant that has sat there least.
-        order: list[int] = []
-        remaining = list(chosen)
-        for pos in range(size):
-            rng.shuffle(remaining)
-            e = min(remaining, key=lambda x: seat_count[x][pos])
-            remaining.remove(e)
-            order.append(e)
+        # Seats: each entrant (the most frequent first, so the gauntlet's hero
+        # leads) takes the free position it has sat in least.
+        seats: list[int] = [-1] * size
+        free = list(range(size))
+        rng.shuffle(chosen)
+        for e in sorted(chosen, key=lambda x: -appear[x]):
+            rng.shuffle(free)
+            pos = min(free, key=lambda p: seat_count[e][p])
+            free.remove(pos)
+            seats[pos] = e
             seat_count[e][pos] += 1
+        order = seats
         tables.append(tuple(order))
     return tables
 

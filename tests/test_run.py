@@ -1,0 +1,166 @@
+"""`arena run` end to end, with sandboxed bot processes: determinism across
+worker counts, resume after kill -9, duplicate play, and one clear line per
+config mistake."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from click.testing import CliRunner
+
+from arena.cli import main
+from arena.records import canonical
+from arena.store import iter_records
+
+ROOT = Path(__file__).resolve().parent.parent
+ARENA = [sys.executable, "-m", "arena"]
+
+
+def write_config(folder: Path, **extra: object) -> Path:
+    cfg = {"name": "t", "seed": 17, "bots": ["random", "probabilistic", "cautious", "bluffer", "calza"],
+           "players": [3, 4], "matches": 24, "variants": {"classic": {"preset": "classic"},
+                                                        "lizumo": {"preset": "lizumo"}}}
+    cfg.update(extra)
+    path = folder / "c.yaml"
+    path.write_text(json.dumps(cfg))  # JSON is YAML
+    return path
+
+
+def canonical_lines(folder: Path) -> set[str]:
+    return {json.dumps(canonical(r), sort_keys=True) for r in iter_records(folder)}
+
+
+def parquet_sorted(folder: Path) -> pd.DataFrame:
+    df = pd.read_parquet(folder / "matches.parquet").drop(columns=["seconds"])
+    return df.sort_values(["match", "seat"]).reset_index(drop=True)
+
+
+def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([*ARENA, *args], cwd=ROOT, capture_output=True, text=True, timeout=300)
+
+
+def test_one_worker_and_two_workers_give_identical_records(tmp_path: Path) -> None:
+    cfg = write_config(tmp_path)
+    for w in (1, 2):
+        r = run_cli("run", str(cfg), "--workers", str(w), "--out", str(tmp_path / f"w{w}"))
+        assert r.returncode == 0, r.stderr
+    one, two = canonical_lines(tmp_path / "w1"), canonical_lines(tmp_path / "w2")
+    assert len(one) == 48 and one == two
+    pd.testing.assert_frame_equal(parquet_sorted(tmp_path / "w1"), parquet_sorted(tmp_path / "w2"))
+    meta = json.loads((tmp_path / "w1" / "run.json").read_text())
+    assert meta["status"] == "complete" and meta["seed"] == 17
+    assert {b["name"] for b in meta["bots"]} == {"random", "probabilistic", "cautious", "bluffer", "calza"}
+    assert all(len(b["sha256"]) == 64 for b in meta["bots"])
+    assert meta["variants"]["lizumo"]["dice"] == 3
+
+
+@pytest.mark.slow
+def test_kill_9_at_random_moments_then_resume_equals_an_uninterrupted_run(tmp_path: Path) -> None:
+    cfg = write_config(tmp_path, matches=60)
+    clean = tmp_path / "clean"
+    assert run_cli("run", str(cfg), "--out", str(clean)).returncode == 0
+    out = tmp_path / "killed"
+    rng = random.Random(4)
+    kills = 0
+    for attempt in range(5):
+        proc = subprocess.Popen([*ARENA, "run", str(cfg), "--out", str(out)], cwd=ROOT,
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+        time.sleep(rng.uniform(0.8, 2.5))
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            kills += 1
+        proc.wait()
+    assert kills >= 2
+    done = run_cli("run", str(cfg), "--out", str(out))
+    assert done.returncode == 0, done.stderr
+    ids = [r["match"] for r in iter_records(out)]
+    assert len(ids) == len(set(ids)) == 120  # nothing lost, nothing twice
+    assert canonical_lines(out) == canonical_lines(clean)
+    pd.testing.assert_frame_equal(parquet_sorted(out), parquet_sorted(clean))
+    # no bot process outlives the killed runs
+    time.sleep(0.5)
+    left = subprocess.run(["pgrep", "-f", "arena.host"], capture_output=True, text=True).stdout.split()
+    assert left == [] or all(not Path(f"/proc/{p}").exists() for p in left)
+
+
+def test_rotate_seating_gives_each_seat_position_the_same_dice(tmp_path: Path) -> None:
+    cfg = write_config(tmp_path, seating="rotate", players=4, matches=8, variants={"c": {"preset": "classic"}})
+    r = run_cli("run", str(cfg), "--out", str(tmp_path / "rot"))
+    assert r.returncode == 0, r.stderr
+    recs = list(iter_records(tmp_path / "rot"))
+    tables: dict[int, list[dict]] = {}
+    for rec in recs:
+        tables.setdefault(rec["seed"], []).append(rec)
+    assert len(tables) == 2 and all(len(g) == 4 for g in tables.values())
+    for group in tables.values():
+        assert len({tuple(rec["bots"]) for rec in group}) == 4  # every rotation once
+        first_round = {json.dumps(rec["rounds"][0]["dice"]) for rec in group}
+        assert len(first_round) == 1  # same dice per seat position in round 1
+        assert len({rec["first"] for rec in group}) == 1
+
+
+def test_resume_refuses_another_config(tmp_path: Path) -> None:
+    cfg = write_config(tmp_path, matches=4, variants={"c": {"preset": "classic"}})
+    out = tmp_path / "o"
+    assert run_cli("run", str(cfg), "--out", str(out)).returncode == 0
+    again = run_cli("run", str(cfg), "--out", str(out))
+    assert again.returncode == 0 and "already recorded" in again.stderr
+    r = run_cli("run", str(cfg), "--out", str(out), "--seed", "99")
+    assert r.returncode != 0
+    assert "different config" in r.stderr and "--force" in r.stderr and "Traceback" not in r.stderr
+
+
+BAD_BOT = "def act(turn):\n    return 'dudo'\nthis is not python\n"
+
+
+@pytest.mark.parametrize("change,expect", [
+    ({"colour": "red"}, "colour: unknown key"),
+    ({"matches": -3}, "matches: -3 is not allowed"),
+    ({"format": "swiss"}, "format: 'swiss' is not allowed; use one of league, round-robin, gauntlet"),
+    ({"bots": ["random", "bots/nope.py"]}, "'bots/nope.py': no such bot file"),
+    ({"bots": ["random", "bots/*.pyy"]}, "'bots/*.pyy' matches no .py or .yaml bot file"),
+    ({"variants": {"x": {"preset": "classic", "dice": 0}}}, "variants.x: rule dice: 0 is not allowed"),
+    ({"variants": {"x": {"preset": "klassik"}}}, "variants.x.preset: 'klassik' is not a preset"),
+    ({"variants": {"x": {"calsa": False}}}, "variants.x.calsa: unknown rule key"),
+    ({"time": {"budget_ms": "fast"}}, "time.budget_ms: 'fast' is not allowed"),
+    ({"players": 12}, "players: 12 is not allowed; use an integer from 2 to 10"),
+    ({"bad_bot": True}, "failed its handshake"),
+])
+def test_config_mistakes_are_one_clear_line(tmp_path: Path, change: dict, expect: str) -> None:
+    extra = dict(change)
+    if extra.pop("bad_bot", False):
+        (tmp_path / "broken.py").write_text(BAD_BOT)
+        extra["bots"] = ["random", "cautious", "probabilistic", str(tmp_path / "broken.py")]
+    cfg = write_config(tmp_path, **extra)
+    old = os.getcwd()
+    os.chdir(ROOT)
+    try:
+        result = CliRunner().invoke(main, ["run", str(cfg), "--out", str(tmp_path / "o")])
+    finally:
+        os.chdir(old)
+    assert result.exit_code != 0
+    message = result.output.strip()
+    assert expect in message, message
+    assert "Traceback" not in message and result.exception is None or isinstance(result.exception, SystemExit)
+    assert str(cfg) in message
+    assert not (tmp_path / "o" / "games.jsonl").exists() or (tmp_path / "o" / "games.jsonl").read_text() == ""
+
+
+def test_replay_prints_and_checks_a_recorded_match(tmp_path: Path) -> None:
+    cfg = write_config(tmp_path, matches=2, variants={"c": {"preset": "classic"}})
+    out = tmp_path / "o"
+    assert run_cli("run", str(cfg), "--out", str(out)).returncode == 0
+    r = run_cli("replay", str(out), "m-000001")
+    assert r.returncode == 0, r.stderr
+    assert "round 1" in r.stdout and "placements:" in r.stdout and "every rule checked" in r.stdout
+    missing = run_cli("replay", str(out), "m-999999")
+    assert missing.returncode != 0 and "no match 'm-999999'" in missing.stderr
