@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from arena.botfile import BotSpec
-from arena.errors import BotCrashed, BotFault, BotTimeout, ProtocolError
+from arena.errors import BotCrashed, BotFault, BotTimeout, ConfigError, ProtocolError
 from arena.sandbox import Sandbox, SandboxLimits
 from arena.wire import MAX_LINE, PROTOCOL_VERSION, clip, decode, encode
 
@@ -51,9 +51,9 @@ class TimeControl:
         for key in ("budget_ms", "hello_ms", "grace_ms"):
             v = getattr(self, key)
             if type(v) is not int or v < (0 if key == "grace_ms" else 1):
-                raise ValueError(f"time control {key}={v!r} must be a positive integer (milliseconds)")
+                raise ConfigError(f"time control {key}={v!r} must be a positive integer (milliseconds)")
         if not isinstance(self.wall_factor, (int, float)) or self.wall_factor < 1:
-            raise ValueError(f"time control wall_factor={self.wall_factor!r} must be a number >= 1")
+            raise ConfigError(f"time control wall_factor={self.wall_factor!r} must be a number >= 1")
 
 
 def _signame(n: int) -> str:
@@ -112,7 +112,10 @@ class BotProcess:
         self._poll.register(self._err, _IN)
         deadline = _time.monotonic() + self.time.hello_ms / 1000
         try:
-            self._send(encode({"type": "hello", "protocol": PROTOCOL_VERSION}), deadline, "hello")
+            hello = encode({"type": "hello", "protocol": PROTOCOL_VERSION})
+            if self._log:
+                self._log(f"[{self.pid}] > {hello[:-1].decode()}")
+            self._send(hello, deadline, "hello")
             line = self._read_line(deadline, None, 0, "ready", "hello_ms", self.time.hello_ms)
             msg = decode(line)
             if msg.get("type") != "ready":
