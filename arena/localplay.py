@@ -17,13 +17,15 @@ import importlib.util
 import inspect
 import random
 import sys
+import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from arena.dice import opener_die, roll_off, roll_table
-from arena.errors import ArenaError, ConfigError, IllegalAction, InvalidAction, RunError
+from arena.errors import (ArenaError, BotCrashed, ConfigError, IllegalAction, InvalidAction, ProtocolError,
+                          RunError)
 from arena.rules import Action, Bid, Calza, Dudo, Rules, State, apply, deal, fault, new_match, parse_action
 from arena.sdk import Bot, MatchInfo, RoundEnd, Turn
 from arena.view import turn_view
@@ -141,6 +143,66 @@ def as_action(reply: object) -> Action:
     if isinstance(reply, (Dudo, Calza)):
         return reply
     raise InvalidAction(f"{reply!r} is not an action; return a Bid, DUDO, CALZA or text like '5x3'")
+
+
+def reply_message(action: Action) -> dict[str, Any]:
+    """The protocol's reply object for ``action``."""
+    if isinstance(action, Bid):
+        return {"action": "bid", "quantity": action.quantity, "face": action.face}
+    return {"action": str(action)}
+
+
+class InProcessTransport:
+    """Speaks the player protocol for a Python bot without a process or sandbox.
+
+    The same interface as :class:`arena.process.BotProcess` (``start``,
+    ``notify``, ``request``, ``close``), so ``arena check``'s logic and tests
+    run without processes. Like the bot host, it makes a fresh bot per match,
+    seeded from ``match_start``. A bot that raises is reported as a crash.
+    Trusted code only: the bot runs inside this process.
+    """
+
+    def __init__(self, factory: BotFactory, name: str = "bot", version: str | None = None) -> None:
+        self.factory = factory
+        self.name = name
+        self.version = version
+        self.bot: Bot | None = None
+        self.info: MatchInfo | None = None
+
+    def start(self) -> dict[str, Any]:
+        return {"type": "ready", "name": self.name, "version": self.version}
+
+    def notify(self, msg: Mapping[str, Any]) -> None:
+        kind = msg.get("type")
+        try:
+            if kind == "match_start":
+                self.info = MatchInfo.from_message(msg)
+                self.bot = self.factory()
+                self.bot.match = self.info
+                self.bot.rng = random.Random(self.info.seed)
+                self.bot.start(self.info)
+            elif kind == "round_end" and self.bot is not None:
+                self.bot.round_end(RoundEnd.from_message(msg))
+            elif kind == "match_end" and self.bot is not None:
+                self.bot.match_end(tuple(int(p) for p in msg["placements"]))
+                self.bot = None
+        except Exception as exc:
+            raise BotCrashed(f"{self.name} raised in {kind}: {type(exc).__name__}: {exc}") from exc
+
+    def request(self, msg: Mapping[str, Any]) -> tuple[dict[str, Any], float]:
+        if self.bot is None or self.info is None:
+            raise BotCrashed(f"{self.name}: a turn arrived before match_start")
+        t0 = time.process_time()
+        try:
+            action = as_action(self.bot.act(Turn.from_message(msg, self.info, self.bot.rng)))
+        except InvalidAction as exc:
+            raise ProtocolError(f"{self.name} returned {exc}", "malformed") from exc
+        except Exception as exc:
+            raise BotCrashed(f"{self.name} raised in act: {type(exc).__name__}: {exc}") from exc
+        return reply_message(action), time.process_time() - t0
+
+    def close(self) -> None:
+        self.bot = None
 
 
 # ---------------------------------------------------------------------------

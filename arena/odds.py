@@ -73,8 +73,9 @@ def p_at_least(k: int, n: int, p: float) -> float:
         return 1.0
     if k > n:
         return 0.0
-    # Sum the shorter tail; the complement keeps precision when k is small.
-    if k <= n // 2:
+    # Sum the tail away from the mean: a small upper tail summed directly keeps
+    # its relative precision, which 1 - (lower tail) would lose.
+    if k <= n * p:
         below = sum(comb(n, i) * p**i * (1 - p) ** (n - i) for i in range(k))
         return max(0.0, min(1.0, 1.0 - below))
     return min(1.0, sum(comb(n, i) * p**i * (1 - p) ** (n - i) for i in range(k, n + 1)))

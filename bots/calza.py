@@ -3,11 +3,12 @@
 Built on the binomial odds, with three refinements:
 
 1. **Reading the bids.** A player who bids a face this round probably holds
-   some of it. Each other player whose bids this round include face ``f``
-   is credited with one die showing ``f`` (if they hold a die at all), which
-   shifts that die from "unseen" to "known" in the odds. In a palifico round
-   (no wild aces, face fixed) the opener's bid usually *is* their die, so the
-   same credit matters most there.
+   some of it. For each other player whose bids this round include face
+   ``f`` (and who still holds dice), one of their dice is taken to show ``f``
+   with probability ``CREDIT`` instead of the usual 1/3 (or 1/6); the count is
+   then our dice plus two binomials, summed exactly. In a palifico round (no
+   wild aces, face fixed) the opener's bid usually *is* their die, so this
+   matters most there.
 2. **Choosing between calls by expected dice.** With a standing bid it weighs
    three options by their expected change in its own dice:
    - dudo: loses a die with p(true); when right another player loses one,
@@ -28,27 +29,33 @@ Deterministic: no randomness.
 
 from __future__ import annotations
 
-from arena.sdk import CALZA, DUDO, Action, Bid, Bot, Turn, bid, probability, probability_exact
+from arena.sdk import CALZA, DUDO, Action, Bid, Bot, Turn, bid, face_probability, p_at_least, p_exactly
 
 OTHER_LOSS = 0.35  # value of another player losing a die, in our own dice
+CREDIT = 0.9  # chance that a bidder's die shows the face it bid (instead of 1/3 or 1/6)
 CALLED = 0.5  # rough chance that a raise gets doubted by the next player
 OPEN_CONFIDENCE = 0.6
 
 
 class CalzaPlayer(Bot):
-    def _evidence(self, turn: Turn, face: int) -> tuple[tuple[int, ...], int]:
-        """Our dice plus one credited die per other bidder of ``face``, and the unseen rest."""
-        credited = {s for s, b in turn.history if b.face == face and s != turn.seat and turn.counts[s]}
-        extra = min(len(credited), turn.unseen)
-        return turn.dice + (face,) * extra, turn.unseen - extra
+    def _split(self, turn: Turn, face: int) -> tuple[int, int, float]:
+        """(our dice counting for ``face``, unseen dice with no evidence, the credited ones), and p."""
+        credited = len({s for s, b in turn.history
+                        if b.face == face and s != turn.seat and turn.counts[s]})
+        credited = min(credited, turn.unseen)
+        return turn.mine(face), credited, face_probability(face, turn.wild)
 
     def _p(self, turn: Turn, b: Bid) -> float:
-        dice, unseen = self._evidence(turn, b.face)
-        return probability(b, dice, unseen, wild=turn.wild)
+        mine, credited, p = self._split(turn, b.face)
+        plain = turn.unseen - credited
+        return sum(p_exactly(j, credited, CREDIT) * p_at_least(b.quantity - mine - j, plain, p)
+                   for j in range(credited + 1))
 
     def _p_exact(self, turn: Turn, b: Bid) -> float:
-        dice, unseen = self._evidence(turn, b.face)
-        return probability_exact(b, dice, unseen, wild=turn.wild)
+        mine, credited, p = self._split(turn, b.face)
+        plain = turn.unseen - credited
+        return sum(p_exactly(j, credited, CREDIT) * p_exactly(b.quantity - mine - j, plain, p)
+                   for j in range(credited + 1))
 
     def _best_raise(self, turn: Turn) -> tuple[Bid | None, float]:
         best: Bid | None = None

@@ -1,0 +1,443 @@
+"""``arena check BOT``: a conformance run that tells a bot author what to fix.
+
+It plays the bot as a referee would, through any transport with the
+interface of :class:`arena.process.BotProcess` (``start``, ``notify``,
+``request``, ``close``):
+
+1. the handshake (``hello`` -> ``ready``);
+2. thousands of fuzzed turns: matches under every preset, with random
+   variant keys (dice 1-10, calza and palifico settings, penalty) and 2 to 10
+   players, where every other seat plays random legal moves from a seeded
+   generator. Every state is a real engine state and every message is what the
+   referee sends (``match_start``, ``turn``, ``round_end``, ``match_end``);
+3. each reply is parsed (:func:`arena.wire.parse_reply`) and checked
+   (:func:`arena.rules.why_illegal`); a failure is reported with the message
+   that caused it, the reply, the reason and what to do. A faulting bot is
+   restarted and the check goes on with the next match, as in a tournament;
+4. the whole run is repeated with a fresh bot and the same seed: every reply
+   must be the same (a bot must draw only on the ``seed`` of ``match_start``);
+5. latency percentiles of the replies (wall clock, and CPU where the
+   transport measures it).
+
+Pure logic over a transport: the process, sandbox and time control are the
+transport's business.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any, Callable, Protocol, Sequence
+
+from arena.errors import ArenaError, BotFault, ProtocolError
+from arena.localplay import (derive_seed, first_opener, match_end_message, match_start_message,
+                             round_end_message, turn_message)
+from arena.rules import PRESETS, Bid, Rules, State, apply, deal, legal_actions, new_match, why_illegal
+from arena.dice import roll_table
+from arena.wire import clip, parse_reply
+
+__all__ = ["CheckReport", "Problem", "Transport", "fuzz_rules", "percentiles", "run_check"]
+
+
+class Transport(Protocol):
+    """What ``arena check`` needs of a bot; :class:`arena.process.BotProcess` is one."""
+
+    def start(self) -> dict[str, Any]: ...
+
+    def notify(self, msg: dict[str, Any]) -> None: ...
+
+    def request(self, msg: dict[str, Any]) -> tuple[dict[str, Any], float]: ...
+
+    def close(self) -> None: ...
+
+
+TransportFactory = Callable[[], Transport]
+
+# What to tell the author, per fault kind (PROTOCOL.md's kinds, plus the check's own).
+ADVICE: dict[str, str] = {
+    "illegal": "choose from turn.legal (Python: turn.legal.actions() or turn.legal.is_legal(action); "
+               "protocol: a face in legal.min_quantity, a quantity from its minimum to max_quantity, "
+               "dudo/calza only where legal.dudo/legal.calza are true)",
+    "malformed": 'reply with exactly one JSON object on one line: {"action": "bid", "quantity": Q, '
+                 '"face": F} with JSON integers, {"action": "dudo"} or {"action": "calza"}',
+    "timeout": "reply within time_ms of CPU time; a decision should take well under a millisecond",
+    "crash": "the bot process exited or raised; its stderr (below, when shown) says where",
+    "unasked": "write to stdout only in answer to hello and turn; log to stderr instead",
+    "handshake": 'answer {"type": "hello"} with {"type": "ready", "name": "...", "version": "..."} '
+                 "within the start-up limit",
+    "nondeterministic": "draw randomness only from the match_start seed (Python: self.rng or turn.rng), "
+                        "never from time, os.urandom, the global random module or hash order",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Problem:
+    """One failure, with everything an author needs to reproduce and fix it."""
+
+    kind: str  # a fault kind (illegal, malformed, timeout, crash, unasked), handshake or nondeterministic
+    match: str
+    detail: str  # what happened
+    message: dict[str, Any] | None = None  # the message the bot was answering (or last sent)
+    reply: str | None = None  # what the bot answered, clipped
+    context: str = ""  # the rules and table, in words
+    stderr: str = ""
+    reason: str = ""  # what makes problems alike (an illegal move's rule), for grouping
+
+    @property
+    def key(self) -> tuple[str, str]:
+        return (self.kind, self.reason or self.detail)
+
+    def render(self) -> str:
+        lines = [f"[{self.kind}] {self.match}: {self.detail}"]
+        if self.context:
+            lines.append(f"  table:   {self.context}")
+        if self.message is not None:
+            lines.append(f"  message: {_cut(json.dumps(self.message), 700)}")
+        if self.reply is not None:
+            lines.append(f"  reply:   {self.reply}")
+        if self.stderr:
+            lines.append(f"  stderr:  {_cut(self.stderr, 1500)}")
+        lines.append(f"  fix:     {ADVICE.get(self.kind, 'see PROTOCOL.md')}")
+        return "\n".join(lines)
+
+
+def _cut(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[:limit] + f"... ({len(text)} characters)"
+
+
+def percentiles(values: Sequence[float]) -> dict[str, float]:
+    """p50, p90, p99 (nearest rank) and max of ``values``; empty -> {}."""
+    if not values:
+        return {}
+    s = sorted(values)
+    n = len(s)
+
+    def rank(q: float) -> float:
+        return s[min(n - 1, max(0, int(q * n + 0.999999) - 1))]
+
+    return {"p50": rank(0.50), "p90": rank(0.90), "p99": rank(0.99), "max": s[-1]}
+
+
+@dataclass
+class CheckReport:
+    """The outcome of :func:`run_check`; ``ok`` is False on any problem."""
+
+    bot: str
+    seed: int
+    turns_asked: int
+    ready: dict[str, Any] | None = None
+    turns: int = 0  # turns answered in the first run (legal or not)
+    matches: int = 0
+    presets: Counter[str] = field(default_factory=Counter)
+    players: Counter[int] = field(default_factory=Counter)
+    actions: Counter[str] = field(default_factory=Counter)  # bid / dudo / calza
+    problems: list[Problem] = field(default_factory=list)
+    wall_ms: list[float] = field(default_factory=list)
+    cpu_ms: list[float] = field(default_factory=list)
+    deterministic: bool | None = None  # None: not compared
+    restarts: int = 0
+    stopped_early: bool = False  # too many problems: the run stopped before ``turns_asked``
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems and self.ready is not None and self.turns > 0
+
+    def render(self, show: int = 10) -> str:
+        out: list[str] = []
+        name = (self.ready or {}).get("name", self.bot)
+        out.append(f"arena check {self.bot} (seed {self.seed})")
+        if self.ready is None:
+            out.append("  handshake: FAILED")
+        else:
+            out.append(f"  handshake: ok, ready as {name!r} version {self.ready.get('version')!r}")
+        out.append(f"  turns:     {self.turns} in {self.matches} matches; presets "
+                   + ", ".join(f"{k} {v}" for k, v in sorted(self.presets.items()))
+                   + "; players " + ", ".join(f"{k}:{v}" for k, v in sorted(self.players.items())))
+        out.append("  actions:   " + ", ".join(f"{k} {v}" for k, v in sorted(self.actions.items())))
+        for label, values in (("latency", self.wall_ms), ("cpu", self.cpu_ms)):
+            pc = percentiles(values)
+            if pc:
+                out.append(f"  {label + ':':<10} " + "  ".join(f"{k} {v:.3f} ms" for k, v in pc.items()))
+        if self.deterministic is None:
+            out.append("  same seed, same actions: not compared")
+        else:
+            out.append(f"  same seed, same actions: {'yes' if self.deterministic else 'NO'}")
+        if self.restarts:
+            out.append(f"  restarts after a fault: {self.restarts}")
+        if self.stopped_early:
+            out.append(f"  stopped after {len(self.problems)} problems, before {self.turns_asked} turns")
+        if self.problems:
+            kinds = Counter(p.kind for p in self.problems)
+            groups: dict[tuple[str, str], list[Problem]] = {}
+            for p in self.problems:
+                groups.setdefault(p.key, []).append(p)
+            out.append(f"FAILED: {len(self.problems)} problem(s): "
+                       + ", ".join(f"{k} {v}" for k, v in sorted(kinds.items()))
+                       + f"; {len(groups)} distinct, the first of each below")
+            for alike in list(groups.values())[:show]:
+                more = f" ({len(alike)} times; matches " + ", ".join(p.match for p in alike[:5]) + \
+                    (", ..." if len(alike) > 5 else "") + ")" if len(alike) > 1 else ""
+                out.append(alike[0].render().replace("\n", more + "\n", 1))
+            if len(groups) > show:
+                out.append(f"... and {len(groups) - show} more distinct problems")
+        elif self.ok:
+            out.append("OK: every reply was legal and the same seed gave the same actions")
+        else:
+            out.append("FAILED: no turn was answered")
+        return "\n".join(out)
+
+
+# ---------------------------------------------------------------------------
+# Fuzzed rule sets and random opponents
+# ---------------------------------------------------------------------------
+
+
+def fuzz_rules(rng: random.Random, index: int) -> tuple[str, Rules, int]:
+    """The preset (cycled, so every preset is covered), rules and player count of match ``index``."""
+    names = list(PRESETS)
+    preset = names[index % len(names)]
+    players = rng.randint(2, 10)
+    base = Rules.preset(preset)
+    over: dict[str, Any] = {}
+    roll = rng.random()
+    if roll < 0.15:
+        over["dice"] = 1
+    elif roll < 0.25:
+        over["dice"] = rng.randint(6, 10)  # up to 100 dice in play: the largest quantities
+    elif roll < 0.5:
+        over["dice"] = rng.randint(2, 5)
+    if base.calza:
+        over["calza_reward"] = rng.choice(("regain", "bidder_loses"))
+        over["calza_min_players"] = rng.randint(2, 4)
+    if base.palifico:
+        over["palifico_change_face"] = rng.random() < 0.3
+        over["palifico_min_players"] = rng.randint(2, 4)
+    if rng.random() < 0.2:
+        over["penalty"] = "difference"
+    over["first"] = rng.choice(("roll", "seat0"))
+    return preset, Rules.preset(preset, over), players
+
+
+def _random_move(state: State, rng: random.Random) -> Any:
+    """A legal move for a fuzzing opponent: mostly low raises, often a call, so rounds end."""
+    actions = legal_actions(state)
+    calls = [a for a in actions if not isinstance(a, Bid)]
+    bids = [a for a in actions if isinstance(a, Bid)]
+    if calls and (not bids or rng.random() < 0.3):
+        return rng.choice(calls)
+    if not state.history:  # open anywhere up to about half the dice in play
+        return rng.choice(bids[: max(1, 3 * state.total)])
+    return rng.choice(bids[:12])
+
+
+def _table(preset: str, rules: Rules, state: State, seat: int) -> str:
+    changed = {k: v for k, v in rules.to_dict().items() if v != Rules.preset(preset).to_dict()[k]}
+    over = "" if not changed else " with " + ", ".join(f"{k}={v}" for k, v in changed.items())
+    return (f"preset {preset}{over}; {len(state.counts)} players; you are seat {seat}; "
+            f"round {state.round}{' (palifico)' if state.palifico else ''}")
+
+
+def _alike(detail: str) -> str:
+    """A fault detail with its numbers blanked, so the same fault in other matches groups together."""
+    return re.sub(r"\d+(\.\d+)?", "N", detail)[:120]
+
+
+def _dump(reply: Any) -> str:
+    try:
+        return _cut(json.dumps(reply), 300)
+    except (TypeError, ValueError):
+        return _cut(repr(reply), 300)
+
+
+def _describe(action: Any) -> str:
+    return f"bid {action.quantity}x{action.face}" if isinstance(action, Bid) else str(action)
+
+
+# ---------------------------------------------------------------------------
+# One run over the fuzzed matches
+# ---------------------------------------------------------------------------
+
+
+@dataclass
+class _Run:
+    transcript: list[tuple[str, int, int, str]] = field(default_factory=list)  # match, round, bids, reply
+    messages: list[dict[str, Any]] = field(default_factory=list)  # the turn message of each entry
+
+
+def _stderr(bot: Transport) -> str:
+    tail = getattr(bot, "stderr_tail", None)
+    if not callable(tail):
+        return ""
+    try:
+        return str(tail())
+    except Exception:  # a diagnostic must never hide the fault it decorates
+        return ""
+
+
+def _session(factory: TransportFactory, report: CheckReport, run: _Run, *, record: bool,
+             max_problems: int, time_ms: int, name: str) -> None:
+    """Play fuzzed matches until ``report.turns_asked`` turns have been answered."""
+    rng = random.Random(derive_seed(report.seed, "check"))
+    problems = report.problems if record else []
+    bot: Transport | None = None
+    answered = 0
+    try:
+        bot = factory()
+        try:
+            ready = bot.start()
+        except BotFault as exc:
+            problems.append(Problem("handshake", "-", f"{exc.kind}: {exc.detail}", {"type": "hello", "protocol": 1},
+                                    stderr=_stderr(bot)))
+            return
+        if record:
+            if ready.get("type") != "ready" or not isinstance(ready.get("name"), str):
+                problems.append(Problem("handshake", "-", f"the reply to hello was {clip(json.dumps(ready))}",
+                                        {"type": "hello", "protocol": 1}))
+                return
+            report.ready = ready
+        index = 0
+        while answered < report.turns_asked and len(problems) < max_problems:
+            preset, rules, n = fuzz_rules(rng, index)
+            mid = f"check-{index:05d}"
+            index += 1
+            seat = rng.randrange(n)
+            names = [name if s == seat else f"fuzz{s}" for s in range(n)]
+            dice_seed = derive_seed(report.seed, "dice", index)
+            state = new_match(rules, n, first_opener(rules, dice_seed, n))
+            if record:
+                report.matches += 1
+                report.presets[preset] += 1
+                report.players[n] += 1
+            last_sent: dict[str, Any] = match_start_message(mid, seat, names, rules,
+                                                            derive_seed(report.seed, "bot", index))
+            try:
+                bot.notify(last_sent)
+                while state.placements is not None or answered < report.turns_asked:
+                    if state.placements is not None:
+                        last_sent = match_end_message(mid, state.placements)
+                        bot.notify(last_sent)
+                        break
+                    state = deal(state, roll_table(dice_seed, state.round, state.counts))
+                    while state.dice is not None and answered < report.turns_asked:
+                        if state.to_act != seat:
+                            state = apply(state, _random_move(state, rng))
+                            continue
+                        last_sent = turn_message(mid, state, time_ms)
+                        t0 = time.perf_counter()
+                        reply, cpu = bot.request(last_sent)
+                        wall = time.perf_counter() - t0
+                        answered += 1
+                        run.messages.append(last_sent)
+                        if record:
+                            report.turns += 1
+                            report.wall_ms.append(wall * 1000)
+                            report.cpu_ms.append(cpu * 1000)
+                        try:
+                            action = parse_reply(reply)
+                        except ProtocolError as exc:
+                            run.transcript.append((mid, state.round, len(state.history), _dump(reply)))
+                            raise BotFault(exc.detail, "malformed") from None
+                        text = _describe(action)
+                        run.transcript.append((mid, state.round, len(state.history), text))
+                        if record:
+                            report.actions[type(action).__name__.lower()] += 1
+                        reason = why_illegal(state, action)
+                        if reason is not None:
+                            problems.append(Problem(
+                                "illegal", mid, f"{text} is illegal: {reason}", last_sent,
+                                _dump(reply), _table(preset, rules, state, seat), reason=reason))
+                            raise _Restart()
+                        state = apply(state, action)
+                    if state.dice is None:
+                        last_sent = round_end_message(mid, state)
+                        bot.notify(last_sent)
+            except BotFault as exc:
+                problems.append(Problem(exc.kind, mid, exc.detail, last_sent, None,
+                                        _table(preset, rules, state, seat), _stderr(bot),
+                                        reason=_alike(exc.detail)))
+                bot = _restart(bot, factory, report, record, problems)
+            except _Restart:
+                bot = _restart(bot, factory, report, record, problems)
+            if bot is None:
+                return
+        if record and len(problems) >= max_problems:
+            report.stopped_early = True
+    finally:
+        if bot is not None:
+            bot.close()
+
+
+class _Restart(Exception):
+    """The bot faulted: start a fresh one before the next match (as a tournament does)."""
+
+
+def _restart(bot: Transport, factory: TransportFactory, report: CheckReport, record: bool,
+             problems: list[Problem]) -> Transport | None:
+    """Close ``bot`` and start a fresh one; ``None`` (and a problem) if it fails its handshake."""
+    bot.close()
+    if record:
+        report.restarts += 1
+    fresh = factory()
+    try:
+        fresh.start()
+    except BotFault as exc:
+        problems.append(Problem("handshake", "-", f"restarting after a fault: {exc.kind}: {exc.detail}",
+                                {"type": "hello", "protocol": 1}, stderr=_stderr(fresh)))
+        fresh.close()
+        return None
+    return fresh
+
+
+def run_check(factory: TransportFactory, *, turns: int = 2000, seed: int = 0, time_ms: int = 1000,
+              name: str = "bot", repeat: bool = True, max_problems: int = 50) -> CheckReport:
+    """Check the bot that ``factory`` starts (a fresh transport per call): see the module doc.
+
+    ``turns`` bot decisions are asked for in each of the two runs (one with
+    ``repeat=False``); the first ``max_problems`` problems are collected.
+    """
+    if turns < 1:
+        raise ArenaError(f"--turns {turns}: ask for at least 1 turn (thousands find more)")
+    report = CheckReport(bot=name, seed=seed, turns_asked=turns)
+    first = _Run()
+    _session(factory, report, first, record=True, max_problems=max_problems, time_ms=time_ms, name=name)
+    if not repeat or report.ready is None:
+        return report
+    second = _Run()
+    _session(factory, report, second, record=False, max_problems=max_problems, time_ms=time_ms, name=name)
+    report.deterministic = True
+    for i, (a, b) in enumerate(zip(first.transcript, second.transcript)):
+        if a != b:
+            report.deterministic = False
+            msg = first.messages[i]
+            report.problems.append(Problem(
+                "nondeterministic", a[0],
+                f"round {a[1]}, after {a[2]} bid(s): the first run answered {a[3]}, "
+                f"the second run answered {b[3]} to the same message",
+                msg))
+            break
+    else:
+        if len(first.transcript) != len(second.transcript):
+            report.deterministic = False
+            report.problems.append(Problem(
+                "nondeterministic", "-",
+                f"the first run answered {len(first.transcript)} turns, the second {len(second.transcript)}"))
+    return report
+
+
+def check_bot(path: str, *, turns: int = 2000, seed: int = 0, time_ms: int = 1000,
+              sandbox: str = "auto") -> CheckReport:
+    """``arena check``: run :func:`run_check` on the bot file ``path`` in its sandbox."""
+    # Imported here: the process layer is only needed to talk to a real bot.
+    from arena.botfile import load_bot
+    from arena.process import BotProcess, TimeControl
+    from arena.sandbox import SandboxLimits
+
+    spec = load_bot(path)
+    limits = SandboxLimits(mode=sandbox)  # type: ignore[arg-type]  # the CLI restricts the choices
+    clock = TimeControl(budget_ms=time_ms)
+    return run_check(lambda: BotProcess(spec, limits, clock), turns=turns, seed=seed, time_ms=time_ms,
+                     name=str(path))
