@@ -117,7 +117,11 @@ class BotProcess:
                 self._log(f"[{self.pid}] > {hello[:-1].decode()}")
             self._send(hello, deadline, "hello")
             line = self._read_line(deadline, None, 0, "ready", "hello_ms", self.time.hello_ms)
-            msg = decode(line)
+            try:
+                msg = decode(line)
+            except ProtocolError as exc:
+                raise ProtocolError(f"bot {self.spec.name} answered hello with a line that is {exc.detail}; "
+                                    f'expected {{"type": "ready", "name": ...}}', "malformed") from None
             if msg.get("type") != "ready":
                 raise ProtocolError(f'bot {self.spec.name}: expected {{"type": "ready", "name": ...}} in '
                                     f"reply to hello, got {clip(line)}", "malformed")
@@ -232,7 +236,11 @@ class BotProcess:
             if used > budget * 1_000_000:
                 raise BotTimeout(f"bot {self.spec.name} replied after {used / 1e6:.0f} ms of CPU time, "
                                  f"over its budget of {budget} ms")
-            return decode(line), used / 1e9
+            try:
+                return decode(line), used / 1e9
+            except ProtocolError as exc:
+                raise ProtocolError(f"bot {self.spec.name} replied with a line that is {exc.detail}",
+                                    "malformed") from None
         except BotFault:
             self._kill()
             raise
@@ -345,6 +353,9 @@ class BotProcess:
                 # The earliest the CPU budget could run out, on every core it may use.
                 wait = min(left, max(0.001, (cpu_budget_ns - used) / 1e9 / self._ncpu))
             if left <= 0:
+                if box.pids_capped():
+                    raise BotTimeout(f"bot {self.spec.name} sent no {what} in time while trying to run more "
+                                     f"than {self.limits.processes} processes/threads (sandbox limit processes)")
                 if cpu_budget_ns is None:
                     raise BotTimeout(f"bot {self.spec.name} sent no {what} within {limit_name} "
                                      f"{limit_ms} ms of wall-clock time (is it slow to start, or not "
