@@ -110,12 +110,13 @@ class Results:
 
 
 def _games_file(folder: Path) -> Path | None:
-    present = [folder / name for name in GAMES if (folder / name).exists()]
-    if len(present) > 1:
-        raise RunError(
-            f"{folder}: both games.jsonl and games.jsonl.gz exist; keep one (they would count matches twice)"
-        )
-    return present[0] if present else None
+    # A finished run may compress games.jsonl into games.jsonl.gz and then
+    # delete the plain file; if both exist the compression was interrupted
+    # and the plain file is the complete one.
+    for name in GAMES:
+        if (folder / name).exists():
+            return folder / name
+    return None
 
 
 def _lines(path: Path) -> Iterator[tuple[int, bytes, bool]]:
@@ -297,6 +298,7 @@ def _frames_from_records(records: list[dict[str, Any]]) -> dict[str, pd.DataFram
     for name, cols in _BOOL_COLUMNS.items():
         for col in cols:
             frames[name][col] = frames[name][col].astype("boolean")
+    frames["seats"]["fault"] = frames["seats"]["fault"].astype("string")
     frames["seats"]["first"] = frames["seats"]["first"].astype(bool)
     frames["rounds"]["palifico"] = frames["rounds"]["palifico"].astype(bool)
     return frames

@@ -173,7 +173,7 @@ def rate_results(
         present = [v for v in res.variants if v in set(base.matches["variant"])]
         parts = [(v, select(base, v)) for v in present]
         label = OVERALL if OVERALL not in present else OVERALL + "-variants"
-        parts = [(label, base)] + parts if len(present) > 1 else parts + [(label, parts[0][1])]
+        parts = [(label, base if len(present) > 1 else parts[0][1])] + parts
     tables, los, h2hs, samples = [], {}, [], {}
     done: dict[int, tuple[pd.DataFrame, ...]] = {}
     for label, part in parts:

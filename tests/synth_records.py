@@ -135,3 +135,56 @@ def league(folder: Path, matches_per_variant: int = 30, seed: int = 7,
             fault = (rng.randrange(k), 2, "timeout") if i % 10 == 9 else None
             records.append(play(f"{v}-{i:04d}", v, rules, bots, rng.randrange(2**31), fault))
     return write_run(folder, records, resolved)
+
+
+def _hand(match: str, variant: str, bots: list[str], first: int, dice: int,
+          rounds: list[tuple[Any, ...]], placements: list[int],
+          faults: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    """A record from compact rounds: (opener, palifico, counts, actions, count, change)
+    with change (seat, delta), or (opener, palifico, counts, actions, fault) for a void round."""
+    out = []
+    for i, rnd in enumerate(rounds, start=1):
+        opener, palifico, counts, actions = rnd[:4]
+        entry: dict[str, Any] = {"round": i, "opener": opener, "palifico": palifico,
+                                 "dice": [[(s + k) % 6 + 1 for k in range(c)] for s, c in enumerate(counts)],
+                                 "actions": [list(a) for a in actions]}
+        if isinstance(rnd[4], dict):
+            entry["fault"] = rnd[4]
+        else:
+            entry["count"] = rnd[4]
+            entry["change"] = {"seat": rnd[5][0], "delta": rnd[5][1]}
+        out.append(entry)
+    rec = {"match": match, "variant": variant, "rules": {"dice": dice}, "seed": 1, "bots": bots,
+           "first": first, "rounds": out, "placements": placements, "rounds_played": len(out),
+           "seconds": 0.5, "think": [0.25 * (s + 1) for s in range(len(bots))]}
+    if faults is not None:
+        rec["faults"] = faults
+    return rec
+
+
+def hand_built() -> list[dict[str, Any]]:
+    """Four matches whose statistics are worked out by hand in test_stats.py.
+
+    v1/A: x, y, z (2 dice); z wins, x out in round 3, y in round 5.
+    v1/B: y, x; y times out in round 2 (void round), x wins.
+    v1/C: x, z (1 die); x wins.
+    v2/D: x, y (1 die); y wins; x has an administrative ("arena") fault.
+    """
+    a = _hand("A", "v1", ["x", "y", "z"], 0, 2, [
+        (0, False, [2, 2, 2], [(0, "bid", 2, 3), (1, "dudo")], 1, (0, -1)),              # dudo right
+        (0, True, [1, 2, 2], [(0, "bid", 1, 5), (1, "bid", 2, 5), (2, "calza")], 2, (2, 0)),  # calza right, capped
+        (2, False, [1, 2, 2], [(2, "bid", 3, 4), (0, "dudo")], 3, (0, -1)),              # dudo wrong; x out
+        (1, False, [0, 2, 2], [(1, "bid", 1, 2), (2, "dudo")], 0, (1, -1)),              # dudo right
+        (1, True, [0, 1, 2], [(1, "bid", 1, 6), (2, "dudo")], 0, (1, -1)),               # dudo right; y out
+    ], [3, 2, 1], faults=[])
+    b = _hand("B", "v1", ["y", "x"], 1, 2, [
+        (1, False, [2, 2], [(1, "bid", 1, 3), (0, "bid", 2, 3), (1, "dudo")], 3, (1, -1)),  # dudo wrong
+        (1, False, [2, 1], [(1, "bid", 1, 4)], {"seat": 0, "kind": "timeout", "detail": "no reply in 1000 ms"}),
+    ], [2, 1])  # no "faults" list: the loader takes the round's fault
+    c = _hand("C", "v1", ["x", "z"], 0, 1, [
+        (0, False, [1, 1], [(0, "bid", 1, 2), (1, "dudo")], 1, (1, -1)),                 # dudo wrong
+    ], [1, 2], faults=[])
+    d = _hand("D", "v2", ["x", "y"], 0, 1, [
+        (0, False, [1, 1], [(0, "bid", 1, 6), (1, "dudo")], 0, (0, -1)),                 # dudo right
+    ], [2, 1], faults=[{"seat": 0, "round": None, "kind": "arena", "detail": "worker lost"}])
+    return [a, b, c, d]
