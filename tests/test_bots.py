@@ -191,3 +191,42 @@ def test_node_bot_passes_arena_check() -> None:
     assert report.ready is not None and report.ready["name"] == "node_probabilistic"
     assert report.deterministic is True
     assert report.actions["bid"] > 0 and report.actions["dudo"] > 0
+
+
+# --- the in-process harness ------------------------------------------------------
+
+
+def test_load_python_bot_errors(tmp_path: Path) -> None:
+    from arena.errors import ConfigError
+
+    two = tmp_path / "two.py"
+    two.write_text("from arena.sdk import Bot\nclass A(Bot): pass\nclass B(Bot): pass\n")
+    none = tmp_path / "none.py"
+    none.write_text("x = 1\n")
+    broken = tmp_path / "broken.py"
+    broken.write_text("import not_a_module_anywhere\n")
+    fn = tmp_path / "fn.py"
+    fn.write_text("from arena.sdk import DUDO\n"
+                  "def act(turn):\n    return DUDO if turn.legal.dudo else next(iter(turn.legal.bids()))\n")
+    for path, words in [(two, "several Bot subclasses"), (none, "neither a Bot subclass"),
+                        (broken, "failed to import"), (tmp_path / "missing.py", "not a readable")]:
+        with pytest.raises(ConfigError, match=words):
+            load_python_bot(path)
+    places = play_inprocess(Rules.preset("classic"), [load_python_bot(fn), factory("random")], seed=1)
+    assert sorted(places) == [1, 2]
+
+
+class _Illegal(Bot):
+    def act(self, turn: Turn) -> Any:
+        return "1x1" if turn.standing is None else DUDO
+
+
+def test_play_inprocess_strict_raises_and_lenient_faults() -> None:
+    from arena.errors import RunError
+
+    rules = Rules.preset("classic", {"first": "seat0"})
+    with pytest.raises(RunError, match="opening bid may not be on aces"):
+        play_inprocess(rules, [_Illegal, factory("random"), factory("random")], seed=1,
+                       names=["bad", "r1", "r2"])
+    places = play_inprocess(rules, [_Illegal, factory("random"), factory("random")], seed=1, strict=False)
+    assert places[0] == 3  # out at once, placed below everyone still in

@@ -1,0 +1,251 @@
+"""``arena check``: its fuzzing covers what it claims, and it catches and explains each failure."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from arena.check import CheckReport, fuzz_rules, percentiles, run_check
+from arena.cli import main
+from arena.errors import BotTimeout
+from arena.localplay import InProcessTransport, load_python_bot
+from arena.rules import CALZA, DUDO, PRESETS, Bid, bid
+from arena.sdk import Bot, Turn
+
+BOTS = Path(__file__).resolve().parent.parent / "bots"
+
+
+def inproc(bot_cls: type[Bot] | Any, name: str = "t") -> Any:
+    return lambda: InProcessTransport(bot_cls, name)
+
+
+class Recorder(InProcessTransport):
+    """Keeps every message it was sent."""
+
+    seen: list[dict[str, Any]] = []
+
+    def notify(self, msg: Any) -> None:
+        Recorder.seen.append(dict(msg))
+        super().notify(msg)
+
+    def request(self, msg: Any) -> tuple[dict[str, Any], float]:
+        Recorder.seen.append(dict(msg))
+        return super().request(msg)
+
+
+class Lowest(Bot):
+    """Always legal: dudo when possible, else the lowest legal bid."""
+
+    def act(self, turn: Turn) -> Any:
+        return DUDO if turn.legal.dudo else next(iter(turn.legal.bids()))
+
+
+def test_a_legal_bot_passes_and_the_fuzzing_covers_the_space() -> None:
+    Recorder.seen = []
+    report = run_check(lambda: Recorder(load_python_bot(BOTS / "random.py"), "random"), turns=2500, seed=3)
+    assert report.ok, report.render()
+    assert report.deterministic is True
+    assert report.turns == 2500
+    turns = [m for m in Recorder.seen if m["type"] == "turn"]
+    starts = [m for m in Recorder.seen if m["type"] == "match_start"]
+    assert len(turns) == 2 * 2500  # the run and its repeat
+    assert {m["players"] for m in starts} == set(range(2, 11))
+    assert {m["rules"]["dice"] for m in starts} >= {1, 2, 5, 10}
+    assert set(report.presets) == set(PRESETS)
+    assert any(m["palifico"] for m in turns)  # palifico rounds reached
+    assert any(m["legal"]["calza"] for m in turns) and any(not m["legal"]["calza"] for m in turns)
+    assert any(not m["history"] for m in turns) and any(len(m["history"]) > 5 for m in turns)
+    assert max(m["legal"]["max_quantity"] for m in turns) > 60
+    assert any(m["type"] == "round_end" and "bid" in m for m in Recorder.seen)
+    assert any(m["type"] == "match_end" for m in Recorder.seen)
+    assert set(report.actions) == {"bid", "dudo", "calza"}
+    assert set(percentiles(report.wall_ms)) == {"p50", "p90", "p99", "max"}
+
+
+def test_fuzz_plan_is_seeded() -> None:
+    a = [fuzz_rules(random.Random(9), i) for i in range(20)]
+    b = [fuzz_rules(random.Random(9), i) for i in range(20)]
+    c = [fuzz_rules(random.Random(10), i) for i in range(20)]
+    assert a == b and a != c
+
+
+def test_same_seed_same_transcript_across_runs() -> None:
+    r1 = run_check(inproc(Lowest), turns=300, seed=5)
+    r2 = run_check(inproc(Lowest), turns=300, seed=5)
+    assert r1.ok and r2.ok
+    assert (r1.matches, r1.actions, r1.players) == (r2.matches, r2.actions, r2.players)
+
+
+class AceOpener(Bot):
+    """Opens on aces: illegal unless open_on_ones (or in palifico)."""
+
+    def act(self, turn: Turn) -> Any:
+        return bid(1, 1) if turn.standing is None else DUDO
+
+
+def test_illegal_replies_are_reported_with_the_message_and_the_reason() -> None:
+    report = run_check(inproc(AceOpener), turns=400, seed=1)
+    assert not report.ok
+    illegal = [p for p in report.problems if p.kind == "illegal"]
+    assert illegal and all(p.kind == "illegal" for p in report.problems)
+    p = illegal[0]
+    assert p.message is not None and p.message["type"] == "turn" and p.message["history"] == []
+    assert "opening bid may not be on aces" in p.detail
+    assert p.reply is not None and '"quantity": 1' in p.reply
+    text = report.render()
+    assert "FAILED" in text and "turn.legal" in text and "opening bid may not be on aces" in text
+    assert report.restarts == len(illegal)  # a faulting bot is restarted, as in a tournament
+    # the presets that allow opening on aces never produced the complaint
+    assert all("open_on_ones is false" in q.detail for q in illegal)
+
+
+class Overbid(Bot):
+    def act(self, turn: Turn) -> Any:
+        return Bid(turn.legal.max_quantity + 1, 6)
+
+
+def test_quantity_beyond_the_dice_in_play() -> None:
+    report = run_check(inproc(Overbid), turns=50, seed=2, max_problems=5)
+    assert report.problems and report.problems[0].kind == "illegal"
+    assert "the quantity must be from 1 to" in report.problems[0].detail
+    assert report.stopped_early
+    assert "stopped after 5 problems" in report.render()
+
+
+class RawTransport:
+    """A transport that answers every turn with a fixed raw reply object."""
+
+    def __init__(self, reply: dict[str, Any]) -> None:
+        self.reply = reply
+
+    def start(self) -> dict[str, Any]:
+        return {"type": "ready", "name": "raw"}
+
+    def notify(self, msg: dict[str, Any]) -> None:
+        pass
+
+    def request(self, msg: dict[str, Any]) -> tuple[dict[str, Any], float]:
+        return dict(self.reply), 0.0
+
+    def close(self) -> None:
+        pass
+
+
+@pytest.mark.parametrize("reply", [
+    {"action": "bid", "quantity": "3", "face": 2},
+    {"action": "bid", "quantity": True, "face": 2},
+    {"action": "bid", "quantity": 3.0, "face": 2},
+    {"action": "raise"},
+    {},
+])
+def test_malformed_replies(reply: dict[str, Any]) -> None:
+    report = run_check(lambda: RawTransport(reply), turns=20, seed=0, max_problems=3)
+    assert not report.ok and {p.kind for p in report.problems} == {"malformed"}
+    assert "JSON integers" in report.render()
+
+
+def test_a_huge_integer_is_illegal_not_malformed() -> None:
+    report = run_check(lambda: RawTransport({"action": "bid", "quantity": 10**100, "face": 2}),
+                       turns=20, seed=0, max_problems=2)
+    assert report.problems[0].kind == "illegal"
+
+
+class Unseeded(Bot):
+    _shared = random.Random()  # not the match seed: differs between runs
+
+    def act(self, turn: Turn) -> Any:
+        return self._shared.choice(turn.legal.actions())
+
+
+def test_nondeterminism_is_caught_with_the_first_divergent_message() -> None:
+    report = run_check(inproc(Unseeded), turns=300, seed=1)
+    assert report.deterministic is False
+    p = report.problems[-1]
+    assert p.kind == "nondeterministic" and p.message is not None and p.message["type"] == "turn"
+    assert "self.rng" in report.render()
+
+
+class Crashy(Bot):
+    def act(self, turn: Turn) -> Any:
+        if turn.round >= 3:
+            raise RuntimeError("boom")
+        return DUDO if turn.legal.dudo else next(iter(turn.legal.bids()))
+
+
+def test_crashes_are_reported_and_the_check_goes_on() -> None:
+    report = run_check(inproc(Crashy), turns=200, seed=1, max_problems=5)
+    assert [p.kind for p in report.problems] == ["crash"] * 5
+    assert "boom" in report.problems[0].detail
+    assert report.matches >= 5 and report.restarts == 5
+
+
+class NoHello(RawTransport):
+    def start(self) -> dict[str, Any]:
+        raise BotTimeout("no ready within 10000 ms")
+
+
+def test_handshake_failure_stops_at_once() -> None:
+    report = run_check(lambda: NoHello({}), turns=100)
+    assert not report.ok and report.ready is None and report.turns == 0
+    assert report.problems[0].kind == "handshake"
+    assert "handshake: FAILED" in report.render()
+
+
+def test_a_bad_ready_is_a_handshake_problem() -> None:
+    class Wrong(RawTransport):
+        def start(self) -> dict[str, Any]:
+            return {"type": "hi"}
+
+    report = run_check(lambda: Wrong({}), turns=10)
+    assert report.problems[0].kind == "handshake" and '"hi"' in report.problems[0].detail
+
+
+def test_calza_only_when_allowed_is_checked() -> None:
+    class AlwaysCalza(Bot):
+        def act(self, turn: Turn) -> Any:
+            return CALZA if turn.standing is not None else next(iter(turn.legal.bids()))
+
+    report = run_check(inproc(AlwaysCalza), turns=500, seed=3)
+    reasons = {p.reason for p in report.problems}
+    assert any("calza is not played" in r or "calza needs at least" in r for r in reasons)
+
+
+def test_percentiles() -> None:
+    assert percentiles([]) == {}
+    v = [float(i) for i in range(1, 101)]
+    assert percentiles(v) == {"p50": 50.0, "p90": 90.0, "p99": 99.0, "max": 100.0}
+    assert percentiles([3.0]) == {"p50": 3.0, "p90": 3.0, "p99": 3.0, "max": 3.0}
+
+
+def test_report_ok_needs_turns() -> None:
+    assert not CheckReport(bot="x", seed=0, turns_asked=1, ready={"type": "ready", "name": "x"}).ok
+
+
+# --- the command, with real sandboxed processes -----------------------------------
+
+
+def test_cli_passes_a_builtin_bot() -> None:
+    result = CliRunner().invoke(main, ["check", str(BOTS / "calza.py"), "--turns", "300", "--seed", "2"])
+    assert result.exit_code == 0, result.output
+    assert "OK:" in result.output and "p99" in result.output and "same seed, same actions: yes" in result.output
+
+
+def test_cli_fails_an_illegal_bot(tmp_path: Path) -> None:
+    bad = tmp_path / "aceopener.py"
+    bad.write_text("from arena.sdk import Bot, bid, DUDO\n\n"
+                   "class AceOpener(Bot):\n"
+                   "    def act(self, turn):\n"
+                   "        return bid(1, 1) if turn.standing is None else DUDO\n")
+    result = CliRunner().invoke(main, ["check", str(bad), "--turns", "60", "--seed", "1", "--show", "1"])
+    assert result.exit_code == 1
+    assert "[illegal]" in result.output and "open_on_ones is false" in result.output
+    assert '"type": "turn"' in result.output
+
+
+def test_cli_names_a_missing_file(tmp_path: Path) -> None:
+    result = CliRunner().invoke(main, ["check", str(tmp_path / "nope.py")])
+    assert result.exit_code != 0 and "does not exist" in result.output
