@@ -164,3 +164,24 @@ def test_replay_prints_and_checks_a_recorded_match(tmp_path: Path) -> None:
     assert "round 1" in r.stdout and "placements:" in r.stdout and "every rule checked" in r.stdout
     missing = run_cli("replay", str(out), "m-999999")
     assert missing.returncode != 0 and "no match 'm-999999'" in missing.stderr
+
+
+def test_ctrl_c_stops_cleanly_and_says_how_to_resume(tmp_path: Path) -> None:
+    cfg = write_config(tmp_path, matches=400, variants={"c": {"preset": "classic"}})
+    out = tmp_path / "o"
+    proc = subprocess.Popen([*ARENA, "run", str(cfg), "--out", str(out)], cwd=ROOT, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if (out / "games.jsonl").exists() and len(list(iter_records(out))) >= 5:
+            break
+        time.sleep(0.1)
+    os.killpg(proc.pid, signal.SIGINT)  # what a terminal's Ctrl-C does
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert f"Resume with: arena run {cfg}" in err and "Traceback" not in err
+    meta = json.loads((out / "run.json").read_text())
+    assert meta["status"] == "interrupted"
+    assert (out / "matches.parquet").exists()
+    n = len(list(iter_records(out)))
+    assert 5 <= n < 400

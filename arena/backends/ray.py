@@ -1,0 +1,147 @@
+"""The Ray backend: the same matches on a Ray cluster, records streamed back.
+
+Each Ray actor is one worker (one CPU) holding an :class:`arena.worker.Worker`,
+exactly like a process of the local pool: it keeps its bot processes alive
+between matches and runs every bot in the sandbox of the node it lives on.
+
+What travels: the bot files themselves (bytes, in the actor's constructor),
+written to a private folder on the worker's node and re-hashed there, so a
+node never runs a bot other than the one the run recorded; and, when joining
+an existing cluster, the ``arena`` package (Ray's ``py_modules``). Matches go
+out as plain :class:`MatchSpec` data and come back as records; the driver
+writes the one run folder, so resume works exactly as with the local backend.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any, Iterator, Sequence
+
+from arena.errors import RunError
+from arena.records import MatchSpec
+
+
+def pack_bots(entrants: Sequence[tuple[str, Any]]) -> list[tuple[str, str, str, dict[str, bytes]]]:
+    """(label, file name, sha256, {relative path: bytes}) for every entrant."""
+    packed = []
+    for label, spec in entrants:
+        files: dict[str, bytes] = {}
+        for path in spec.files():
+            paths = [path] if path.is_file() else [p for p in sorted(path.rglob("*")) if p.is_file()]
+            for p in paths:
+                files[str(p.relative_to(spec.folder))] = p.read_bytes()
+        packed.append((label, str(spec.path.relative_to(spec.folder)), spec.sha256, files))
+    return packed
+
+
+def unpack_bots(packed: Sequence[tuple[str, str, str, dict[str, bytes]]], root: Path) -> list[tuple[str, Any]]:
+    """Write shipped bot files under ``root`` and load them; the hashes must match."""
+    from arena.botfile import load_bot
+
+    out = []
+    for i, (label, name, sha, files) in enumerate(packed):
+        folder = root / f"bot{i}"
+        for rel, data in files.items():
+            target = folder / rel
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(data)
+            if rel.endswith((".sh", ".js", ".py")) or os.access(target, os.X_OK):
+                target.chmod(0o755)
+        spec = load_bot(folder / name)
+        if spec.sha256 != sha:
+            raise RunError(f"bot {label}: the shipped files hash to {spec.sha256[:12]}, not {sha[:12]}")
+        out.append((label, spec))
+    return out
+
+
+class _RayWorker:
+    """The actor body (decorated with ``ray.remote`` at run time)."""
+
+    def __init__(self, packed: Any, limits: Any, time: Any, fresh: bool, index: int) -> None:
+        import tempfile
+
+        from arena.worker import Worker
+
+        cores = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else []
+        if cores:
+            # Share one core with this worker's bots, as the local backend does.
+            os.sched_setaffinity(0, {cores[index % len(cores)]})
+        self._dir = tempfile.mkdtemp(prefix="arena-ray-bots-")
+        self.worker = Worker(unpack_bots(packed, Path(self._dir)), limits, time, fresh)
+
+    def play(self, spec: MatchSpec) -> dict[str, Any]:
+        return self.worker.play(spec)
+
+    def close(self) -> None:
+        import shutil
+
+        self.worker.close()
+        shutil.rmtree(self._dir, ignore_errors=True)
+
+
+class RayBackend:
+    """Plays specs on ``workers`` Ray actors, at most two matches queued per actor."""
+
+    def __init__(self, entrants: Sequence[tuple[str, Any]], limits: Any, time: Any, *, workers: int,
+                 address: str | None = None, fresh_process: bool = False) -> None:
+        import ray
+
+        self.ray = ray
+        self.owns = False
+        if not ray.is_initialized():
+            common = {"include_dashboard": False, "configure_logging": False, "log_to_driver": False}
+            if address:
+                import arena
+
+                env = {"py_modules": [str(Path(arena.__file__).resolve().parent)]}
+                try:
+                    ray.init(address=address, runtime_env=env, **common)
+                except ConnectionError as exc:
+                    raise RunError(f"cannot reach the Ray cluster at {address!r}: {exc}") from None
+            else:
+                ray.init(num_cpus=workers, **common)
+            self.owns = True
+        actor = ray.remote(num_cpus=1)(_RayWorker)
+        packed = pack_bots(entrants)
+        self.actors = [actor.remote(packed, limits, time, fresh_process, k) for k in range(workers)]
+
+    def run(self, specs: Sequence[MatchSpec]) -> Iterator[dict[str, Any]]:
+        ray = self.ray
+        queue = iter(specs)
+        pending: dict[Any, Any] = {}
+
+        def submit(a: Any) -> None:
+            spec = next(queue, None)
+            if spec is not None:
+                pending[a.play.remote(spec)] = a
+
+        for a in self.actors:
+            submit(a)
+            submit(a)
+        while pending:
+            ready, _ = ray.wait(list(pending), num_returns=1)
+            for ref in ready:
+                a = pending.pop(ref)
+                try:
+                    result = ray.get(ref)
+                except ray.exceptions.RayError as exc:
+                    raise RunError(f"a Ray worker failed: {exc}") from None
+                submit(a)
+                yield result
+
+    def close(self) -> None:
+        try:
+            self.ray.get([a.close.remote() for a in self.actors], timeout=30)
+        finally:
+            self.terminate()
+
+    def terminate(self) -> None:
+        for a in self.actors:
+            try:
+                self.ray.kill(a)
+            except Exception:  # noqa: BLE001 - best effort while stopping
+                pass
+        self.actors = []
+        if self.owns and self.ray.is_initialized():
+            self.ray.shutdown()
