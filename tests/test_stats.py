@@ -1,0 +1,262 @@
+"""arena.stats: Elo tables and variant statistics on hand-built match records,
+and the ``arena ratings`` / ``arena stats`` commands."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pytest
+from click.testing import CliRunner
+
+import synth_records as S
+from arena import stats
+from arena.cli import main
+from arena.errors import RatingError, RunError
+from arena.results import from_records, load
+
+
+def wilson_by_hand(k: int, n: int, z: float = 1.959963984540054) -> tuple[float, float]:
+    p = k / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z / (1 + z * z / n) * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n))
+    return centre - half, centre + half
+
+
+@pytest.fixture()
+def hand() -> Any:
+    return from_records(S.hand_built(), {"variants": {"v1": {}, "v2": {}}})
+
+
+@pytest.fixture()
+def hand_run(tmp_path: Path) -> Path:
+    return S.write_run(tmp_path / "run", S.hand_built(), {"v1": {"dice": 2}, "v2": {"dice": 1}})
+
+
+def _stat(table: pd.DataFrame, variant: str, name: str) -> pd.Series:
+    rows = table[(table["variant"] == variant) & (table["statistic"] == name)]
+    assert len(rows) == 1, f"{variant}/{name}"
+    return rows.iloc[0]
+
+
+# Worked out by hand from synth_records.hand_built()'s three v1 matches.
+V1_EXPECTED = {
+    "matches": 3, "rounds_per_match": 8 / 3, "decisions_per_match": 17 / 3, "opener_win_rate": 2 / 3,
+    "opener_fair_share": 4 / 9, "seat0_win_rate": 1 / 3, "seat1_win_rate": 1 / 3, "seat2_win_rate": 1.0,
+    "dudo_calls_per_match": 2.0, "dudo_right_share": 3 / 6, "calza_calls_per_match": 1 / 3,
+    "calza_right_share": 1.0, "challenged_bid_true_share": 4 / 7, "palifico_rounds_per_match": 2 / 3,
+    "dice_lost_per_round": 6 / 7, "faults_per_match": 1 / 3, "faulted_match_share": 1 / 3,
+}
+V1_N = {"matches": 3, "seat2_win_rate": 1, "dudo_right_share": 6, "calza_right_share": 1,
+        "challenged_bid_true_share": 7, "opener_win_rate": 3}
+
+
+def test_variant_statistics_by_hand(hand: Any) -> None:
+    table = stats.variant_stats(hand)
+    assert list(table.columns) == stats.STAT_COLUMNS
+    v1 = table[table["variant"] == "v1"]
+    assert v1["statistic"].tolist() == list(V1_EXPECTED)
+    for name, value in V1_EXPECTED.items():
+        assert _stat(table, "v1", name)["value"] == pytest.approx(value), name
+    for name, n in V1_N.items():
+        assert _stat(table, "v1", name)["n"] == n, name
+    v2 = table[table["variant"] == "v2"].set_index("statistic")["value"]
+    assert v2["matches"] == 1 and v2["opener_win_rate"] == 0 and v2["dudo_right_share"] == 1
+    assert v2["faults_per_match"] == 1 and "seat2_win_rate" not in v2.index
+
+
+def test_proportions_carry_wilson_intervals(hand: Any) -> None:
+    table = stats.variant_stats(hand)
+    for name, (k, n) in {"dudo_right_share": (3, 6), "challenged_bid_true_share": (4, 7),
+                         "opener_win_rate": (2, 3), "calza_right_share": (1, 1)}.items():
+        row = _stat(table, "v1", name)
+        low, high = wilson_by_hand(k, n)
+        assert (row["low"], row["high"]) == pytest.approx((low, high), abs=1e-9), name
+
+
+def test_means_carry_bootstrap_intervals_inside_the_data(hand: Any) -> None:
+    table = stats.variant_stats(hand)
+    rounds = _stat(table, "v1", "rounds_per_match")  # per match 5, 2, 1
+    assert 1 <= rounds["low"] < rounds["value"] < rounds["high"] <= 5
+    calza = _stat(table, "v1", "calza_calls_per_match")  # per match 1, 0, 0: never below 0
+    assert calza["low"] == 0 and calza["high"] <= 1
+    lost = _stat(table, "v1", "dice_lost_per_round")  # ratio over matches: 4/5, 1/1, 1/1
+    assert 0.8 <= lost["low"] <= lost["value"] <= lost["high"] <= 1.0
+    # One match: no interval; the count "matches" has none either.
+    assert math.isnan(_stat(table, "v2", "rounds_per_match")["low"])
+    assert math.isnan(_stat(table, "v1", "matches")["low"])
+    # Reproducible: the intervals are seeded.
+    pd.testing.assert_frame_equal(table, stats.variant_stats(hand))
+
+
+def test_interval_helpers() -> None:
+    assert stats.wilson(0, 0)[0] != stats.wilson(0, 0)[0]  # NaN
+    share, low, high = stats.wilson(0, 10)
+    assert share == 0 and low == 0 and 0.25 < high < 0.35
+    assert stats.mean_interval([3, 3, 3]) == (3.0, 3.0, 3.0, 3)
+    value, low, high, n = stats.mean_interval(np.arange(100))
+    assert n == 100 and value == 49.5 and 43 < low < 49.5 < high < 56
+    v, lo, hi, n = stats.ratio_interval([1, 2, 3], [2, 2, 2])
+    assert v == 1.0 and lo < 1.0 < hi and n == 3
+
+
+def test_dropping_administrative_faults(hand: Any) -> None:
+    assert stats.is_admin_fault("arena") and not stats.is_admin_fault("timeout")
+    kept = stats.select(hand, drop_admin_faults=True)
+    assert kept.matches["match"].tolist() == ["A", "B", "C"]  # D had an "arena" fault
+    assert set(kept.faults["kind"]) == {"timeout"}
+    table = stats.variant_stats(hand, drop_admin_faults=True)
+    assert set(table["variant"]) == {"v1"}
+
+
+def test_rating_table_by_hand(hand: Any) -> None:
+    report = stats.rate_results(hand, resamples=20)
+    t = report.table
+    assert list(t.columns) == stats.RATING_COLUMNS
+    assert list(dict.fromkeys(t["variant"])) == [stats.OVERALL, "v1", "v2"]
+    v1 = t[t["variant"] == "v1"].set_index("bot")
+    assert v1.loc["x", ["matches", "wins"]].tolist() == [3, 2] and v1.loc["x", "mean_place"] == pytest.approx(5 / 3)
+    assert v1.loc["y", ["matches", "wins", "faults"]].tolist() == [2, 0, 1]
+    assert v1.loc["y", "fault_kinds"] == "timeout:1" and v1.loc["y", "mean_place"] == 2
+    assert v1.loc["z", ["matches", "wins"]].tolist() == [2, 1] and v1.loc["z", "mean_place"] == 1.5
+    overall = t[t["variant"] == stats.OVERALL].set_index("bot")
+    assert overall.loc["x", ["matches", "wins", "faults"]].tolist() == [4, 2, 1]
+    assert overall.loc["x", "fault_kinds"] == "arena:1"
+    assert overall["elo"].mean() == pytest.approx(1500.0)
+    assert (t["elo_low"] <= t["elo"] + 1e-3).all() and (t["elo"] <= t["elo_high"] + 1e-3).all()
+    # Best first within each variant.
+    for _, part in t.groupby("variant"):
+        assert part["elo"].is_monotonic_decreasing
+    # Head to head: x above y once in two meetings; z above y in their one meeting.
+    h = report.h2h[report.h2h["variant"] == "v1"].set_index(["bot", "opponent"])
+    assert h.loc[("x", "y"), ["above", "met"]].tolist() == [1, 2]
+    assert h.loc[("z", "y"), ["above", "met", "share"]].tolist() == [1, 1, 1.0]
+    los = report.los["v1"]
+    assert np.allclose(los.to_numpy() + los.to_numpy().T, 1.0)
+    # With the administrative fault's match dropped, x has played 3.
+    dropped = stats.rate_results(hand, resamples=20, drop_admin_faults=True).table
+    assert dropped[(dropped["variant"] == stats.OVERALL) & (dropped["bot"] == "x")]["matches"].item() == 3
+
+
+def test_rating_options(hand: Any) -> None:
+    anchored = stats.rate_results(hand, resamples=10, anchor="y", anchor_elo=1000.0, variant="v1").table
+    y = anchored[anchored["bot"] == "y"].iloc[0]
+    assert y["elo"] == y["elo_low"] == y["elo_high"] == 1000.0
+    assert set(anchored["variant"]) == {"v1"}
+    with pytest.raises(RatingError, match="anchor bot 'z' played no match in 'v2'"):
+        stats.rate_results(hand, resamples=10, anchor="z")
+    with pytest.raises(RunError, match="no variant 'v9'; the run has v1, v2"):
+        stats.rate_results(hand, variant="v9")
+    a = stats.rate_results(hand, resamples=10, seed=3).table
+    pd.testing.assert_frame_equal(a, stats.rate_results(hand, resamples=10, seed=3).table)
+
+
+def test_single_variant_overall_is_that_variant(tmp_path: Path) -> None:
+    res = from_records([r for r in S.hand_built() if r["variant"] == "v1"])
+    t = stats.rate_results(res, resamples=10).table
+    overall = t[t["variant"] == stats.OVERALL].drop(columns="variant").reset_index(drop=True)
+    v1 = t[t["variant"] == "v1"].drop(columns="variant").reset_index(drop=True)
+    pd.testing.assert_frame_equal(overall, v1)
+
+
+def _orders(variant: str, order: list[str], copies: int) -> list[dict[str, Any]]:
+    """Records without rounds whose finishing order is always ``order``
+    (best first), with each pair also meeting once the other way round."""
+    recs = []
+    for i in range(copies):
+        recs.append({"match": f"{variant}-{i}", "variant": variant, "bots": order,
+                     "placements": list(range(1, len(order) + 1)), "first": 0, "rounds": [],
+                     "rounds_played": 0})
+    for j in range(len(order) - 1):
+        recs.append({"match": f"{variant}-r{j}", "variant": variant, "bots": [order[j], order[j + 1]],
+                     "placements": [2, 1], "first": 0, "rounds": [], "rounds_played": 0})
+    return recs
+
+
+def test_variant_comparison_rank_correlation_and_change() -> None:
+    bots = ["a", "b", "c", "d"]
+    res = from_records(_orders("same1", bots, 8) + _orders("same2", bots, 8) + _orders("flip", bots[::-1], 8),
+                       {"variants": {"same1": {}, "same2": {}, "flip": {}}})
+    report = stats.rate_results(res, resamples=30)
+    changes, corr = stats.variant_comparison(report)
+    c = corr.set_index("variant")
+    assert c.loc["same2", "spearman"] == pytest.approx(1.0) and c.loc["flip", "spearman"] == pytest.approx(-1.0)
+    assert (c["baseline"] == "same1").all() and (c["bots"] == 4).all()
+    ch = changes.set_index(["variant", "bot"])
+    assert ch.loc[("flip", "a"), "change"] < -100 < 100 < ch.loc[("flip", "d"), "change"]
+    assert ch.loc[("flip", "a"), "high"] < 0 < ch.loc[("flip", "d"), "low"]
+    assert abs(ch.loc[("same2", "a"), "change"]) < 1e-6
+    rows = stats.comparison_rows(changes, corr)
+    assert "rank_correlation[same1]" in set(rows["statistic"]) and "elo_change[a]" in set(rows["statistic"])
+    with pytest.raises(RunError, match="baseline variant 'nope'"):
+        stats.variant_comparison(report, "nope")
+
+
+def test_rankings_follow_places_and_file_order(hand: Any) -> None:
+    bots, ranks = stats.rankings(hand.seats, hand.matches)
+    assert bots == ["x", "y", "z"]
+    assert ranks == [[2, 1, 0], [0, 1], [0, 2], [1, 0]]
+
+
+# --- the commands -------------------------------------------------------------
+
+
+def test_arena_ratings_writes_ratings_csv(hand_run: Path) -> None:
+    out = CliRunner().invoke(main, ["ratings", str(hand_run), "--resamples", "20", "--h2h"])
+    assert out.exit_code == 0, out.output
+    assert "Plackett-Luce Elo" in out.output and "likelihood of superiority" in out.output
+    csv = pd.read_csv(hand_run / "ratings.csv")
+    assert list(csv.columns[:8]) == ["variant", "bot", "elo", "elo_low", "elo_high", "matches", "wins", "mean_place"]
+    assert set(csv["variant"]) == {stats.OVERALL, "v1", "v2"}
+
+
+def test_arena_ratings_json_and_csv(hand_run: Path) -> None:
+    runner = CliRunner()
+    out = runner.invoke(main, ["ratings", str(hand_run), "--resamples", "10", "--json", "--no-write"])
+    assert out.exit_code == 0, out.output
+    data = json.loads(out.output)
+    assert {r["bot"] for r in data["ratings"]} == {"x", "y", "z"}
+    assert data["los"]["v1"]["x"]["x"] == 0.5
+    assert not (hand_run / "ratings.csv").exists()
+    out = runner.invoke(main, ["ratings", str(hand_run), "--resamples", "10", "--csv", "--variant", "v1",
+                               "--anchor", "x=2000"])
+    assert out.exit_code == 0, out.output
+    lines = out.output.splitlines()
+    assert lines[0].startswith("variant,bot,elo") and len(lines) == 4
+    assert not (hand_run / "ratings.csv").exists()  # one variant: the run's file is not replaced
+    x = [ln for ln in lines if ",x," in ln][0].split(",")
+    assert float(x[2]) == 2000.0
+
+
+def test_arena_stats_writes_variant_stats_csv(hand_run: Path) -> None:
+    out = CliRunner().invoke(main, ["stats", str(hand_run), "--resamples", "10"])
+    assert out.exit_code == 0, out.output
+    assert "dudo_right_share" in out.output
+    csv = pd.read_csv(hand_run / "variant_stats.csv")
+    assert list(csv.columns) == stats.STAT_COLUMNS
+    row = csv[(csv["variant"] == "v1") & (csv["statistic"] == "challenged_bid_true_share")].iloc[0]
+    assert row["value"] == pytest.approx(4 / 7, abs=1e-5)
+    assert "rank_correlation[v1]" in set(csv["statistic"])
+    out = CliRunner().invoke(main, ["stats", str(hand_run), "--json", "--no-write", "--variant", "v2"])
+    assert {r["variant"] for r in json.loads(out.output)} == {"v2"}
+
+
+def test_commands_report_errors_in_one_line(tmp_path: Path) -> None:
+    for cmd in ("ratings", "stats"):
+        out = CliRunner().invoke(main, [cmd, str(tmp_path / "missing")])
+        assert out.exit_code != 0
+        assert out.output.strip().startswith("Error:") and "no such run folder" in out.output
+        assert len(out.output.strip().splitlines()) == 1
+    out = CliRunner().invoke(main, ["ratings", str(tmp_path), "--anchor", "x=abc"])
+    assert "--anchor 'x=abc'" in out.output
+
+
+def test_real_loader_roundtrip(hand_run: Path) -> None:
+    # The run folder the tests write loads to the same tables as in memory.
+    disk = stats.variant_stats(load(hand_run))
+    mem = stats.variant_stats(from_records(S.hand_built(), {"variants": {"v1": {}, "v2": {}}}))
+    pd.testing.assert_frame_equal(disk, mem)
