@@ -107,9 +107,10 @@ def serve(path: str) -> int:
     sys.stdout = sys.stderr
 
     def write(data: bytes) -> None:
-        view = memoryview(data)
-        while view:
-            view = view[os.write(proto, view):]
+        n = os.write(proto, data)  # a reply fits a pipe: one write, almost always
+        while n < len(data):
+            data = data[n:]
+            n = os.write(proto, data)
 
     readline = sys.stdin.buffer.readline
     loads = orjson.loads

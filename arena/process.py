@@ -230,7 +230,17 @@ class BotProcess:
                 self._log(f"[{self.pid}] > {data[:-1].decode()}")
             cpu0 = box.cpu_ns()
             deadline = _time.monotonic() + budget * self.time.wall_factor / 1000
-            self._send(data, deadline, str(msg.get("type", "request")))
+            if self._pending:
+                self._send(data, deadline, str(msg.get("type", "request")))
+            else:  # the usual case, one write, kept short: it is the per-decision path
+                try:
+                    n = os.write(self._in, data)
+                except BlockingIOError:
+                    n = 0
+                except OSError:
+                    raise self._crashed("stopped reading its input (closed stdin or exited)") from None
+                if n < len(data):
+                    self._send(data[n:], deadline, str(msg.get("type", "request")))
             line = self._read_line(deadline, budget * 1_000_000, cpu0, "reply", "time_ms", budget)
             used = box.cpu_ns() - cpu0
             if used > budget * 1_000_000:
@@ -331,6 +341,27 @@ class BotProcess:
         buf = self._buf
         poll = self._poll.poll
         out = self._out
+        first = True
+        used = 0
+        if not buf and cpu_budget_ns is not None:
+            # Fast path (per decision): one poll, one read holding exactly the reply line.
+            left = deadline - _time.monotonic()
+            events = poll(max(1, int(min(left, cpu_budget_ns / 1e9 / self._ncpu) * 1000) + 1))
+            first = False
+            if len(events) == 1 and events[0][0] == out:
+                self._fill()
+                if buf.find(b"\n") == len(buf) - 1:
+                    line = bytes(buf[:-1])
+                    buf.clear()
+                    if self._log:
+                        self._log(f"[{self.pid}] < {line.decode('utf-8', 'replace')}")
+                    return line
+            else:
+                for fd, ev in events:
+                    if fd == out:
+                        self._fill()
+                    elif fd == self._err:
+                        self._drain_err()
         while True:
             i = buf.find(b"\n")
             if i >= 0:
@@ -345,8 +376,13 @@ class BotProcess:
             now = _time.monotonic()
             left = deadline - now
             wait = left
-            if cpu_budget_ns is not None:
-                used = box.cpu_ns() - cpu0
+            if cpu_budget_ns is not None and first:
+                # Just sent: nothing used yet worth a read; the budget cannot
+                # run out before this, even on every core the bot may use.
+                wait = min(left, cpu_budget_ns / 1e9 / self._ncpu)
+                first = False
+            elif cpu_budget_ns is not None:
+                used = box.cpu_ns(refresh=True) - cpu0
                 if used > cpu_budget_ns:
                     raise BotTimeout(f"bot {self.spec.name} used {used / 1e6:.0f} ms of CPU time without "
                                      f"a {what}, over its budget of {limit_ms} ms ({limit_name})")

@@ -231,6 +231,7 @@ class Sandbox:
         self.cgroups: dict[str, str] = {}
         self.workdir: str | None = None  # on the host, when not inside bwrap
         self._cpu_fd: int | None = None
+        self._stat_fds: list[int] | None = None  # /proc stat files, without cpuacct
         self._pid: int | None = None
 
     # -- set up --------------------------------------------------------------
@@ -362,11 +363,45 @@ class Sandbox:
 
     # -- while running ------------------------------------------------------
 
-    def cpu_ns(self) -> int:
-        """CPU time used so far by the bot and every process it started, in ns."""
+    def cpu_ns(self, refresh: bool = False) -> int:
+        """CPU time used so far by the bot and every process it started, in ns.
+
+        With a cpuacct cgroup this is exact and one read. Without, it sums
+        /proc/<pid>/stat over the process tree (clock-tick resolution); the
+        tree is walked again only when ``refresh`` is set (the slow path,
+        while waiting), and otherwise read through stat files kept open, so
+        the per-decision cost stays a few microseconds.
+        """
         if self._cpu_fd is not None:
             return int(os.pread(self._cpu_fd, 32, 0))
-        return _proc_tree_cpu_ns(self._pid) if self._pid else 0
+        if self._pid is None:
+            return 0
+        if refresh or self._stat_fds is None:
+            self._walk_tree()
+        total = 0
+        for fd in self._stat_fds or ():
+            try:
+                fields = os.pread(fd, 1024, 0).rsplit(b")", 1)[1].split()
+            except (OSError, IndexError):
+                continue  # gone: its time went to its parent's cstime/cutime
+            # utime, stime, cutime, cstime (fields 14-17 of proc(5)).
+            total += (int(fields[11]) + int(fields[12]) + int(fields[13]) + int(fields[14])) * _TICK_NS
+        return total
+
+    def _walk_tree(self) -> None:
+        self._close_stats()
+        fds = []
+        for pid in _proc_tree(self._pid) if self._pid else ():
+            try:
+                fds.append(os.open(f"/proc/{pid}/stat", os.O_RDONLY))
+            except OSError:
+                continue
+        self._stat_fds = fds
+
+    def _close_stats(self) -> None:
+        for fd in self._stat_fds or ():
+            os.close(fd)
+        self._stat_fds = None
 
     def oom_killed(self) -> bool:
         """Whether the memory limit was hit (the kernel killed a process for it)."""
@@ -422,6 +457,7 @@ class Sandbox:
         if self._cpu_fd is not None:
             os.close(self._cpu_fd)
             self._cpu_fd = None
+        self._close_stats()
         for controller, path in list(self.cgroups.items()):
             for _ in range(100):  # a killed process leaves its cgroup a moment later
                 try:
@@ -445,25 +481,19 @@ def _write(folder: str, name: str, value: str) -> None:
 _TICK_NS = 1_000_000_000 // os.sysconf("SC_CLK_TCK")
 
 
-def _proc_tree_cpu_ns(pid: int) -> int:
-    """CPU time of ``pid`` and its live descendants plus reaped children, from
-    /proc (clock-tick resolution): the fallback without a cpuacct cgroup."""
-    total = 0
+def _proc_tree(pid: int) -> list[int]:
+    """``pid`` and its live descendants (the fallback without a cgroup)."""
+    out: list[int] = []
     todo = [pid]
-    seen: set[int] = set()
     while todo:
         p = todo.pop()
-        if p in seen:
+        if p in out:
             continue
-        seen.add(p)
+        out.append(p)
         try:
-            with open(f"/proc/{p}/stat", "rb") as f:
-                fields = f.read().rsplit(b")", 1)[1].split()
-            # fields[0] is state (field 3); utime..cstime are fields 14-17.
-            total += sum(int(x) for x in fields[11:15]) * _TICK_NS
             for t in os.listdir(f"/proc/{p}/task"):
                 with open(f"/proc/{p}/task/{t}/children", "rb") as f:
                     todo.extend(int(x) for x in f.read().split())
-        except (OSError, ValueError, IndexError):
+        except (OSError, ValueError):
             continue
-    return total
+    return out
