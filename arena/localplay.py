@@ -239,7 +239,7 @@ def play_inprocess(rules: Rules, bots: Sequence[BotFactory], seed: int, *,
     while state.placements is None:
         state = deal(state, roll_table(seed, state.round, state.counts))
         while state.dice is not None:
-            seat = state.to_act
+            seat, hand = state.to_act, state.dice[state.to_act]
             turn = Turn.from_message(turn_message(match, state, time_ms), infos[seat], players[seat].rng)
             try:
                 action = as_action(players[seat].act(turn))
@@ -248,7 +248,7 @@ def play_inprocess(rules: Rules, bots: Sequence[BotFactory], seed: int, *,
                 if strict:
                     what = exc.reason if isinstance(exc, IllegalAction) else f"{type(exc).__name__}: {exc}"
                     raise RunError(f"{names[seat]} (seat {seat}) failed in {match} round {state.round} "
-                                   f"with dice {list(state.dice[seat])}: {what}") from exc
+                                   f"with dice {list(hand)}: {what}") from exc
                 state = fault(state, seat)
         end = RoundEnd.from_message(round_end_message(match, state))
         for seat, bot in enumerate(players):

@@ -43,13 +43,10 @@ def as_bid(b: BidLike) -> Bid:
         if not isinstance(action, Bid):
             raise InvalidAction(f"{b!r} is a call, not a bid; the odds are for bids like '5x3'")
         return action
-    try:
-        q, f = b
-    except (TypeError, ValueError):
-        q = f = None
-    if type(q) is not int or type(f) is not int or not 1 <= f <= 6:
+    parts: tuple[object, ...] = tuple(b) if isinstance(b, tuple) else ()
+    if len(parts) != 2 or type(parts[0]) is not int or type(parts[1]) is not int or not 1 <= parts[1] <= 6:
         raise InvalidAction(f"bid {b!r}: write (quantity, face) with integers and a face from 1 to 6")
-    return b if isinstance(b, Bid) else Bid(q, f)
+    return b if isinstance(b, Bid) else Bid(parts[0], parts[1])
 
 
 def face_probability(face: int, wild: bool) -> float:

@@ -103,7 +103,7 @@ def test_turn_conveniences_follow_the_round() -> None:
             turn = Turn.from_message(turn_message("m", state, 100), info, rng)
             wild = rules.wild_ones and not palifico
             assert turn.wild is wild
-            unseen = sum(state.counts) - len(state.dice[state.to_act])
+            unseen = sum(state.counts) - len(turn.dice)
             assert turn.unseen == unseen == 15
             for b in [Bid(2, 1), Bid(3, 4), Bid(5, 6), Bid(9, 2)]:
                 p = turn.probability(b)
