@@ -145,12 +145,13 @@ class BotProcess:
                 proc.wait(self.time.grace_ms / 1000)
             except subprocess.TimeoutExpired:
                 pass
+        if box is not None:
+            box.kill_all()  # first: without cgroups it finds the tree from the live top process
+        if proc is not None:
             try:
                 os.killpg(proc.pid, signal.SIGKILL)
             except (ProcessLookupError, PermissionError):
                 pass
-        if box is not None:
-            box.kill_all()
         if proc is not None:
             proc.wait()
             self._drain_err()  # what it wrote last often says why it failed

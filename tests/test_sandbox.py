@@ -201,3 +201,16 @@ def test_environment_is_scrubbed(monkeypatch: pytest.MonkeyPatch) -> None:
 def _no_stray_cgroups() -> Iterator[None]:
     yield
     assert cgroup_dirs(f"arena-{os.getpid()}-") == []
+
+
+def test_without_cgroups_cpu_time_comes_from_proc(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No writable cgroups (no root, cgroup v2 only): the CPU budget still holds."""
+    monkeypatch.setattr(sandbox, "available", lambda: Mechanisms(MECH.bwrap, MECH.unshare, (), MECH.root))
+    monkeypatch.setattr(sandbox, "_warned", set())
+    with BotProcess(spec("steady.py"), LIMITS, FAST) as bot:
+        bot.start()
+        bot.notify(match_start())
+        assert bot.request(TURN)[0]["action"] == "dudo"
+        assert bot._box is not None and bot._box.cgroups == {}
+    _, fault, _ = play("spin.py")
+    assert fault is not None and fault.kind == "timeout" and "CPU time" in fault.detail
