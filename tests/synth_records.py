@@ -94,7 +94,7 @@ def seats_frame(records: list[dict[str, Any]]) -> pd.DataFrame:
             rows.append({"match": rec["match"], "variant": rec["variant"], "seat": s, "bot": bot,
                          "place": rec["placements"][s], "players": len(rec["bots"]),
                          "rounds": rec["rounds_played"], "dice_left": None, "out_round": None,
-                         "fault": fault_of.get(s), "seconds": rec["think"][s]})
+                         "fault": fault_of.get(s), "seconds": (rec.get("think") or [None] * len(rec["bots"]))[s]})
     return pd.DataFrame(rows)
 
 
