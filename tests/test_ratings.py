@@ -219,3 +219,18 @@ def test_rates_itertools_all_orders_symmetrically() -> None:
     # Every order of 3 items once: no item is better, all ratings equal.
     ranks = [list(p) for p in itertools.permutations(range(3))]
     assert np.allclose(rt.to_elo(rt.fit_plackett_luce(3, ranks)), 1500.0, atol=1e-6)
+
+
+def test_hessian_matches_finite_differences_of_the_gradient() -> None:
+    rng = np.random.default_rng(8)
+    ranks = sample_rankings(rng, rng.normal(0, 1, 5), 60, (2, 5), replace=True)
+    d = rt.design(5, ranks)
+    w = rng.integers(0, 3, d.n_rankings).astype(float)
+    x = rng.normal(0, 1, 5)
+    for precision in (0.0, 0.7):
+        numeric = np.array([approx_fprime(x, lambda t, i=i: rt._objective(t, d, w, precision)[1][i], 1e-6)
+                            for i in range(5)])
+        hess = rt._hessian(x, d, w, precision)
+        assert np.allclose(hess, numeric, rtol=1e-4, atol=1e-3)
+        assert np.allclose(hess, hess.T)
+        assert np.all(np.linalg.eigvalsh(hess) > 0)  # strictly convex: one optimum
