@@ -145,7 +145,7 @@ class _Model:
         probs = self._probs
         diag = probs.sum(axis=1) * self.w[:, None]
         outer = np.matmul(probs.transpose(0, 2, 1), probs) * self.w[:, None, None]
-        hess = np.diag(np.bincount(d.items.ravel(), weights=diag.ravel(), minlength=n))
+        hess: FloatArray = np.diag(np.bincount(d.items.ravel(), weights=diag.ravel(), minlength=n)).astype(np.float64)
         hess -= np.bincount(self.pairs, weights=outer.ravel(), minlength=n * n).reshape(n, n)
         hess += self.precision * np.eye(n) if self.precision > 0 else np.ones((n, n))
         return np.asarray(hess, dtype=np.float64)
@@ -210,7 +210,7 @@ def fit_design(
                 f"Plackett-Luce fit did not converge after {res.nit} iterations "
                 f"(max_iter={max_iter}): {res.message}; largest gradient {float(np.abs(grad).max()):.3g}"
             )
-    return theta - theta.mean()
+    return np.asarray(theta - theta.mean(), dtype=np.float64)
 
 
 def fit_plackett_luce(

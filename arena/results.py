@@ -228,12 +228,12 @@ def _frames_from_records(records: list[dict[str, Any]]) -> dict[str, pd.DataFram
             count = _opt_int(rnd.get("count"))
             change = rnd.get("change") or None
             fault = rnd.get("fault") or None
-            q = standing[1] if standing else None
+            bid_q = standing[1] if standing else None
             call_right: bool | None = None
             bid_true: bool | None = None
-            if fault is None and call is not None and count is not None and q is not None:
-                bid_true = count >= q
-                call_right = count < q if call == "dudo" else count == q
+            if fault is None and call is not None and count is not None and bid_q is not None:
+                bid_true = count >= bid_q
+                call_right = count < bid_q if call == "dudo" else count == bid_q
             if change is not None:
                 s, delta = int(change["seat"]), int(change["delta"])
                 dice[s] = min(max_dice, max(0, dice[s] + delta))
@@ -247,7 +247,7 @@ def _frames_from_records(records: list[dict[str, Any]]) -> dict[str, pd.DataFram
             rounds.append((
                 mid, variant, r, _opt_int(rnd.get("opener")), palifico, players, in_play, bids,
                 len(acts), None if fault is not None else call, None if fault is not None else caller,
-                standing[0] if standing else None, q, standing[2] if standing else None,
+                standing[0] if standing else None, bid_q, standing[2] if standing else None,
                 count, int(change["seat"]) if change else None, int(change["delta"]) if change else None,
                 call_right, bid_true,
                 int(fault["seat"]) if fault else None, str(fault.get("kind", "")) if fault else None,

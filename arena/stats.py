@@ -18,7 +18,7 @@ import pandas as pd
 from scipy import stats as sps
 
 from arena import ratings as rt
-from arena.errors import RatingError, RunError
+from arena.errors import ArenaError, RatingError, RunError
 from arena.results import Results, load
 
 OVERALL = "all"
@@ -464,7 +464,12 @@ def ratings_json(report: RatingReport) -> dict[str, Any]:
     }
 
 
-def elo_summary(run: str | Path, **options: Any) -> str:
-    """For ``arena run`` to end with: rate the run folder, write ratings.csv,
-    return the table text."""
-    return format_ratings(rate_run(run, **options))
+def elo_table_text(run: str | Path, **options: Any) -> str:
+    """What ``arena run`` ends with: rate the run folder (options as
+    :func:`rate_results`), write ratings.csv, return the tables as text.
+    A run that cannot be rated (no finished match yet, a fit that failed)
+    gets one line saying why instead of a table: the run itself succeeded."""
+    try:
+        return format_ratings(rate_run(run, **options))
+    except ArenaError as exc:
+        return f"no Elo table: {exc}"

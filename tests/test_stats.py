@@ -260,3 +260,11 @@ def test_real_loader_roundtrip(hand_run: Path) -> None:
     disk = stats.variant_stats(load(hand_run))
     mem = stats.variant_stats(from_records(S.hand_built(), {"variants": {"v1": {}, "v2": {}}}))
     pd.testing.assert_frame_equal(disk, mem)
+
+
+def test_elo_table_text_for_arena_run(hand_run: Path, tmp_path: Path) -> None:
+    text = stats.elo_table_text(hand_run, resamples=10)
+    assert text.startswith("all: Plackett-Luce Elo") and (hand_run / "ratings.csv").exists()
+    (tmp_path / "fresh").mkdir()
+    (tmp_path / "fresh" / "run.json").write_text('{"name": "fresh", "status": "running"}')
+    assert stats.elo_table_text(tmp_path / "fresh") == f"no Elo table: {tmp_path / 'fresh'}: no finished match to rate yet"
