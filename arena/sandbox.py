@@ -41,6 +41,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Literal
 
+import ctypes
+import ctypes.util
+
 import arena
 from arena.botfile import BotSpec
 from arena.errors import SandboxError
@@ -162,7 +165,9 @@ def available() -> Mechanisms:
             prefix = (u, "--user", "--map-root-user") + prefix[1:]
         if _run_ok([*prefix, "true"]):
             unshare = prefix
-    return Mechanisms(bwrap=bwrap, unshare=unshare, cgroups=tuple(_cgroup_parents()), root=root)
+    cgroups = tuple(_cgroup_parents())
+    _reap_stale_cgroups(cgroups)
+    return Mechanisms(bwrap=bwrap, unshare=unshare, cgroups=cgroups, root=root)
 
 
 def describe_sandbox(limits: SandboxLimits = SandboxLimits()) -> str:
@@ -186,6 +191,32 @@ def describe_sandbox(limits: SandboxLimits = SandboxLimits()) -> str:
 
 
 _warned: set[str] = set()
+
+# prctl(PR_SET_PDEATHSIG) for the spawned process: if the referee dies, even
+# by SIGKILL, the kernel kills the sandbox's top process, and bwrap (its
+# --die-with-parent) or unshare (--kill-child) takes the rest with it.
+_PR_SET_PDEATHSIG = 1
+try:
+    _libc: ctypes.CDLL | None = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+except OSError:
+    _libc = None
+
+
+def _reap_stale_cgroups(parents: tuple[tuple[str, str], ...]) -> None:
+    """Remove the empty cgroups of referees that died without cleaning up
+    (``arena-<pid>-...`` whose pid is gone)."""
+    for _, parent in parents:
+        try:
+            names = os.listdir(parent)
+        except OSError:
+            continue
+        for name in names:
+            parts = name.split("-")
+            if len(parts) > 2 and parts[0] == "arena" and parts[1].isdigit() and not os.path.exists(f"/proc/{parts[1]}"):
+                try:
+                    os.rmdir(os.path.join(parent, name))
+                except OSError:
+                    pass  # still holds a process, or not ours to remove
 
 
 def _check(limits: SandboxLimits) -> Mechanisms:
@@ -332,8 +363,14 @@ class Sandbox:
         off = lim.mode == "off"
         no_memcg = "memory" not in self.cgroups
         no_ns = self.mech.bwrap is None
+        parent = os.getpid()
+        libc = _libc
 
         def run() -> None:
+            if libc is not None:
+                libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+                if os.getppid() != parent:  # the parent died before prctl took effect
+                    os._exit(1)
             for p in procs:
                 fd = os.open(p, os.O_WRONLY)
                 try:
