@@ -405,7 +405,10 @@ def format_ratings(report: RatingReport, head_to_head: bool = False) -> str:
     from arena.tables import format_table
 
     blocks = []
+    labels = list(report.los)
     for label, t in report.table.groupby("variant", sort=False):
+        if len(labels) == 2 and label == labels[0]:
+            continue  # one variant: the overall table is the same table, print it once
         title = f"{label}: Plackett-Luce Elo, {int(LEVEL * 100)}% bootstrap interval ({report.resamples} resamples, seed {report.seed})"
         if report.drop_admin_faults:
             title += ", administrative faults dropped"

@@ -265,6 +265,9 @@ def test_real_loader_roundtrip(hand_run: Path) -> None:
 def test_elo_table_text_for_arena_run(hand_run: Path, tmp_path: Path) -> None:
     text = stats.elo_table_text(hand_run, resamples=10)
     assert text.startswith("all: Plackett-Luce Elo") and (hand_run / "ratings.csv").exists()
+    single = S.write_run(tmp_path / "single", S.hand_built()[:3], {"v1": {}})
+    one = stats.elo_table_text(single, resamples=10)
+    assert one.startswith("v1: Plackett-Luce Elo") and "all:" not in one
     (tmp_path / "fresh").mkdir()
     (tmp_path / "fresh" / "run.json").write_text('{"name": "fresh", "status": "running"}')
     assert stats.elo_table_text(tmp_path / "fresh") == f"no Elo table: {tmp_path / 'fresh'}: no finished match to rate yet"
