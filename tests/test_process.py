@@ -42,9 +42,17 @@ FAST = TimeControl(budget_ms=300, wall_factor=3.0, hello_ms=10000, grace_ms=200)
 LIMITS = SandboxLimits(memory_mb=128, output_bytes=1 << 20)
 
 
+# Every bot this test process starts carries this marker in its environment
+# (inherited by anything it forks), so leftovers are found even if they
+# escaped the process tree, and other people's runs of the same bots on this
+# machine are not mistaken for ours.
+OWNER = f"ARENA_TEST_OWNER={os.getpid()}"
+
+
 def leftovers(name: str) -> list[int]:
-    """Live processes carrying the bot's marker (ARENA_BOT=<name> in their environment)."""
+    """Live processes of bot ``name`` started by this test process."""
     marker = f"ARENA_BOT={name}\0".encode()
+    owner = f"{OWNER}\0".encode()
     found = []
     for d in os.listdir("/proc"):
         if not d.isdigit():
@@ -54,7 +62,7 @@ def leftovers(name: str) -> list[int]:
                 env = f.read() + b"\0"
         except OSError:
             continue
-        if marker in env or env.startswith(marker):
+        if (b"\0" + marker in env or env.startswith(marker)) and owner in env:
             try:
                 with open(f"/proc/{d}/stat") as f:
                     if f.read().rsplit(")", 1)[1].split()[0] == "Z":
@@ -67,7 +75,8 @@ def leftovers(name: str) -> list[int]:
 
 def spec(name: str, **env: str) -> BotSpec:
     s = load_bot(BOTS / name)
-    return dataclasses.replace(s, env={**s.env, **env}) if env else s
+    key, _, value = OWNER.partition("=")
+    return dataclasses.replace(s, env={**s.env, **env, key: value})
 
 
 @pytest.fixture(scope="module")

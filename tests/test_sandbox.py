@@ -194,7 +194,8 @@ def test_environment_is_scrubbed(monkeypatch: pytest.MonkeyPatch) -> None:
     env = box.env("/tmp")
     assert "ARENA_SECRET_TOKEN" not in env and env["HOME"] == "/tmp"
     assert set(env) <= {"PATH", "HOME", "TMPDIR", "LANG", "ARENA_BOT", "PYTHONPATH",
-                        "PYTHONDONTWRITEBYTECODE", "PYTHONHASHSEED", "PYTHONIOENCODING"}
+                        "PYTHONDONTWRITEBYTECODE", "PYTHONHASHSEED", "PYTHONIOENCODING",
+                        "ARENA_TEST_OWNER"}  # the last: the spec's own env, from spec()
 
 
 @pytest.fixture(autouse=True)
