@@ -190,6 +190,10 @@ class BotProcess:
         data = encode(msg)
         if self._log:
             self._log(f"[{self.pid}] > {data[:-1].decode()}")
+        if msg.get("type") == "match_start":
+            # output_bytes counts per match: a process reused for thousands of
+            # matches would reach any lifetime cap by ordinary logging alone.
+            self._written = 0
         self._pending += data
         try:
             self._flush()

@@ -66,7 +66,7 @@ class SandboxLimits:
     memory_mb: int = 512
     processes: int = 16  # processes + threads
     open_files: int = 64
-    output_bytes: int = 8 << 20  # stdout+stderr over the process's life
+    output_bytes: int = 8 << 20  # stdout+stderr a bot process may write (per match: reset at match_start)
     stderr_tail: int = 16384  # bytes of stderr tail kept
     cpu_seconds: int = 3600  # lifetime CPU cap (RLIMIT_CPU), a backstop
 

@@ -296,3 +296,15 @@ def test_bot_inherits_the_callers_cpu_pinning() -> None:
     t.start()
     t.join()
     assert out["reply"]["cpus"] == [1]
+
+
+def test_output_limit_counts_per_match() -> None:
+    """A long-lived process is not killed for ordinary output summed over many matches."""
+    limits = dataclasses.replace(LIMITS, output_bytes=4000)
+    with BotProcess(spec("steady.py"), limits, FAST) as bot:
+        bot.start()
+        for _ in range(5):
+            bot.notify(match_start())
+            for _ in range(20):  # ~60 bytes a reply: 1200 bytes a match, 6000 in all
+                bot.request(TURN)
+        assert bot.alive
