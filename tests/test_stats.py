@@ -271,3 +271,26 @@ def test_elo_table_text_for_arena_run(hand_run: Path, tmp_path: Path) -> None:
     (tmp_path / "fresh").mkdir()
     (tmp_path / "fresh" / "run.json").write_text('{"name": "fresh", "status": "running"}')
     assert stats.elo_table_text(tmp_path / "fresh") == f"no Elo table: {tmp_path / 'fresh'}: no finished match to rate yet"
+
+
+@pytest.mark.slow
+def test_default_league_separates_the_strongest_and_weakest_bots(tmp_path: Path) -> None:
+    """The issue's acceptance check on a real, shortened default league (300
+    matches, the Python bots only, since CI need not have node): the intervals
+    of the best and the worst built-in bot do not overlap."""
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parent.parent
+    out = tmp_path / "league"
+    proc = subprocess.run(
+        [sys.executable, "-m", "arena", "run", str(root / "configs" / "league.yaml"), "--matches", "300",
+         "--seed", "7", "--out", str(out), "--set", "bots=[bots/*.py]", "--set", "players=[4, 5]"],
+        cwd=root, capture_output=True, text=True, timeout=600,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    table = stats.rate_results(load(out), resamples=100).table
+    classic = table[table["variant"] == "classic"].reset_index(drop=True)
+    assert len(classic) >= 4
+    best, worst = classic.iloc[0], classic.iloc[-1]
+    assert worst["elo_high"] < best["elo_low"], classic.to_string()
