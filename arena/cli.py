@@ -113,9 +113,11 @@ class _ProgressLine:
 @click.option("--backend", type=click.Choice(["local", "ray"]), help="Where to play (default: the config's).")
 @click.option("--address", help="Ray cluster address (auto or HOST:PORT), with --backend ray.")
 @click.option("--force", is_flag=True, help="Move an existing run folder of another config aside and start over.")
+@click.option("--report", "html_report", is_flag=True, help="At the end, write the HTML report (RUN/report.html).")
 @_friendly
 def run_cmd(config: str, workers: int | None, matches: int | None, seed: int | None, out: str | None,
-            sets: tuple[str, ...], backend: str | None, address: str | None, force: bool) -> None:
+            sets: tuple[str, ...], backend: str | None, address: str | None, force: bool,
+            html_report: bool = False) -> None:
     """Play every match of CONFIG not yet in its run folder (resumes a stopped run)."""
     from arena.config import load_config
     from arena.runner import bot_summary, run
@@ -136,6 +138,10 @@ def run_cmd(config: str, workers: int | None, matches: int | None, seed: int | N
         for r in rows:
             click.echo(f"{r['bot']:<24} {r['matches']:>7} {r['wins']:>6} {r['mean_place']:>10.2f} {r['faults']:>6}")
     _print_elo(cfg.out)
+    if html_report and result.status == "complete":
+        from arena.report import write_report
+
+        click.echo(f"report: {write_report(cfg.out)}", err=True)
     rate = result.played / result.seconds if result.seconds else 0.0
     click.echo(f"\n{result.played} matches played in {result.seconds:.1f} s ({rate:.1f} matches/s); "
                f"run folder: {cfg.out}", err=True)
@@ -306,6 +312,49 @@ def check_cmd(bot: str, turns: int, seed: int, time_ms: int, sandbox: str, show:
     click.echo(report.render(show))
     if not report.ok:
         sys.exit(1)
+
+
+# --- arena play / arena report (issue 7) -------------------------------------
+
+
+@main.command("play")
+@click.option("--bots", "bots", multiple=True, metavar="NAME",
+              help="An opponent (built-in name or bot file); repeat for more. Default: probabilistic, "
+                   "cautious, bluffer (or the config's bots).")
+@click.option("--preset", help="Rule preset (default classic); see `arena rules`.")
+@click.option("--config", "config", type=click.Path(dir_okay=False),
+              help="A run config: its first variant (or --variant), time and sandbox limits, and bots.")
+@click.option("--variant", help="With --config: the variant to play.")
+@click.option("--set", "sets", multiple=True, metavar="KEY=VALUE", help="Override a rule key (dice=3).")
+@click.option("--assist", is_flag=True, help="Show the odds of the standing bid and of a few raises.")
+@click.option("--seed", type=click.IntRange(min=0), help="Dice seed (default: a new one, shown).")
+@click.option("--name", default="human", show_default=True, help="Your name at the table.")
+@click.option("--out", type=click.Path(dir_okay=False), help="Append the match record to this JSON-lines file.")
+@_friendly
+def play_cmd(bots: tuple[str, ...], preset: str | None, config: str | None, variant: str | None,
+             sets: tuple[str, ...], assist: bool, seed: int | None, name: str, out: str | None) -> None:
+    """Play one match in the terminal against sandboxed bots (docs/play.md)."""
+    from arena.play import HumanPlayer, play_setup, play_human
+
+    setup = play_setup(bots=bots, preset=preset, config=config, variant=variant, sets=sets, seed=seed,
+                       name=name)
+    human = HumanPlayer(click.get_text_stream("stdin"), click.get_text_stream("stdout"), assist=assist)
+    try:
+        play_human(setup, human, out)
+    except KeyboardInterrupt:
+        click.echo("\ninterrupted: the match was abandoned", err=True)
+        sys.exit(130)
+
+
+@main.command("report")
+@click.argument("run", type=click.Path(file_okay=False))
+@click.option("-o", "--output", type=click.Path(dir_okay=False), help="The HTML file (default: RUN/report.html).")
+@_friendly
+def report_cmd(run: str, output: str | None) -> None:
+    """Write one self-contained HTML page about run folder RUN (docs/report.md)."""
+    from arena.report import write_report
+
+    click.echo(str(write_report(run, output)))
 
 
 if __name__ == "__main__":  # pragma: no cover

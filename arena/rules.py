@@ -13,6 +13,7 @@ number of dice in play, and a state is a ``NamedTuple`` (cheap to build).
 from __future__ import annotations
 
 import dataclasses
+import itertools
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Final, Literal, NamedTuple, Sequence, Union
@@ -156,9 +157,10 @@ class Rules:
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> "Rules":
         """Rules from a mapping of keys (missing keys take the default)."""
-        for key in data:
+        for key, value in data.items():
             if key not in KEYS:
-                raise RulesError(f"rule {key!r} does not exist; the keys are {', '.join(KEYS)}")
+                raise RulesError(f"rule {key!r} (set to {value!r}) does not exist; "
+                                 f"the keys are {', '.join(KEYS)}")
         return cls(**data)
 
     def to_dict(self) -> dict[str, Any]:
@@ -172,7 +174,7 @@ class Rules:
 def parse_value(key: str, text: str) -> Any:
     """Parse a command-line ``key=value`` value for rule ``key`` (``--set``)."""
     if key not in KEYS:
-        raise RulesError(f"rule {key!r} does not exist; the keys are {', '.join(KEYS)}")
+        raise RulesError(f"rule {key!r} (set to {text!r}) does not exist; the keys are {', '.join(KEYS)}")
     spec = KEYS[key]
     low = text.strip().lower()
     if spec.kind is bool:
@@ -242,6 +244,8 @@ def bid(quantity: int, face: int) -> Bid:
 
 def parse_action(text: str) -> Action:
     """Parse the one text form of an action: ``"5x3"``, ``"dudo"`` or ``"calza"``."""
+    if type(text) is not str:
+        raise InvalidAction(f"{text!r} is not an action; an action is text such as '5x3', 'dudo' or 'calza'")
     t = text.strip().lower()
     if t == "dudo":
         return DUDO
@@ -285,13 +289,36 @@ class _Ladder(NamedTuple):
     bids: tuple[Bid, ...]  # every bid with quantity <= total, in increasing order
     index: dict[Bid, int]
     openers: tuple[Bid, ...]  # the bids allowed as an opening bid (no aces)
+    with_dudo: tuple[Action, ...]  # bids + (DUDO,): legal actions are one slice of it
+    with_calls: tuple[Action, ...]  # bids + (DUDO, CALZA)
 
 
-@lru_cache(maxsize=None)
+def _build_ladder(ones: str, total: int) -> _Ladder:
+    bids = tuple(sorted((bid(q, f) for q in range(1, total + 1) for f in FACES),
+                        key=lambda b: bid_key(b, ones)))
+    return _Ladder(total, bids, {b: i for i, b in enumerate(bids)}, tuple(b for b in bids if b.face != 1),
+                   bids + (DUDO,), bids + (DUDO, CALZA))
+
+
+class _LadderCache(dict):  # type: ignore[type-arg]
+    """total -> ladder for one ``ones`` mode, built on first use (a dict lookup is
+    cheaper than an ``lru_cache`` call on the hot path)."""
+
+    def __init__(self, ones: str) -> None:
+        super().__init__()
+        self.ones = ones
+
+    def __missing__(self, total: int) -> _Ladder:
+        ladder = self[total] = _build_ladder(self.ones, total)
+        return ladder
+
+
+_LADDERS: Final[dict[str, _LadderCache]] = {m: _LadderCache(m) for m in ("convert", "rank_high", "plain")}
+
+
 def _ladder(ones: str, total: int) -> _Ladder:
-    bids = sorted((bid(q, f) for q in range(1, total + 1) for f in FACES), key=lambda b: bid_key(b, ones))
-    t = tuple(bids)
-    return _Ladder(total, t, {b: i for i, b in enumerate(t)}, tuple(b for b in t if b.face != 1))
+    """Every bid for ``total`` dice in play, in the order of ``ones`` mode (cached)."""
+    return _LADDERS[ones][total]
 
 
 @lru_cache(maxsize=None)
@@ -346,7 +373,7 @@ class State(NamedTuple):
     dice: tuple[tuple[int, ...], ...] | None
     history: tuple[tuple[int, Bid], ...]
     to_act: int  # -1 outside the bid phase
-    top: int  # ladder index of the standing bid; -1 when none
+    top: int  # ladder index of the standing bid; -1 when none (always -1 in palifico)
     ladder: _Ladder  # every bid for the dice in play, in order (cached, shared)
     last: RoundResult | None  # the round resolved most recently
     placements: tuple[int, ...] | None
@@ -373,36 +400,44 @@ class State(NamedTuple):
         return self.history[-1] if self.history else None
 
 
-_new = tuple.__new__  # builds a State without NamedTuple's per-field overhead
+# The hot path builds states and results with tuple.__new__ and unpacks them
+# positionally: a NamedTuple's own constructor costs about 1 us a call.
+_new = tuple.__new__
+_chain = itertools.chain.from_iterable
 
 
 def new_match(rules: Rules, players: int, opener: int = 0) -> State:
     """A match about to deal round 1, opened by ``opener`` (see :mod:`arena.dice` for rolls)."""
-    if not MIN_PLAYERS <= players <= MAX_PLAYERS:
-        raise StateError(f"players: {players} is not allowed; Dudo Arena plays 2 to 10 players")
-    if not 0 <= opener < players:
-        raise StateError(f"opener: seat {opener} does not exist at a table of {players}")
-    return State(rules, (rules.dice,) * players, 1, opener, False, (False,) * players, (),
-                 None, (), -1, -1, _ladder(rules.ones, rules.dice * players), None, None)
+    if type(players) is not int or not MIN_PLAYERS <= players <= MAX_PLAYERS:
+        raise StateError(f"players: {players!r} is not allowed; Dudo Arena plays 2 to 10 players")
+    if type(opener) is not int or not 0 <= opener < players:
+        raise StateError(f"opener: seat {opener!r} does not exist at a table of {players}")
+    if type(rules) is not Rules:
+        raise StateError(f"rules: {rules!r} is not a Rules (use Rules.preset)")
+    n = rules.dice
+    return _new(State, (rules, (n,) * players, 1, opener, False, (False,) * players, (),
+                        None, (), -1, -1, _LADDERS[rules.ones][n * players], None, None))
 
 
 def deal(state: State, dice: Sequence[Sequence[int]]) -> State:
     """Start the round with the rolled dice (one list per seat; empty for seats out)."""
-    if state.placements is not None:
+    r, counts, rnd, opener, pal, used, out, old, _, _, _, ladder, last, places = state
+    if places is not None:
         raise StateError("the match is over; there is no round to deal")
-    if state.dice is not None:
-        raise StateError(f"round {state.round} is already dealt")
-    counts = state.counts
-    if len(dice) != len(counts):
-        raise StateError(f"deal: {len(dice)} hands for {len(counts)} seats")
-    hands = tuple([h if type(h) is tuple else tuple(h) for h in dice])
-    for h, c in zip(hands, counts):
-        if len(h) != c or not _FACE_SET.issuperset(h):
-            seat = next(i for i, (hh, cc) in enumerate(zip(hands, counts))
-                        if len(hh) != cc or not _FACE_SET.issuperset(hh))
-            raise StateError(f"deal: seat {seat} holds {c} dice, got {h!r} (faces are 1-6)")
-    r, counts, rnd, opener, pal, used, out, _, _, _, _, ladder, last, _ = state
+    if old is not None:
+        raise StateError(f"round {rnd} is already dealt")
+    hands = tuple(map(tuple, dice))  # tuple(t) is t for a tuple: no copy
+    if tuple(map(len, hands)) != counts or not _FACE_SET.issuperset(_chain(hands)):
+        _bad_deal(counts, hands)
     return _new(State, (r, counts, rnd, opener, pal, used, out, hands, (), opener, -1, ladder, last, None))
+
+
+def _bad_deal(counts: tuple[int, ...], hands: tuple[tuple[Any, ...], ...]) -> None:
+    if len(hands) != len(counts):
+        raise StateError(f"deal: {len(hands)} hands for {len(counts)} seats")
+    for seat, (h, c) in enumerate(zip(hands, counts)):
+        if len(h) != c or not _FACE_SET.issuperset(h):
+            raise StateError(f"deal: seat {seat} holds {c} dice, got {h!r} (faces are 1-6)")
 
 
 def _next_in(counts: tuple[int, ...], seat: int) -> int:
@@ -426,10 +461,10 @@ def _palifico_raises(state: State) -> tuple[Bid, ...]:
     """
     total = state.total
     if not state.history:
-        return _ladder("plain", total).bids
+        return _LADDERS["plain"][total].bids
     standing = state.history[-1][1]
     if state.rules.palifico_change_face and state.counts[state.to_act] == 1:
-        ladder = _ladder("plain", total)
+        ladder = _LADDERS["plain"][total]
         return ladder.bids[ladder.index[standing] + 1:]
     return _column(standing.face, total)[standing.quantity:]
 
@@ -446,30 +481,32 @@ def legal_bids(state: State) -> tuple[Bid, ...]:
 
 
 def calza_allowed(state: State) -> bool:
+    """Calza may be called now: enabled, after a bid, with enough players in."""
     r = state.rules
-    if not (r.calza and state.history and state.to_act >= 0):
-        return False
-    alive = 0
-    for c in state.counts:
-        if c:
-            alive += 1
-    return alive >= r.calza_min_players
+    # Every seat out appears once in ``out``, so the players in are n - len(out).
+    return (r.calza and bool(state.history) and state.to_act >= 0
+            and len(state.counts) - len(state.out) >= r.calza_min_players)
 
 
 def legal_actions(state: State) -> tuple[Action, ...]:
     """Every action the player to act may take now (bids lowest first, then calls)."""
+    top = state.top
+    if top >= 0:
+        # A standing bid in an ordinary round (palifico rounds keep top at -1):
+        # the raises and the calls are one slice of a cached tuple.
+        r = state.rules
+        if r.calza and len(state.counts) - len(state.out) >= r.calza_min_players:
+            return state.ladder.with_calls[top + 1:]
+        return state.ladder.with_dudo[top + 1:]
     if state.palifico or state.to_act < 0:
         bids = legal_bids(state)
-    elif state.top < 0:
-        # Opening bid (the fast paths mirror legal_bids, which the tests pin).
-        return state.ladder.bids if state.rules.open_on_ones else state.ladder.openers
-    else:
-        bids = state.ladder.bids[state.top + 1:]
-    if not state.history:
-        return bids
-    if calza_allowed(state):
-        return bids + (DUDO, CALZA)
-    return bids + (DUDO,)
+        if not state.history:
+            return bids
+        if calza_allowed(state):
+            return bids + (DUDO, CALZA)
+        return bids + (DUDO,)
+    # The opening bid.
+    return state.ladder.bids if state.rules.open_on_ones else state.ladder.openers
 
 
 class LegalSummary(NamedTuple):
@@ -502,8 +539,8 @@ def why_illegal(state: State, action: Action) -> str | None:
         return "the round has not been dealt"
     if isinstance(action, Bid):
         q, f = action.quantity, action.face
-        if not (isinstance(q, int) and isinstance(f, int)) or f not in FACES:
-            return "a bid is a quantity and a face from 1 to 6"
+        if not (type(q) is int and type(f) is int) or f not in FACES:
+            return "a bid is a whole quantity and a face from 1 to 6"
         if q < 1 or q > state.total:
             return f"the quantity must be from 1 to {state.total}, the dice in play"
         if action in legal_bids(state):
@@ -537,53 +574,109 @@ def why_illegal(state: State, action: Action) -> str | None:
     return f"{action!r} is not an action"
 
 
+def _refuse(state: State, action: object) -> None:
+    """Raise the right error for an action ``apply`` cannot take."""
+    if type(action) is Bid and not (type(action[0]) is int and type(action[1]) is int):
+        raise InvalidAction(f"bid {action!r}: quantity and face must be integers")
+    raise IllegalAction(action, why_illegal(state, action) or "not allowed")  # type: ignore[arg-type]
+
+
 def apply(state: State, action: Action) -> State:
     """The state after the player to act takes ``action``; raises :class:`IllegalAction`."""
-    seat = state.to_act
-    if seat < 0 or state.dice is None:
+    r, counts, rnd, opener, pal, used, out, dice, hist, seat, top, ladder, last, _ = state
+    if seat < 0:
         raise IllegalAction(action, why_illegal(state, action) or "no player is to act")
     if type(action) is Bid:
-        if type(action.quantity) is not int or type(action.face) is not int:
-            raise InvalidAction(f"bid {action!r}: quantity and face must be integers")
-        r, counts, rnd, opener, pal, used, out, dice, hist, _, top, ladder, last, _ = state
         if pal:
             if action not in _palifico_raises(state):
-                raise IllegalAction(action, why_illegal(state, action) or "not allowed")
+                _refuse(state, action)
             idx = -1
         else:
             idx = ladder.index.get(action, -1)
-            if idx <= top or (top < 0 and action.face == 1 and not r.open_on_ones):
-                raise IllegalAction(action, why_illegal(state, action) or "not allowed")
-        return _new(State, (r, counts, rnd, opener, pal, used, out, dice, hist + ((seat, action),),
-                            _next_in(counts, seat), idx, ladder, last, None))
-    kind = "dudo" if type(action) is Dudo else "calza" if type(action) is Calza else ""
-    if not state.history or (kind == "calza" and not calza_allowed(state)) or not kind:
-        raise IllegalAction(action, why_illegal(state, action) or "not an action")
-    return _resolve(state, seat, kind)
+            if idx <= top or (top < 0 and not r.open_on_ones and action[1] == 1):
+                _refuse(state, action)
+        b = ladder.bids[idx] if idx >= 0 else action
+        if b is not action:
+            # Equal to a legal bid but not the interned one: keep only exact ints.
+            if type(action[0]) is not int or type(action[1]) is not int:
+                _refuse(state, action)
+        # The next seat still in, clockwise.
+        n = len(counts)
+        nxt = seat + 1
+        if nxt == n:
+            nxt = 0
+        while not counts[nxt]:
+            nxt += 1
+            if nxt == n:
+                nxt = 0
+        return _new(State, (r, counts, rnd, opener, pal, used, out, dice, hist + ((seat, b),),
+                            nxt, idx, ladder, last, None))
+    if not hist:
+        _refuse(state, action)
+    if type(action) is Dudo:
+        return _resolve(state, seat, "dudo")
+    if type(action) is Calza and calza_allowed(state):
+        return _resolve(state, seat, "calza")
+    _refuse(state, action)
+    raise AssertionError("unreachable")  # pragma: no cover
 
 
 def _resolve(state: State, caller: int, kind: str) -> State:
-    r, counts0, rnd, opener, pal, _, _, dice, hist, _, _, _, _, _ = state
+    """Judge the standing bid and set up the next round (one pass: the hot path)."""
+    r, before, rnd, opener, pal, used, out, dice, hist, _, _, ladder, _, _ = state
     bidder, (q, f) = hist[-1]
     # Aces count as the bid face when wild, except on aces and in palifico.
-    count = count_matching(dice, f, r.wild_ones and f != 1 and not pal)  # type: ignore[arg-type]
-    counts = list(counts0)
+    count = 0
+    if f != 1 and r.wild_ones and not pal:
+        for hand in dice:  # type: ignore[union-attr]
+            count += hand.count(f) + hand.count(1)
+    else:
+        for hand in dice:  # type: ignore[union-attr]
+            count += hand.count(f)
     if kind == "dudo":
         seat = bidder if count < q else caller
-        delta = -1
-        if r.penalty == "difference":
-            delta = -min(max(1, abs(q - count)), counts[seat])
+        was = before[seat]
+        if r.penalty == "one":
+            now = was - 1
+        else:
+            now = was - min(max(1, abs(q - count)), was)
     elif count == q:
         if r.calza_reward == "regain":
             seat = caller
-            delta = 1 if counts[caller] < r.dice else 0
+            was = before[seat]
+            now = was + 1 if was < r.dice else was
         else:
-            seat, delta = bidder, -1
+            seat = bidder
+            was = before[seat]
+            now = was - 1
     else:
-        seat, delta = caller, -1
-    counts[seat] += delta
+        seat = caller
+        was = before[seat]
+        now = was - 1
+    delta = now - was
     result = _new(RoundResult, (rnd, opener, pal, dice, hist, (caller, kind), count, (seat, delta), None))
-    return _next_round(state, tuple(counts), seat, result)
+    if not delta:  # a right calza at the cap: nothing changes, the caller opens
+        return _new(State, (r, before, rnd + 1, seat, False, used, out, None, (), -1, -1, ladder, result,
+                            _placements(before, out, opener) if rnd >= r.max_rounds else None))
+    counts = before[:seat] + (now,) + before[seat + 1:]
+    n = len(counts)
+    palifico = False
+    nxt = seat
+    if now == 1:
+        if was > 1 and not used[seat]:
+            # The first time a player is left with one die (by any loss) is its only chance.
+            used = used[:seat] + (True,) + used[seat + 1:]
+            palifico = r.palifico and n - len(out) >= r.palifico_min_players
+    elif not now:
+        out = out + (seat,)
+        nxt = seat + 1 if seat + 1 < n else 0
+        while not counts[nxt]:
+            nxt = nxt + 1 if nxt + 1 < n else 0
+    placements = None
+    if n - len(out) <= 1 or rnd >= r.max_rounds:
+        placements = _placements(counts, out, opener)
+    return _new(State, (r, counts, rnd + 1, nxt, palifico, used, out, None, (), -1, -1,
+                        _LADDERS[r.ones][ladder.total + delta], result, placements))
 
 
 def fault(state: State, seat: int) -> State:
@@ -592,50 +685,55 @@ def fault(state: State, seat: int) -> State:
         raise StateError("the match is over")
     if state.dice is None:
         raise StateError("a fault voids the round in progress; deal the round first")
-    if not (0 <= seat < len(state.counts)) or not state.counts[seat]:
-        raise StateError(f"seat {seat} is not in the match")
-    counts = list(state.counts)
-    counts[seat] = 0
+    if type(seat) is not int or not (0 <= seat < len(state.counts)) or not state.counts[seat]:
+        raise StateError(f"seat {seat!r} is not in the match")
     result = RoundResult(state.round, state.opener, state.palifico, state.dice, state.history,
                          None, None, None, seat)
-    return _next_round(state, tuple(counts), seat, result)
+    return _next_round(state, seat, 0, state.total - state.counts[seat], result)
 
 
-def _next_round(state: State, counts: tuple[int, ...], seat: int, result: RoundResult) -> State:
-    r, before, rnd, last_opener, _, used, out, _, _, _, _, _, _, _ = state
-    if not counts[seat] and before[seat]:
+def _next_round(state: State, seat: int, now: int, total: int, result: RoundResult) -> State:
+    """The state after a round: ``seat`` now holds ``now`` dice, ``total`` are in play."""
+    r, before, rnd, last_opener, _, used, out, _, _, _, _, ladder, _, _ = state
+    was = before[seat]
+    counts = before if now == was else before[:seat] + (now,) + before[seat + 1:]
+    n = len(counts)
+    if not now:
         out = out + (seat,)
-    alive = len(counts) - len(out)
+    alive = n - len(out)
     palifico = False
-    if counts[seat] == 1 and before[seat] > 1 and not used[seat]:
+    if now == 1 and was > 1 and not used[seat]:
         # The first time a player is left with one die (by any loss) is its only chance.
         used = used[:seat] + (True,) + used[seat + 1:]
         palifico = r.palifico and alive >= r.palifico_min_players
+    opener = seat
+    if not now:
+        opener = seat + 1 if seat + 1 < n else 0
+        while not counts[opener]:
+            opener = opener + 1 if opener + 1 < n else 0
     placements = None
     if alive <= 1 or rnd >= r.max_rounds:
         placements = _placements(counts, out, last_opener)
-        opener = seat if not counts[seat] and alive == 0 else _in_or_next(counts, seat)
-    else:
-        opener = _in_or_next(counts, seat)
+    if total != ladder.total:
+        ladder = _LADDERS[r.ones][total]
     return _new(State, (r, counts, rnd + 1, opener, palifico, used, out, None, (), -1, -1,
-                        _ladder(r.ones, sum(counts)), result, placements))
+                        ladder, result, placements))
 
 
 def _placements(counts: tuple[int, ...], out: tuple[int, ...], last_opener: int) -> tuple[int, ...]:
     """Place per seat: survivors by dice left (ties by seat order from the last
     opener), then the eliminated, later out is better."""
     n = len(counts)
-    survivors = [s for s, c in enumerate(counts) if c]
-    if len(survivors) > 1:
+    places = [1] * n
+    place = n
+    for s in out:  # the first out places last
+        places[s] = place
+        place -= 1
+    if place > 1:  # several survivors: the match hit max_rounds
+        survivors = [s for s, c in enumerate(counts) if c]
         survivors.sort(key=lambda s: (-counts[s], (s - last_opener) % n))
-    places = [0] * n
-    place = 0
-    for s in survivors:
-        place += 1
-        places[s] = place
-    for s in reversed(out):
-        place += 1
-        places[s] = place
+        for i, s in enumerate(survivors):
+            places[s] = i + 1
     return tuple(places)
 
 

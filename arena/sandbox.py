@@ -27,6 +27,7 @@ spawns the command it builds and asks it for CPU time and cleanup.
 from __future__ import annotations
 
 import functools
+import itertools
 import logging
 import os
 import resource
@@ -160,9 +161,10 @@ def available() -> Mechanisms:
     unshare: tuple[str, ...] | None = None
     u = shutil.which("unshare")
     if u:
-        prefix = (u, "--net", "--pid", "--fork", "--kill-child", "--mount-proc")
+        flags: tuple[str, ...] = ("--net", "--pid", "--fork", "--kill-child", "--mount-proc")
         if not root:
-            prefix = (u, "--user", "--map-root-user") + prefix[1:]
+            flags = ("--user", "--map-root-user", *flags)
+        prefix = (u, *flags)
         if _run_ok([*prefix, "true"]):
             unshare = prefix
     cgroups = tuple(_cgroup_parents())
@@ -251,14 +253,13 @@ class Sandbox:
     environment, owns its cgroups and working folder, reads its CPU time and
     kills everything in it on :meth:`cleanup`."""
 
-    _serial = 0
+    _serial = itertools.count(1)  # next() is atomic: bots started from threads get distinct names
 
     def __init__(self, spec: BotSpec, limits: SandboxLimits) -> None:
         self.spec = spec
         self.limits = limits
         self.mech = _check(limits) if limits.mode != "off" else Mechanisms(None, None, (), os.geteuid() == 0)
-        Sandbox._serial += 1
-        self.tag = f"arena-{os.getpid()}-{Sandbox._serial}-{spec.name}"
+        self.tag = f"arena-{os.getpid()}-{next(Sandbox._serial)}-{spec.name}"
         self.cgroups: dict[str, str] = {}
         self.workdir: str | None = None  # on the host, when not inside bwrap
         self._cpu_fd: int | None = None
@@ -335,9 +336,7 @@ class Sandbox:
             path = os.path.join(parent, self.tag)
             try:
                 os.mkdir(path)
-            except FileExistsError:
-                pass
-            except OSError as exc:
+            except OSError as exc:  # exists (never ours to share) or not allowed
                 if self.limits.mode == "strict":
                     raise SandboxError(f"cannot create cgroup {path}: {exc}") from None
                 continue

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from arena.errors import StateError
 from arena.rules import State, legal_summary
 
 
@@ -16,7 +17,9 @@ def turn_view(state: State, seat: int) -> dict[str, Any]:
     """The fields of a ``turn`` message for ``seat`` (the referee adds ``type``,
     ``match`` and ``time_ms``)."""
     if state.dice is None:
-        raise ValueError("no round is being played")
+        raise StateError("no round is being played: deal the round first")
+    if not 0 <= seat < len(state.counts):
+        raise StateError(f"seat {seat} does not exist at a table of {len(state.counts)}")
     legal = legal_summary(state) if state.to_act == seat else None
     return {
         "round": state.round,

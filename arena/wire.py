@@ -110,10 +110,10 @@ def parse_reply(obj: dict[str, Any]) -> Action:
     )
 
 
-def clip(text: str | bytes, limit: int = 200) -> str:
+def clip(text: str | bytes | bytearray, limit: int = 200) -> str:
     """``text`` cut to ``limit`` characters for a fault detail, quoted with
     control characters escaped (so a detail is always one printable line)."""
-    if isinstance(text, (bytes, bytearray, memoryview)):
+    if isinstance(text, (bytes, bytearray)):
         text = bytes(text[: limit * 4 + 4]).decode("utf-8", "replace")
     if len(text) > limit:
         return repr(text[:limit]) + f"... ({len(text)} characters)" if len(text) < limit * 4 else repr(text[:limit]) + "..."

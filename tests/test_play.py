@@ -1,0 +1,228 @@
+"""arena play: a human at the table, through the real referee and sandboxed bots.
+
+The end-to-end test drives ``arena play`` through a pseudo-terminal like a
+person would: it reads what is shown (dice, bids, legal moves, the assist
+odds), makes a typo, tries an illegal bid, then plays a simple strategy to
+the end of the match. The assist figures are checked against binomial odds
+computed here from scratch with math.comb.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import math
+import re
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pexpect
+import pytest
+
+from arena.errors import BotFault
+from arena.play import LEFT_KIND, HumanPlayer, candidate_raises, illegal_reason, play_setup
+from arena.replay import check
+from arena.rules import CALZA, DUDO, Bid, Rules
+from arena.sdk import MatchInfo, Turn
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+# --- independent odds ---------------------------------------------------------
+
+
+def binomial_tail(need: int, n: int, p: float) -> float:
+    """P(X >= need), X ~ Binomial(n, p), from the definition."""
+    if need <= 0:
+        return 1.0
+    return sum(math.comb(n, i) * p**i * (1 - p) ** (n - i) for i in range(need, n + 1))
+
+
+def odds(q: int, f: int, dice: list[int], unseen: int, wild: bool) -> float:
+    counts_for_f = sum(1 for d in dice if d == f or (wild and f != 1 and d == 1))
+    p = 1 / 3 if wild and f != 1 else 1 / 6
+    return binomial_tail(q - counts_for_f, unseen, p)
+
+
+# --- a turn message by hand ---------------------------------------------------
+
+
+def match_start(rules: Rules, seat: int = 1, players: int = 3) -> dict[str, Any]:
+    return {"type": "match_start", "match": "t-1", "seat": seat, "players": players,
+            "names": [f"bot{s}" for s in range(players)], "rules": rules.to_dict(), "seed": 1}
+
+
+def turn_msg(dice: list[int], counts: list[int], history: list[list[int]], mins: dict[int, int],
+             dudo: bool, calza: bool, palifico: bool = False, seat: int = 1) -> dict[str, Any]:
+    return {"type": "turn", "match": "t-1", "round": 1, "seat": seat, "dice": dice, "counts": counts,
+            "palifico": palifico, "history": history,
+            "legal": {"dudo": dudo, "calza": calza, "min_quantity": {str(f): q for f, q in mins.items()},
+                      "max_quantity": sum(counts)},
+            "time_ms": 1000}
+
+
+def make_turn(rules: Rules, msg: dict[str, Any]) -> Turn:
+    import random
+
+    return Turn.from_message(msg, MatchInfo.from_message(match_start(rules)), random.Random(0))
+
+
+CLASSIC = Rules.preset("classic")
+# Standing bid 4x4 by seat 0 at a table of 12 dice (classic, convert).
+RAISE_MSG = turn_msg([1, 3, 3, 5, 6], [4, 5, 3], [[0, 4, 4]],
+                     {1: 2, 2: 5, 3: 5, 4: 5, 5: 4, 6: 4}, dudo=True, calza=True)
+
+
+def test_illegal_reasons_name_the_smallest_legal_bid() -> None:
+    turn = make_turn(CLASSIC, RAISE_MSG)
+    assert illegal_reason(Bid(5, 3), turn) is None
+    assert illegal_reason(DUDO, turn) is None and illegal_reason(CALZA, turn) is None
+    low = illegal_reason(Bid(4, 3), turn)
+    assert low is not None and "4x4" in low and "5x3" in low
+    assert "12" in (illegal_reason(Bid(13, 5), turn) or "")
+
+
+def test_illegal_reasons_for_calls_and_openings() -> None:
+    opening = make_turn(Rules.preset("lizumo"), turn_msg([2, 2, 5], [3, 3, 3], [], {2: 1, 3: 1, 4: 1, 5: 1, 6: 1},
+                                                         dudo=False, calza=False))
+    assert "open with a bid" in (illegal_reason(DUDO, opening) or "")
+    assert "calza: false" in (illegal_reason(CALZA, opening) or "")
+    assert "open on 1s" in (illegal_reason(Bid(1, 1), opening) or "")
+    two_left = make_turn(CLASSIC, turn_msg([2, 2, 5], [3, 0, 3], [[0, 1, 4]], {4: 2}, dudo=True, calza=False))
+    assert "calza_min_players" in (illegal_reason(CALZA, two_left) or "")
+
+
+def test_candidate_raises_are_the_likeliest_smallest_bids() -> None:
+    turn = make_turn(CLASSIC, RAISE_MSG)
+    cands = candidate_raises(turn, k=6)
+    assert sorted(b for b, _ in cands) == sorted(Bid(q, f) for f, q in {1: 2, 2: 5, 3: 5, 4: 5, 5: 4, 6: 4}.items())
+    probs = [p for _, p in cands]
+    assert probs == sorted(probs, reverse=True)
+    for b, p in cands:
+        assert p == pytest.approx(odds(b.quantity, b.face, [1, 3, 3, 5, 6], 7, True), abs=1e-12)
+
+
+def test_typo_and_illegal_action_are_asked_again_and_never_a_fault() -> None:
+    out = io.StringIO()
+    human = HumanPlayer(io.StringIO("5y3\n\n4x3\nhelp\n5x3\n"), out, assist=True)
+    human.notify(match_start(CLASSIC))
+    reply, cpu = human.request(RAISE_MSG)
+    assert reply == {"action": "bid", "quantity": 5, "face": 3}
+    assert cpu == 0.0  # the human's thinking time is never counted
+    text = out.getvalue()
+    assert "'5y3' is not a move" in text
+    assert "Not allowed: 4x3 does not beat the standing bid 4x4" in text
+    assert text.count("Your move: ") == 5
+    # The assist line for the standing bid: independent binomial odds.
+    shown = float(re.search(r"standing 4x4: P\(true\) ([\d.]+)%", text).group(1))  # type: ignore[union-attr]
+    assert shown == pytest.approx(100 * odds(4, 4, [1, 3, 3, 5, 6], 7, True), abs=0.05)
+
+
+def test_end_of_input_is_a_forfeit_of_kind_crash() -> None:
+    human = HumanPlayer(io.StringIO("7y"), io.StringIO())  # a typo, then end of input
+    human.notify(match_start(CLASSIC))
+    with pytest.raises(BotFault) as exc:
+        human.request(RAISE_MSG)
+    assert exc.value.kind == LEFT_KIND == "crash" and "left the table" in exc.value.detail
+    assert human.left
+
+
+def test_setup_refuses_conflicting_options() -> None:
+    from arena.errors import ArenaError
+
+    with pytest.raises(ArenaError, match="--preset and --config"):
+        play_setup(preset="classic", config="configs/quick.yaml")
+    with pytest.raises(ArenaError, match="does not exist"):
+        play_setup(sets=["colour=blue"])
+    with pytest.raises(ArenaError, match="nosuchbot"):
+        play_setup(bots=["nosuchbot"])
+
+
+def test_quit_through_pipes_records_the_forfeit(tmp_path: Path) -> None:
+    out = tmp_path / "games.jsonl"
+    proc = subprocess.run([sys.executable, "-m", "arena", "play", "--preset", "lizumo", "--bots", "random",
+                           "--bots", "cautious", "--seed", "3", "--out", str(out)],
+                          input="quit\n", capture_output=True, text=True, timeout=120, cwd=ROOT)
+    assert proc.returncode == 0, proc.stderr
+    assert "You leave the table" in proc.stdout and "Match over" in proc.stdout
+    record = json.loads(out.read_text())
+    human = record["bots"].index("human")
+    assert record["placements"][human] == 3
+    assert [f["kind"] for f in record["faults"]] == ["crash"] and record["faults"][0]["seat"] == human
+    check(record)  # the record replays under the rules, dice and all
+
+
+# --- the full match through a pseudo-terminal ---------------------------------
+
+
+def parse_turn(block: str) -> dict[str, Any]:
+    """What the screen shows for one turn."""
+    dice = [int(d) for d in re.search(r"Your dice: ([\d ]+)", block).group(1).split()]  # type: ignore[union-attr]
+    total = int(re.search(r"dice in play: (\d+)", block).group(1))  # type: ignore[union-attr]
+    legal_line = re.search(r"Legal: (.*)", block).group(1)  # type: ignore[union-attr]
+    mins = {int(f): int(q) for q, f in re.findall(r"(\d+)x(\d)", legal_line.split(" or more")[0])}
+    standing = re.findall(r"standing (\d+)x(\d): P\(true\) ([\d.]+)%", block)
+    raises = re.findall(r"raise (\d+)x(\d): P\(true\) ([\d.]+)%", block)
+    return {"dice": dice, "total": total, "mins": mins, "dudo": "dudo" in legal_line.split(";")[-1],
+            "standing": [(int(q), int(f), float(p)) for q, f, p in standing],
+            "raises": [(int(q), int(f), float(p)) for q, f, p in raises],
+            "wild": "1s wild" in block}
+
+
+@pytest.mark.slow
+def test_full_match_in_a_pseudo_terminal() -> None:
+    child = pexpect.spawn(sys.executable, ["-m", "arena", "play", "--preset", "lizumo", "--bots", "random",
+                                           "--bots", "cautious", "--seed", "11", "--assist"],
+                          cwd=str(ROOT), encoding="utf-8", timeout=90, dimensions=(50, 200))
+    typo_done = illegal_done = False
+    checked = turns = 0
+    transcript: list[str] = []
+    last_block = ""
+    try:
+        while True:
+            i = child.expect(["Your move: ", pexpect.EOF])
+            transcript.append(child.before)
+            if i == 1:
+                break
+            block = child.before.replace("\r", "").split("== Round")[-1]
+            if "Your dice:" not in block:  # re-asked after a typo or an illegal move: same turn
+                block = last_block
+            last_block = block
+            seen = parse_turn(block)
+            unseen = seen["total"] - len(seen["dice"])
+            for q, f, shown in seen["standing"] + seen["raises"]:
+                assert shown == pytest.approx(100 * odds(q, f, seen["dice"], unseen, seen["wild"]), abs=0.05)
+                checked += 1
+            if not typo_done:
+                child.sendline("5y3")
+                child.expect("is not a move")
+                typo_done = True
+                continue
+            if not illegal_done:
+                absent = [f for f in range(1, 7) if f not in seen["mins"]]
+                low = [(q, f) for f, q in seen["mins"].items() if q >= 2]
+                bad = f"1x{absent[0]}" if absent else f"{low[0][0] - 1}x{low[0][1]}"
+                child.sendline(bad)
+                child.expect("Not allowed: ")
+                illegal_done = True
+                continue
+            turns += 1
+            # The strategy: doubt a standing bid the odds call unlikely, else the likeliest smallest raise.
+            if seen["dudo"] and seen["standing"] and seen["standing"][0][2] < 50:
+                child.sendline("dudo")
+            else:
+                q, f, _ = seen["raises"][0]
+                child.sendline(f"{q}x{f}")
+        child.close()
+    finally:
+        if child.isalive():
+            child.terminate(force=True)
+    text = "".join(transcript).replace("\r", "")
+    assert child.exitstatus == 0, text[-2000:]
+    assert typo_done and illegal_done and turns >= 1
+    assert checked >= 3
+    assert "Match over. Placements:" in text
+    assert re.search(r"You win!|You finish (2nd|3rd) of 3", text)
+    assert "Everyone's dice:" in text
