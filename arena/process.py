@@ -56,6 +56,18 @@ class TimeControl:
             raise ConfigError(f"time control wall_factor={self.wall_factor!r} must be a number >= 1")
 
 
+class _Gone(Exception):
+    """The bot's pipe closed (it exited or closed stdin/stdout); ``how`` says which.
+
+    Turned into a :class:`BotCrashed` by the request that meets it, which may
+    wait a moment for the exit status; notify() only records it, never waits.
+    """
+
+    def __init__(self, how: str) -> None:
+        super().__init__(how)
+        self.how = how
+
+
 def _signame(n: int) -> str:
     try:
         return signal.Signals(n).name
@@ -82,6 +94,7 @@ class BotProcess:
         self._tail = bytearray()  # last stderr bytes
         self._written = 0  # stdout + stderr bytes over the process's life
         self._fault: BotFault | None = None  # noticed by notify(), raised by the next request
+        self._gone: str | None = None  # a closed pipe noticed by notify()
         self._closed = False
         self._ncpu = max(1, len(os.sched_getaffinity(0)))
 
@@ -125,6 +138,10 @@ class BotProcess:
             if msg.get("type") != "ready":
                 raise ProtocolError(f'bot {self.spec.name}: expected {{"type": "ready", "name": ...}} in '
                                     f"reply to hello, got {clip(line)}", "malformed")
+        except _Gone as gone:
+            crash = self._crashed(gone.how)
+            self.close()
+            raise crash from None
         except BotFault:
             self.close()
             raise
@@ -173,11 +190,14 @@ class BotProcess:
     @property
     def alive(self) -> bool:
         return (self._proc is not None and not self._closed and self._fault is None
-                and self._proc.poll() is None)
+                and self._gone is None and self._proc.poll() is None)
 
     def stderr_tail(self) -> str:
         """The last ``stderr_tail`` bytes the bot wrote to stderr."""
-        self._drain_err()
+        try:
+            self._drain_err()
+        except BotFault as exc:  # over output_bytes: raised by the next request, not here
+            self._fault = self._fault or exc
         return self._tail.decode("utf-8", "replace")
 
     # -- messages -----------------------------------------------------------
@@ -211,6 +231,8 @@ class BotProcess:
                                          f"({len(self._pending)} bytes waiting)")
         except BotFault as exc:
             self._fault = exc
+        except _Gone as gone:
+            self._gone = gone.how
 
     def request(self, msg: dict[str, Any]) -> tuple[dict[str, Any], float]:
         """Send ``msg`` (a ``turn``), wait for one reply line; return it and the
@@ -218,6 +240,8 @@ class BotProcess:
         try:
             if self._fault is not None:
                 raise self._fault
+            if self._gone is not None:
+                raise _Gone(self._gone)
             if self._proc is None or self._closed:
                 raise BotCrashed(f"bot {self.spec.name} is not running (start() it first)")
             box = self._box
@@ -243,7 +267,7 @@ class BotProcess:
                 except BlockingIOError:
                     n = 0
                 except OSError:
-                    raise self._crashed("stopped reading its input (closed stdin or exited)") from None
+                    raise _Gone("stopped reading its input (closed stdin or exited)") from None
                 if n < len(data):
                     self._send(data[n:], deadline, str(msg.get("type", "request")))
             line = self._read_line(deadline, budget * 1_000_000, cpu0, "reply", "time_ms", budget)
@@ -256,6 +280,10 @@ class BotProcess:
             except ProtocolError as exc:
                 raise ProtocolError(f"bot {self.spec.name} replied with a line that is {exc.detail}",
                                     "malformed") from None
+        except _Gone as gone:
+            crash = self._crashed(gone.how)
+            self._kill()
+            raise crash from None
         except BotFault:
             self._kill()
             raise
@@ -274,8 +302,8 @@ class BotProcess:
                 n = os.write(self._in, self._pending)
             except BlockingIOError:
                 return
-            except (BrokenPipeError, OSError):
-                raise self._crashed("stopped reading its input (closed stdin or exited)")
+            except OSError:
+                raise _Gone("stopped reading its input (closed stdin or exited)") from None
             del self._pending[:n]
 
     def _send(self, data: bytes, deadline: float, what: str) -> None:
@@ -308,7 +336,7 @@ class BotProcess:
         except BlockingIOError:
             return
         if not data:
-            raise self._crashed("exited")
+            raise _Gone("exited")
         self._count(len(data))
         self._buf += data
 

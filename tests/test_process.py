@@ -308,3 +308,15 @@ def test_output_limit_counts_per_match() -> None:
             for _ in range(20):  # ~60 bytes a reply: 1200 bytes a match, 6000 in all
                 bot.request(TURN)
         assert bot.alive
+
+
+def test_notify_to_a_bot_that_exited_never_raises_and_the_request_says_crash() -> None:
+    bot = BotProcess(spec("quitter.yaml"), LIMITS, FAST)
+    bot.start()
+    bot.notify(match_start())
+    for _ in range(200):  # far past the pipe's buffer: the writes meet a closed pipe
+        bot.notify({"type": "round_end", "padding": "x" * 1000})
+    with pytest.raises(BotCrashed) as err:
+        bot.request(TURN)
+    assert "status 3" in err.value.detail and "quitter: leaving" in err.value.detail
+    assert not bot.alive and leftovers("quitter") == []
