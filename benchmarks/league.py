@@ -64,13 +64,12 @@ def main() -> None:
             print(f"trial {t + 1}: 1 worker {n1 / w1:.1f} matches/s, 2 workers {n2 / w2:.1f} matches/s, "
                   f"speed-up {ratios[-1]:.2f}x", file=sys.stderr)
 
-    cmd = "python benchmarks/league.py " + " ".join(a for a in sys.argv[1:] if not a.startswith("--write")
-                                                      and a != args.write)
+    cmd = f"python benchmarks/league.py --config {args.config} --subset {args.subset} --trials {args.trials}"
     lines = [
         "## League",
         "",
         f"Measured {time.strftime('%Y-%m-%d')} on {cores} cores, Python {platform.python_version()}, "
-        f"with `{cmd.strip()}`.",
+        f"with `{cmd}`.",
         "",
         "| what | figure |",
         "|---|---|",
@@ -91,7 +90,7 @@ def main() -> None:
     print(text)
     if args.write:
         sys.path.insert(0, str(Path(__file__).resolve().parent))
-        from _markdown import replace_section
+        from _markdown import replace_section  # noqa: E402
 
         replace_section(Path(args.write), "## League", text)
 
