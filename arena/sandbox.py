@@ -16,8 +16,10 @@ What each bot process gets, best first (docs/sandbox.md has the threat model):
   (resident memory, tmpfs included) and ``cpuacct`` (exact CPU time of the
   bot and all its descendants, for the per-decision budget).
 - rlimits always: open files, lifetime CPU seconds (backstop), no core
-  files, file size; address space only when there is no memory cgroup
-  (``RLIMIT_AS`` breaks runtimes that reserve address space, like Node.js).
+  files; file size when the working folder is on disk; address space only
+  when there is no memory cgroup (``RLIMIT_AS`` breaks runtimes that reserve
+  address space, like Node.js); processes (``RLIMIT_NPROC``) only without a
+  pids cgroup and not as root.
 - A scrubbed environment: PATH, HOME, TMPDIR, LANG, and the manifest's env.
 
 :class:`Sandbox` is one bot process's confinement; :mod:`arena.process`
@@ -361,6 +363,12 @@ class Sandbox:
         lim = self.limits
         off = lim.mode == "off"
         no_memcg = "memory" not in self.cgroups
+        # RLIMIT_NPROC counts every task of the uid, not the bot's: root is
+        # exempt (useless), and for another user a bare limit of 16 would stop
+        # the bot from starting at all. Only without a pids cgroup and not as
+        # root: the user's current tasks plus the bot's allowance.
+        nproc = (_user_tasks(os.geteuid()) + lim.processes
+                 if "pids" not in self.cgroups and os.geteuid() != 0 and not off else None)
         no_ns = self.mech.bwrap is None
         parent = os.getpid()
         libc = _libc
@@ -381,7 +389,8 @@ class Sandbox:
             resource.setrlimit(resource.RLIMIT_NOFILE, (lim.open_files, lim.open_files))
             resource.setrlimit(resource.RLIMIT_CPU, (lim.cpu_seconds, lim.cpu_seconds + 5))
             resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-            resource.setrlimit(resource.RLIMIT_NPROC, (lim.processes, lim.processes))
+            if nproc is not None:
+                resource.setrlimit(resource.RLIMIT_NPROC, (nproc, nproc))
             if no_memcg:
                 mem = lim.memory_mb << 20
                 resource.setrlimit(resource.RLIMIT_AS, (mem, mem))
@@ -529,6 +538,19 @@ def _write(folder: str, name: str, value: str) -> None:
 
 
 _TICK_NS = 1_000_000_000 // os.sysconf("SC_CLK_TCK")
+
+
+def _user_tasks(uid: int) -> int:
+    """Tasks (processes and threads) running as ``uid`` now."""
+    n = 0
+    for d in os.listdir("/proc"):
+        if d.isdigit():
+            try:
+                if os.stat(f"/proc/{d}").st_uid == uid:
+                    n += len(os.listdir(f"/proc/{d}/task"))
+            except OSError:
+                continue
+    return n
 
 
 def _gone(pid: int) -> bool:

@@ -215,3 +215,8 @@ def test_without_cgroups_cpu_time_comes_from_proc(monkeypatch: pytest.MonkeyPatc
         assert bot._box is not None and bot._box.cgroups == {}
     _, fault, _ = play("spin.py")
     assert fault is not None and fault.kind == "timeout" and "CPU time" in fault.detail
+
+
+def test_user_task_count_sees_this_process() -> None:
+    # The base of RLIMIT_NPROC without a pids cgroup: at least this process's threads.
+    assert sandbox._user_tasks(os.geteuid()) >= len(os.listdir("/proc/self/task"))
