@@ -20,6 +20,7 @@ No process, no referee here: just data and arithmetic.
 
 from __future__ import annotations
 
+import dataclasses
 import random
 from dataclasses import dataclass, field
 from typing import Any, Iterator, Mapping, Sequence, Union
@@ -152,21 +153,32 @@ class Turn:
 
     @classmethod
     def from_message(cls, msg: Mapping[str, Any], match: MatchInfo, rng: random.Random) -> "Turn":
+        # On every decision of every Python bot (benchmarks/protocol.py): the
+        # message comes from the referee, already typed, so no int() per field,
+        # and the frozen dataclass's per-field setattr is skipped via _build.
         legal = msg["legal"]
-        return cls(
-            match=match,
-            round=int(msg["round"]),
-            seat=int(msg["seat"]),
-            dice=tuple(sorted(int(d) for d in msg["dice"])),
-            counts=tuple(int(c) for c in msg["counts"]),
-            palifico=bool(msg["palifico"]),
-            history=tuple((int(s), bid(int(q), int(f))) for s, q, f in msg["history"]),
-            legal=Legal(bool(legal["dudo"]), bool(legal["calza"]),
-                        {int(f): int(q) for f, q in legal["min_quantity"].items()},
-                        int(legal["max_quantity"])),
-            time_ms=int(msg.get("time_ms", 0)),
-            rng=rng,
-        )
+        return _build_turn(
+            match, msg["round"], msg["seat"], tuple(msg["dice"]), tuple(msg["counts"]), msg["palifico"],
+            tuple([(h[0], bid(h[1], h[2])) for h in msg["history"]]),
+            _build_legal(legal["dudo"], legal["calza"],
+                         {int(f): q for f, q in legal["min_quantity"].items()}, legal["max_quantity"]),
+            msg.get("time_ms", 0), rng)
+
+
+def _fast_init(cls: type) -> Any:
+    """A constructor for a frozen slots dataclass that fills the slots directly
+    (positional, in field order), skipping the per-field ``object.__setattr__``
+    the generated ``__init__`` of a frozen class does. Generated once per class
+    so the loop over fields is unrolled."""
+    names = [f.name for f in dataclasses.fields(cls)]
+    env = {"new": object.__new__, "cls": cls, **{f"set_{n}": getattr(cls, n).__set__ for n in names}}
+    body = "".join(f"    set_{n}(obj, {n})\n" for n in names)
+    exec(f"def build({', '.join(names)}):\n    obj = new(cls)\n{body}    return obj\n", env)
+    return env["build"]
+
+
+_build_turn = _fast_init(Turn)
+_build_legal = _fast_init(Legal)
 
 
 @dataclass(frozen=True, slots=True)
