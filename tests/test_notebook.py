@@ -4,17 +4,38 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import json
+import os
+
 import nbformat
 import pytest
 from nbclient import NotebookClient
 
-import synth_records as S
+from arena.config import load_config
+from arena.runner import run as arena_run
 
-NOTEBOOK = Path(__file__).resolve().parent.parent / "notebooks" / "analysis.ipynb"
+ROOT = Path(__file__).resolve().parent.parent
+NOTEBOOK = ROOT / "notebooks" / "analysis.ipynb"
+
+
+def small_run(folder: Path) -> Path:
+    """A real run: built-in bots in their sandboxes, two variants, 20 matches each."""
+    cfg = folder / "nb.yaml"
+    cfg.write_text(json.dumps({"name": "nb", "seed": 3, "players": [3, 4], "matches": 20,
+                               "bots": ["random", "probabilistic", "cautious", "bluffer", "calza"],
+                               "variants": {"classic": {"preset": "classic"}, "lizumo": {"preset": "lizumo"}}}))
+    old = os.getcwd()
+    os.chdir(ROOT)  # built-in bot names resolve from the project
+    try:
+        result = arena_run(load_config(cfg, out=str(folder / "league")))
+    finally:
+        os.chdir(old)
+    assert result.status == "complete", result.error
+    return folder / "league"
 
 
 def test_analysis_notebook_executes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    run = S.league(tmp_path / "league", matches_per_variant=20)
+    run = small_run(tmp_path)
     monkeypatch.setenv("ARENA_RUN", str(run))
     monkeypatch.setenv("ARENA_RESAMPLES", "20")
     monkeypatch.setenv("MPLBACKEND", "module://matplotlib_inline.backend_inline")
