@@ -140,7 +140,7 @@ class CheckReport:
     cpu_ms: list[float] = field(default_factory=list)
     deterministic: bool | None = None  # None: not compared
     restarts: int = 0
-    stopped_early: bool = False  # too many problems: the run stopped before ``turns_asked``
+    stopped_early: str = ""  # why the run stopped before ``turns_asked`` ("3 timeouts"), if it did
 
     @property
     def ok(self) -> bool:
@@ -163,13 +163,14 @@ class CheckReport:
             if pc:
                 out.append(f"  {label + ':':<10} " + "  ".join(f"{k} {v:.3f} ms" for k, v in pc.items()))
         if self.deterministic is None:
-            out.append("  same seed, same actions: not compared")
+            why = " (the first run stopped early)" if self.stopped_early else ""
+            out.append(f"  same seed, same actions: not compared{why}")
         else:
             out.append(f"  same seed, same actions: {'yes' if self.deterministic else 'NO'}")
         if self.restarts:
             out.append(f"  restarts after a fault: {self.restarts}")
         if self.stopped_early:
-            out.append(f"  stopped after {len(self.problems)} problems, before {self.turns_asked} turns")
+            out.append(f"  stopped after {self.stopped_early}, before {self.turns_asked} turns; fix these first")
         if self.problems:
             kinds = Counter(p.kind for p in self.problems)
             groups: dict[tuple[str, str], list[Problem]] = {}
@@ -279,7 +280,7 @@ def _stderr(bot: Transport) -> str:
 
 
 def _session(factory: TransportFactory, report: CheckReport, run: _Run, *, record: bool,
-             max_problems: int, time_ms: int, name: str) -> None:
+             max_problems: int, max_timeouts: int, time_ms: int, name: str) -> None:
     """Play fuzzed matches until ``report.turns_asked`` turns have been answered."""
     rng = random.Random(derive_seed(report.seed, "check"))
     problems = report.problems if record else []
@@ -300,7 +301,11 @@ def _session(factory: TransportFactory, report: CheckReport, run: _Run, *, recor
                 return
             report.ready = ready
         index = 0
-        while answered < report.turns_asked and len(problems) < max_problems:
+        def enough() -> bool:  # each timeout waits out the wall-clock cap: stop after a few
+            return (len(problems) >= max_problems
+                    or sum(p.kind == "timeout" for p in problems) >= max_timeouts)
+
+        while answered < report.turns_asked and not enough():
             preset, rules, n = fuzz_rules(rng, index)
             mid = f"check-{index:05d}"
             index += 1
@@ -364,8 +369,10 @@ def _session(factory: TransportFactory, report: CheckReport, run: _Run, *, recor
                 bot = _restart(bot, factory, report, record, problems)
             if bot is None:
                 return
-        if record and len(problems) >= max_problems:
-            report.stopped_early = True
+        if record and enough():
+            timeouts = sum(p.kind == "timeout" for p in problems)
+            report.stopped_early = (f"{timeouts} timeouts" if timeouts >= max_timeouts
+                                    else f"{len(problems)} problems")
     finally:
         if bot is not None:
             bot.close()
@@ -393,21 +400,25 @@ def _restart(bot: Transport, factory: TransportFactory, report: CheckReport, rec
 
 
 def run_check(factory: TransportFactory, *, turns: int = 2000, seed: int = 0, time_ms: int = 1000,
-              name: str = "bot", repeat: bool = True, max_problems: int = 50) -> CheckReport:
+              name: str = "bot", repeat: bool = True, max_problems: int = 50,
+              max_timeouts: int = 3) -> CheckReport:
     """Check the bot that ``factory`` starts (a fresh transport per call): see the module doc.
 
     ``turns`` bot decisions are asked for in each of the two runs (one with
-    ``repeat=False``); the first ``max_problems`` problems are collected.
+    ``repeat=False``). A run stops early after ``max_problems`` problems or
+    ``max_timeouts`` timeouts (each costs the wall-clock cap); the repeat is
+    then skipped, since the bot must be fixed first.
     """
     if turns < 1:
         raise ArenaError(f"--turns {turns}: ask for at least 1 turn (thousands find more)")
     report = CheckReport(bot=name, seed=seed, turns_asked=turns)
     first = _Run()
-    _session(factory, report, first, record=True, max_problems=max_problems, time_ms=time_ms, name=name)
-    if not repeat or report.ready is None:
+    limits = {"max_problems": max_problems, "max_timeouts": max_timeouts, "time_ms": time_ms, "name": name}
+    _session(factory, report, first, record=True, **limits)  # type: ignore[arg-type]
+    if not repeat or report.ready is None or report.stopped_early:
         return report
     second = _Run()
-    _session(factory, report, second, record=False, max_problems=max_problems, time_ms=time_ms, name=name)
+    _session(factory, report, second, record=False, **limits)  # type: ignore[arg-type]
     report.deterministic = True
     for i, (a, b) in enumerate(zip(first.transcript, second.transcript)):
         if a != b:

@@ -249,3 +249,17 @@ def test_cli_fails_an_illegal_bot(tmp_path: Path) -> None:
 def test_cli_names_a_missing_file(tmp_path: Path) -> None:
     result = CliRunner().invoke(main, ["check", str(tmp_path / "nope.py")])
     assert result.exit_code != 0 and "does not exist" in result.output
+
+
+class Hanging(RawTransport):
+    def request(self, msg: dict[str, Any]) -> tuple[dict[str, Any], float]:
+        raise BotTimeout("no reply within 1000 ms of CPU time")
+
+
+def test_timeouts_stop_the_check_early() -> None:
+    report = run_check(lambda: Hanging({}), turns=1000, max_timeouts=3)
+    assert [p.kind for p in report.problems] == ["timeout"] * 3
+    assert report.stopped_early == "3 timeouts" and report.deterministic is None
+    text = report.render()
+    assert "stopped after 3 timeouts" in text and "not compared (the first run stopped early)" in text
+    assert "time_ms" in text  # the advice
