@@ -240,7 +240,7 @@ def test_cli_fails_an_illegal_bot(tmp_path: Path) -> None:
                    "class AceOpener(Bot):\n"
                    "    def act(self, turn):\n"
                    "        return bid(1, 1) if turn.standing is None else DUDO\n")
-    result = CliRunner().invoke(main, ["check", str(bad), "--turns", "60", "--seed", "1", "--show", "1"])
+    result = CliRunner().invoke(main, ["check", str(bad), "--turns", "20", "--seed", "1", "--show", "1"])
     assert result.exit_code == 1
     assert "[illegal]" in result.output and "open_on_ones is false" in result.output
     assert '"type": "turn"' in result.output
