@@ -148,6 +148,10 @@ class HumanPlayer:
         name = self.info.names[seat]
         return "you" if seat == self.info.seat else name
 
+    def _possessive(self, seat: int) -> str:
+        name = self._name(seat)
+        return "your" if name == "you" else f"{name}'s"
+
     # -- the Player protocol ---------------------------------------------------
 
     def notify(self, msg: dict[str, Any]) -> None:
@@ -192,7 +196,7 @@ class HumanPlayer:
         pal = " (palifico: 1s not wild, the face is fixed)" if turn.palifico else ""
         self.say("")
         self.say(f"== Round {turn.round}, your turn{pal}")
-        self.say("Dice: " + ", ".join(f"{self._name(s)} {c}" for s, c in enumerate(turn.counts))
+        self.say("Dice: " + ", ".join(f"{self._name(s)} {c or 'out'}" for s, c in enumerate(turn.counts))
                  + f"  (dice in play: {turn.total})")
         self.say("Your dice: " + " ".join(str(d) for d in turn.dice))
         if turn.history:
@@ -219,8 +223,9 @@ class HumanPlayer:
             if turn.legal.calza:
                 exact = probability_exact(standing, turn.dice, turn.unseen, wild=turn.wild)
                 self.say(f"  calza on {standing.quantity}x{standing.face}: P(exactly) {_pct(exact)}")
+        verb = "raise" if standing is not None else "open"
         for b, p in candidate_raises(turn):
-            self.say(f"  raise {b.quantity}x{b.face}: P(true) {_pct(p)}")
+            self.say(f"  {verb} {b.quantity}x{b.face}: P(true) {_pct(p)}")
 
     def _show_round_end(self, end: RoundEnd) -> None:
         self.say("")
@@ -234,7 +239,7 @@ class HumanPlayer:
         elif end.bid is not None and end.call is not None and end.change is not None:
             bidder, b = end.bid
             caller, call = end.call
-            self.say(f"  {self._name(caller)} called {call} on {self._name(bidder)}'s {b.quantity}x{b.face}: "
+            self.say(f"  {self._name(caller)} called {call} on {self._possessive(bidder)} {b.quantity}x{b.face}: "
                      f"there were {end.count}")
             seat, delta = end.change
             who = self._name(seat)

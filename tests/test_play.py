@@ -164,7 +164,7 @@ def parse_turn(block: str) -> dict[str, Any]:
     legal_line = re.search(r"Legal: (.*)", block).group(1)  # type: ignore[union-attr]
     mins = {int(f): int(q) for q, f in re.findall(r"(\d+)x(\d)", legal_line.split(" or more")[0])}
     standing = re.findall(r"standing (\d+)x(\d): P\(true\) ([\d.]+)%", block)
-    raises = re.findall(r"raise (\d+)x(\d): P\(true\) ([\d.]+)%", block)
+    raises = re.findall(r"(?:raise|open) (\d+)x(\d): P\(true\) ([\d.]+)%", block)
     return {"dice": dice, "total": total, "mins": mins, "dudo": "dudo" in legal_line.split(";")[-1],
             "standing": [(int(q), int(f), float(p)) for q, f, p in standing],
             "raises": [(int(q), int(f), float(p)) for q, f, p in raises],
