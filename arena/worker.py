@@ -14,7 +14,7 @@ import traceback
 from typing import Any, Sequence
 
 from arena.botfile import BotSpec
-from arena.errors import BotCrashed, BotFault
+from arena.errors import BotFault
 from arena.process import BotProcess, TimeControl
 from arena.records import MatchSpec
 from arena.referee import play_match
@@ -31,7 +31,7 @@ class _Unstartable:
         pass
 
     def request(self, msg: dict[str, Any]) -> tuple[dict[str, Any], float]:
-        raise BotCrashed(f"could not start: {self.fault.detail}")
+        raise BotFault(f"could not start: {self.fault.detail}", self.fault.kind)
 
 
 class Worker:

@@ -190,3 +190,42 @@ def test_ctrl_c_stops_cleanly_and_says_how_to_resume(tmp_path: Path) -> None:
     assert (out / "matches.parquet").exists()
     n = len(list(iter_records(out)))
     assert 5 <= n < 400
+
+
+def test_half_budget_bots_with_twice_as_many_matches_as_cores_never_time_out(tmp_path: Path) -> None:
+    cores = len(os.sched_getaffinity(0))
+    half = str(ROOT / "tests" / "bots" / "cpu_half.py")
+    cfg = write_config(tmp_path, bots=[half, half, half], players=3, matches=2 * cores,
+                       variants={"c": {"preset": "lizumo", "dice": 1}}, workers=2 * cores,
+                       time={"budget_ms": 100, "wall_factor": 5})
+    r = run_cli("run", str(cfg), "--out", str(tmp_path / "o"))
+    assert r.returncode == 0, r.stderr
+    recs = list(iter_records(tmp_path / "o"))
+    assert len(recs) == 2 * cores
+    assert [f for rec in recs for f in rec["faults"]] == []
+    # each decision really used about half the budget: the load was real
+    turns = sum(len(r["actions"]) for rec in recs for r in rec["rounds"])
+    assert sum(sum(rec["think"]) for rec in recs) >= 0.04 * turns
+
+
+def test_a_worker_killed_mid_run_stops_the_run_cleanly_and_resume_completes(tmp_path: Path) -> None:
+    cfg = write_config(tmp_path, matches=300, variants={"c": {"preset": "classic"}}, workers=2)
+    out = tmp_path / "o"
+    proc = subprocess.Popen([*ARENA, "run", str(cfg), "--out", str(out)], cwd=ROOT, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and not ((out / "games.jsonl").exists()
+                                               and len(list(iter_records(out))) >= 5):
+        time.sleep(0.1)
+    children = subprocess.run(["pgrep", "-P", str(proc.pid)], capture_output=True, text=True).stdout.split()
+    workers = [c for c in children if "arena" in Path(f"/proc/{c}/cmdline").read_bytes().decode(errors="replace")]
+    assert workers
+    os.kill(int(workers[0]), signal.SIGKILL)  # e.g. the OOM killer
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode != 0 and "worker process died" in err and "Resume with" in err
+    kept = [r["match"] for r in iter_records(out)]
+    assert kept and len(kept) == len(set(kept))
+    done = run_cli("run", str(cfg), "--out", str(out))
+    assert done.returncode == 0, done.stderr
+    ids = [r["match"] for r in iter_records(out)]
+    assert len(ids) == len(set(ids)) == 300

@@ -12,13 +12,16 @@ from __future__ import annotations
 import os
 import signal
 import sys
+import traceback
 from typing import Any, Iterator, Sequence
 
 import multiprocess as mp
 
+from arena.errors import RunError
 from arena.records import MatchSpec
 
 _worker: Any = None
+_init_error: str | None = None
 
 
 def _cores() -> list[int]:
@@ -29,6 +32,15 @@ def _cores() -> list[int]:
 
 
 def _init(entrants: Any, limits: Any, time: Any, fresh: bool, counter: Any, pin: bool) -> None:
+    try:
+        _setup(entrants, limits, time, fresh, counter, pin)
+    except Exception:  # noqa: BLE001 - reported by _play: a pool whose initializer
+        # raises restarts its workers forever and the run would hang.
+        global _init_error
+        _init_error = traceback.format_exc()
+
+
+def _setup(entrants: Any, limits: Any, time: Any, fresh: bool, counter: Any, pin: bool) -> None:
     global _worker
     from arena.worker import Worker
 
@@ -51,6 +63,8 @@ def _init(entrants: Any, limits: Any, time: Any, fresh: bool, counter: Any, pin:
 
 
 def _play(spec: MatchSpec) -> dict[str, Any]:
+    if _init_error is not None:
+        return {"error": f"worker start-up failed:\n{_init_error}", "match": spec.match}
     return _worker.play(spec)
 
 
@@ -66,7 +80,23 @@ class LocalBackend:
                              initargs=(list(entrants), limits, time, fresh_process, counter, pin))
 
     def run(self, specs: Sequence[MatchSpec]) -> Iterator[dict[str, Any]]:
-        yield from self.pool.imap_unordered(_play, specs, chunksize=1)
+        results = self.pool.imap_unordered(_play, specs, chunksize=1)
+        pids = self._pids()
+        for _ in range(len(specs)):
+            while True:
+                try:
+                    yield results.next(timeout=1.0)
+                    break
+                except mp.TimeoutError:
+                    # A pool never reports a worker that died mid-match (killed by
+                    # the OOM killer, say): it replaces it and waits forever for
+                    # the lost result. A changed set of workers means exactly that.
+                    if self._pids() != pids:
+                        raise RunError("a worker process died while playing; the matches it was "
+                                       "playing are not recorded and will be played on resume") from None
+
+    def _pids(self) -> set[int]:
+        return {p.pid for p in self.pool._pool}  # noqa: SLF001 - no public way to see the workers
 
     def close(self) -> None:
         self.pool.close()
