@@ -15,7 +15,9 @@ interface of :class:`arena.process.BotProcess` (``start``, ``notify``,
    that caused it, the reply, the reason and what to do. A faulting bot is
    restarted and the check goes on with the next match, as in a tournament;
 4. the whole run is repeated with a fresh bot and the same seed: every reply
-   must be the same (a bot must draw only on the ``seed`` of ``match_start``);
+   must be the same (a bot must draw only on the ``seed`` of ``match_start``).
+   The repeat starts a new process before each of its first few matches, so
+   state carried from one match into the next shows up too;
 5. latency percentiles of the replies (wall clock, and CPU where the
    transport measures it).
 
@@ -56,6 +58,8 @@ class Transport(Protocol):
 
 
 TransportFactory = Callable[[], Transport]
+
+FRESH_IN_REPEAT: frozenset[int] = frozenset(range(1, 6))  # matches the repeat plays in a new process
 
 # What to tell the author, per fault kind (PROTOCOL.md's kinds, plus the check's own).
 ADVICE: dict[str, str] = {
@@ -280,7 +284,8 @@ def _stderr(bot: Transport) -> str:
 
 
 def _session(factory: TransportFactory, report: CheckReport, run: _Run, *, record: bool,
-             max_problems: int, max_timeouts: int, time_ms: int, name: str) -> None:
+             max_problems: int, max_timeouts: int, time_ms: int, name: str,
+             fresh_before: frozenset[int] = frozenset()) -> None:
     """Play fuzzed matches until ``report.turns_asked`` turns have been answered."""
     rng = random.Random(derive_seed(report.seed, "check"))
     problems = report.problems if record else []
@@ -306,6 +311,10 @@ def _session(factory: TransportFactory, report: CheckReport, run: _Run, *, recor
                     or sum(p.kind == "timeout" for p in problems) >= max_timeouts)
 
         while answered < report.turns_asked and not enough():
+            if index in fresh_before:  # a new process for this match: catches state kept across matches
+                bot = _restart(bot, factory, report, False, problems)
+                if bot is None:
+                    return
             preset, rules, n = fuzz_rules(rng, index)
             mid = f"check-{index:05d}"
             index += 1
@@ -418,7 +427,10 @@ def run_check(factory: TransportFactory, *, turns: int = 2000, seed: int = 0, ti
     if not repeat or report.ready is None or report.stopped_early:
         return report
     second = _Run()
-    _session(factory, report, second, record=False, **limits)  # type: ignore[arg-type]
+    # The repeat starts a fresh process before each of the first few matches, so
+    # a bot that carries state (or a once-per-process seed) from one match into
+    # the next answers differently there.
+    _session(factory, report, second, record=False, fresh_before=FRESH_IN_REPEAT, **limits)  # type: ignore[arg-type]
     report.deterministic = True
     for i, (a, b) in enumerate(zip(first.transcript, second.transcript)):
         if a != b:
@@ -427,7 +439,10 @@ def run_check(factory: TransportFactory, *, turns: int = 2000, seed: int = 0, ti
             report.problems.append(Problem(
                 "nondeterministic", a[0],
                 f"round {a[1]}, after {a[2]} bid(s): the first run answered {a[3]}, "
-                f"the second run answered {b[3]} to the same message",
+                f"the second run answered {b[3]} to the same message"
+                + (" (in the second run a freshly started process played this match: does the bot keep "
+                   "state from one match to the next, or seed its randomness once per process instead "
+                   "of from each match_start?)" if int(a[0].rsplit("-", 1)[1]) in FRESH_IN_REPEAT else ""),
                 msg))
             break
     else:
@@ -450,5 +465,7 @@ def check_bot(path: str, *, turns: int = 2000, seed: int = 0, time_ms: int = 100
     spec = load_bot(path)
     limits = SandboxLimits(mode=sandbox)  # type: ignore[arg-type]  # the CLI restricts the choices
     clock = TimeControl(budget_ms=time_ms)
-    return run_check(lambda: BotProcess(spec, limits, clock), turns=turns, seed=seed, time_ms=time_ms,
-                     name=str(path))
+    report = run_check(lambda: BotProcess(spec, limits, clock), turns=turns, seed=seed, time_ms=time_ms,
+                       name=spec.name)
+    report.bot = str(path)
+    return report

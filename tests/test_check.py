@@ -263,3 +263,24 @@ def test_timeouts_stop_the_check_early() -> None:
     text = report.render()
     assert "stopped after 3 timeouts" in text and "not compared (the first run stopped early)" in text
     assert "time_ms" in text  # the advice
+
+
+def _leaky_class() -> type[Bot]:
+    class Leaky(Bot):
+        """Seeds once per process, so match 2 depends on what match 1 drew."""
+
+        stream = random.Random(0)
+
+        def act(self, turn: Turn) -> Any:
+            return self.stream.choice(turn.legal.actions())
+
+    return Leaky
+
+
+def test_state_carried_across_matches_is_caught() -> None:
+    # each transport is a "process" with its own class, hence its own once-per-process stream
+    report = run_check(lambda: InProcessTransport(_leaky_class(), "leaky"), turns=400, seed=2)
+    assert report.deterministic is False
+    p = report.problems[-1]
+    assert p.kind == "nondeterministic" and "freshly started process" in p.detail
+    assert p.match in {f"check-{i:05d}" for i in range(1, 6)}
