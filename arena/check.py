@@ -306,6 +306,7 @@ def _session(factory: TransportFactory, report: CheckReport, run: _Run, *, recor
                 return
             report.ready = ready
         index = 0
+
         def enough() -> bool:  # each timeout waits out the wall-clock cap: stop after a few
             return (len(problems) >= max_problems
                     or sum(p.kind == "timeout" for p in problems) >= max_timeouts)
