@@ -286,34 +286,6 @@ def check_cmd(bot: str, turns: int, seed: int, time_ms: int, sandbox: str, show:
         sys.exit(1)
 
 
-# --- arena check (issue 3) ---------------------------------------------------
-
-
-@main.command("check")
-@click.argument("bot", type=click.Path(dir_okay=False))
-@click.option("--turns", type=click.IntRange(1), default=2000, show_default=True,
-              help="Fuzzed turns to ask for (the run is then repeated to compare actions).")
-@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the fuzzed matches.")
-@click.option("--time-ms", type=click.IntRange(1), default=1000, show_default=True,
-              help="Per-decision CPU budget (sent as time_ms).")
-@click.option("--sandbox", type=click.Choice(["auto", "strict", "off"]), default="auto", show_default=True,
-              help="Sandbox mode (docs/sandbox.md).")
-@click.option("--show", type=click.IntRange(0), default=10, show_default=True,
-              help="Problems to print in full.")
-@_friendly
-def check_cmd(bot: str, turns: int, seed: int, time_ms: int, sandbox: str, show: int) -> None:
-    """Check bot file BOT: handshake, fuzzed legal turns under every preset, determinism, latency.
-
-    Exit status 1 on any problem; each is printed with the message that caused it.
-    """
-    from arena.check import check_bot
-
-    report = check_bot(bot, turns=turns, seed=seed, time_ms=time_ms, sandbox=sandbox)
-    click.echo(report.render(show))
-    if not report.ok:
-        sys.exit(1)
-
-
 # --- arena play / arena report (issue 7) -------------------------------------
 
 
