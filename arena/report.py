@@ -56,7 +56,7 @@ main{max-width:1100px;margin:0 auto;padding:24px}
 h1{margin:0 0 4px}h2{margin-top:36px;border-bottom:2px solid #d0d5dc;padding-bottom:4px}
 section{background:#fff;border-radius:8px;padding:4px 20px 16px;margin:16px 0;box-shadow:0 1px 3px #0002}
 table{border-collapse:collapse;margin:8px 0;font-size:14px}
-th,td{padding:3px 10px;border-bottom:1px solid #e3e6ea;text-align:left;vertical-align:top}
+th,td{padding:3px 10px;border-bottom:1px solid #e3e6ea;text-align:left;vertical-align:top;overflow-wrap:anywhere}
 td.n,th.n{text-align:right;font-variant-numeric:tabular-nums}
 pre{background:#f0f2f5;padding:8px;overflow-x:auto;font-size:12.5px;max-height:480px}
 img{max-width:100%;height:auto;display:block;margin:8px 0}
@@ -130,7 +130,7 @@ def plot_h2h(h2h: pd.DataFrame, order: Sequence[str], label: str) -> Any:
     met = (h2h.pivot(index="bot", columns="opponent", values="met")
            .reindex(index=list(order), columns=list(order)).to_numpy(float))
     n = len(order)
-    fig = _figure(1.6 + 0.75 * n, 1.2 + 0.6 * n)
+    fig = _figure(2.6 + 0.8 * n, 1.4 + 0.6 * n)
     ax = fig.subplots()
     im = ax.imshow(np.ma.masked_invalid(share), cmap="RdBu", vmin=0, vmax=1)
     names = [_plain_label(b) for b in order]
@@ -142,8 +142,7 @@ def plot_h2h(h2h: pd.DataFrame, order: Sequence[str], label: str) -> Any:
                 ax.text(j, i, f"{share[i, j]:.2f}\n({int(met[i, j])})", ha="center", va="center", fontsize=7,
                         color="white" if abs(share[i, j] - 0.5) > 0.3 else "black")
     ax.set_xlabel("opponent")
-    ax.set_title(f"{_plain_label(label)}: share of meetings the row bot finished above the column bot",
-                 fontsize=9, loc="left")
+    ax.set_title(_plain_label(label), fontsize=9, loc="left")
     fig.colorbar(im, ax=ax, shrink=0.8)
     return fig
 
@@ -499,7 +498,9 @@ def build_report(run: str | Path, *, resamples: int = RESAMPLES, seed: int = 0) 
         _section("ratings", "Elo ratings", overall_note + plots["elo"] + _elo_tables(report.table)
                  + f"<p class='muted'>Plackett-Luce fit on the finishing orders, 95% bootstrap intervals "
                    f"({report.resamples} resamples, seed {report.seed}); docs/ratings.md.</p>"),
-        _section("head-to-head", "Head to head", plots["h2h"]),
+        _section("head-to-head", "Head to head",
+                 "<p>Share of their meetings in which the row bot finished above the column bot "
+                 "(meetings in brackets), all variants together.</p>" + plots["h2h"]),
         _section("variants-stats", "Rule-variant statistics",
                  plots["seats"] + plots["length"] + plots["calls"] + "<h3>Rating shifts between variants</h3>"
                  + shifts + "<h3>Every statistic</h3>" + _stats_table(stats)),
