@@ -226,3 +226,20 @@ def test_full_match_in_a_pseudo_terminal() -> None:
     assert "Match over. Placements:" in text
     assert re.search(r"You win!|You finish (2nd|3rd) of 3", text)
     assert "Everyone's dice:" in text
+
+
+def test_setup_from_a_config_takes_its_variant_limits_and_bots() -> None:
+    import os
+
+    cwd = os.getcwd()
+    os.chdir(ROOT)  # config bot paths are relative to where the command is typed
+    try:
+        setup = play_setup(config="configs/variants.yaml", variant="three-dice", sets=["palifico=false"])
+    finally:
+        os.chdir(cwd)
+    assert setup.rules.dice == 3 and setup.rules.palifico is False
+    assert setup.variant == "three-dice"
+    assert setup.time is not None and setup.sandbox is not None
+    assert {label for label, _ in setup.bots} >= {"random", "cautious", "probabilistic", "bluffer"}
+    only = play_setup(bots=["random", "random"], preset="lizumo")
+    assert [label for label, _ in only.bots] == ["random", "random#2"]

@@ -177,3 +177,17 @@ def test_report_renders_in_headless_chromium(run_folder: Path) -> None:
         finally:
             browser.close()
     assert 10_000 < shot.stat().st_size < 500_000
+
+
+def test_report_command_writes_where_asked(run_folder: Path, tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from arena.cli import main
+
+    out = tmp_path / "sub" / "page.html"
+    result = CliRunner().invoke(main, ["report", str(run_folder), "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    assert result.output.strip() == str(out)
+    assert out.read_text(encoding="utf-8").startswith("<!DOCTYPE html>")
+    missing = CliRunner().invoke(main, ["report", str(tmp_path / "nope")])
+    assert missing.exit_code != 0 and "no such run folder" in missing.output
