@@ -18,16 +18,15 @@ Seating and the round-1 opener (``seating: roll``, ``first: roll``) come from
 two more streams of the same kind, tagged ``b"seat"`` and ``b"open"`` instead
 of ``b"dice"``, with the roll-off attempt in place of the round and the
 candidate (schedule position, or seat) in place of the seat: each roll is the
-first accepted byte of its digest. :func:`seat_order` and :func:`first_opener`
-apply them; :func:`roll_off` is the tie-breaking procedure.
+first accepted byte of its digest. :func:`roll_off` is the procedure (highest
+first, ties re-rolled among the tied); the referee applies it to the schedule
+positions with :func:`seating_die` and to the seats with :func:`opener_die`.
 """
 
 from __future__ import annotations
 
 import hashlib
 from typing import Callable, Iterator, Sequence
-
-from arena.errors import RulesError
 
 _LIMIT = 252  # largest multiple of 6 that fits in a byte
 
@@ -84,27 +83,3 @@ def opener_die(seed: int) -> Callable[[int, int], int]:
     """The die used to roll for the round-1 opener, keyed apart from everything else."""
     return lambda attempt, who: next(_stream(b"open", seed, attempt, who))
 
-
-def seat_order(seed: int, players: int, seating: str = "roll") -> tuple[int, ...]:
-    """Who sits where (RULES.md 1): element ``i`` is the schedule position of the
-    player in seat ``i``.
-
-    ``fixed`` keeps the schedule's order. ``roll``: every player rolls
-    :func:`seating_die` (keyed by the match seed and the player's schedule
-    position), highest sits first, ties re-rolled among the tied.
-    """
-    if seating == "fixed":
-        return tuple(range(players))
-    if seating != "roll":
-        raise RulesError(f"rule seating: {seating!r} is not allowed; use one of roll, fixed")
-    return tuple(roll_off(range(players), seating_die(seed)))
-
-
-def first_opener(seed: int, players: int, first: str = "roll") -> int:
-    """The seat that opens round 1: seat 0 (``seat0``), or the winner of a roll-off
-    of :func:`opener_die` among the seats (``roll``), ties re-rolled among the tied."""
-    if first == "seat0":
-        return 0
-    if first != "roll":
-        raise RulesError(f"rule first: {first!r} is not allowed; use one of roll, seat0")
-    return roll_off(range(players), opener_die(seed))[0]

@@ -4,16 +4,21 @@ Pure and deterministic: no I/O, no global randomness. Dice are an input
 (:func:`deal`), so the same dice and the same actions always give the same
 match. States are immutable; every transition returns a new state.
 
-Hot-path notes (the referee loop and the engine benchmark run through here):
-bids are interned :class:`Bid` objects, the legal raises after a standing bid
-are a slice of a cached, totally ordered tuple of every bid for the current
-number of dice in play, and a state is a ``NamedTuple`` (cheap to build).
+Hot-path notes (the referee loop and benchmarks/engine.py run through here;
+re-run the benchmark after changing ``new_match``, ``deal``, ``legal_actions``
+or ``apply``): bids are interned :class:`Bid` objects; every bid for the dice
+in play sits in a cached, totally ordered *ladder*, so the legal actions after
+a standing bid are one slice of a cached tuple (raises, then the calls) and
+the legal summary is one bisect per face; a state is a ``NamedTuple`` built
+with ``tuple.__new__``; initial states are shared (they are immutable); a call
+is judged and the next round set up in one pass inside :func:`apply`.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import itertools
+from bisect import bisect_right as _bisect_right
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Final, Literal, NamedTuple, Sequence, Union
@@ -291,13 +296,18 @@ class _Ladder(NamedTuple):
     openers: tuple[Bid, ...]  # the bids allowed as an opening bid (no aces)
     with_dudo: tuple[Action, ...]  # bids + (DUDO,): legal actions are one slice of it
     with_calls: tuple[Action, ...]  # bids + (DUDO, CALZA)
+    # positions[f][q - 1]: where bid (q, f) sits; increasing in q in every mode,
+    # so the smallest legal quantity of a face is one bisect away (legal_summary).
+    positions: tuple[tuple[int, ...], ...]
 
 
 def _build_ladder(ones: str, total: int) -> _Ladder:
     bids = tuple(sorted((bid(q, f) for q in range(1, total + 1) for f in FACES),
                         key=lambda b: bid_key(b, ones)))
-    return _Ladder(total, bids, {b: i for i, b in enumerate(bids)}, tuple(b for b in bids if b.face != 1),
-                   bids + (DUDO,), bids + (DUDO, CALZA))
+    index = {b: i for i, b in enumerate(bids)}
+    positions = ((),) + tuple(tuple(index[bid(q, f)] for q in range(1, total + 1)) for f in FACES)
+    return _Ladder(total, bids, index, tuple(b for b in bids if b.face != 1),
+                   bids + (DUDO,), bids + (DUDO, CALZA), positions)
 
 
 class _LadderCache(dict):  # type: ignore[type-arg]
@@ -401,22 +411,38 @@ class State(NamedTuple):
 
 
 # The hot path builds states and results with tuple.__new__ and unpacks them
-# positionally: a NamedTuple's own constructor costs about 1 us a call.
+# positionally: a NamedTuple's own constructor costs several times as much.
 _new = tuple.__new__
 _chain = itertools.chain.from_iterable
 
 
+# Initial states by (id(rules), players, opener). A state is immutable, so one
+# can be shared; the cache holds its Rules, so an id cannot be reused while its
+# entry lives, and the ``is`` check below guards it all the same.
+_INITIAL: dict[tuple[int, Any, Any], State] = {}
+
+
 def new_match(rules: Rules, players: int, opener: int = 0) -> State:
     """A match about to deal round 1, opened by ``opener`` (see :mod:`arena.dice` for rolls)."""
+    try:
+        state = _INITIAL[(id(rules), players, opener)]
+        if state[0] is rules:
+            return state
+    except (KeyError, TypeError):
+        pass
     if type(players) is not int or not MIN_PLAYERS <= players <= MAX_PLAYERS:
         raise StateError(f"players: {players!r} is not allowed; Dudo Arena plays 2 to 10 players")
     if type(opener) is not int or not 0 <= opener < players:
         raise StateError(f"opener: seat {opener!r} does not exist at a table of {players}")
-    if type(rules) is not Rules:
+    if not isinstance(rules, Rules):
         raise StateError(f"rules: {rules!r} is not a Rules (use Rules.preset)")
     n = rules.dice
-    return _new(State, (rules, (n,) * players, 1, opener, False, (False,) * players, (),
-                        None, (), -1, -1, _LADDERS[rules.ones][n * players], None, None))
+    state = _new(State, (rules, (n,) * players, 1, opener, False, (False,) * players, (),
+                         None, (), -1, -1, _LADDERS[rules.ones][n * players], None, None))
+    if len(_INITIAL) >= 1024:  # bounded: a long run may build many Rules objects
+        _INITIAL.clear()
+    _INITIAL[(id(rules), players, opener)] = state
+    return state
 
 
 def deal(state: State, dice: Sequence[Sequence[int]]) -> State:
@@ -523,12 +549,33 @@ def legal_summary(state: State) -> LegalSummary:
 
     Exact, because for every face the legal quantities run from the minimum up
     to the dice in play (the order is monotone in quantity for a fixed face).
+    Computed per face by bisecting the face's ladder positions, not by listing
+    the legal bids (a ``turn`` message carries it on every decision).
     """
+    total = state.total
     mins: dict[int, int] = {}
-    for b in legal_bids(state):
-        if b.face not in mins:
-            mins[b.face] = b.quantity
-    return LegalSummary(bool(state.history), calza_allowed(state), dict(sorted(mins.items())), state.total)
+    if state.to_act >= 0 and state.dice is not None:
+        hist = state.history
+        if state.palifico:
+            ladder, top = _LADDERS["plain"][total], -1
+            if hist:
+                standing = hist[-1][1]
+                if state.rules.palifico_change_face and state.counts[state.to_act] == 1:
+                    top = ladder.index[standing]
+                else:
+                    ladder = None  # type: ignore[assignment]  # the face is fixed
+                    if standing.quantity < total:
+                        mins[standing.face] = standing.quantity + 1
+        else:
+            ladder, top = state.ladder, state.top
+        if ladder is not None:
+            skip_aces = top < 0 and not state.palifico and not state.rules.open_on_ones
+            positions = ladder.positions
+            for f in FACES:
+                k = _bisect_right(positions[f], top)  # f's bids at or below the standing bid
+                if k < total and not (f == 1 and skip_aces):
+                    mins[f] = k + 1
+    return LegalSummary(bool(state.history), calza_allowed(state), mins, total)
 
 
 def why_illegal(state: State, action: Action) -> str | None:
@@ -611,19 +658,15 @@ def apply(state: State, action: Action) -> State:
                 nxt = 0
         return _new(State, (r, counts, rnd, opener, pal, used, out, dice, hist + ((seat, b),),
                             nxt, idx, ladder, last, None))
+    # A call: judge the standing bid and set up the next round, inline (the hot path).
     if not hist:
         _refuse(state, action)
     if type(action) is Dudo:
-        return _resolve(state, seat, "dudo")
-    if type(action) is Calza and calza_allowed(state):
-        return _resolve(state, seat, "calza")
-    _refuse(state, action)
-    raise AssertionError("unreachable")  # pragma: no cover
-
-
-def _resolve(state: State, caller: int, kind: str) -> State:
-    """Judge the standing bid and set up the next round (one pass: the hot path)."""
-    r, before, rnd, opener, pal, used, out, dice, hist, _, _, ladder, _, _ = state
+        kind = "dudo"
+    elif type(action) is Calza and calza_allowed(state):
+        kind = "calza"
+    else:
+        _refuse(state, action)
     bidder, (q, f) = hist[-1]
     # Aces count as the bid face when wild, except on aces and in palifico.
     count = 0
@@ -633,32 +676,31 @@ def _resolve(state: State, caller: int, kind: str) -> State:
     else:
         for hand in dice:  # type: ignore[union-attr]
             count += hand.count(f)
+    caller = seat
     if kind == "dudo":
         seat = bidder if count < q else caller
-        was = before[seat]
+        was = counts[seat]
         if r.penalty == "one":
             now = was - 1
         else:
             now = was - min(max(1, abs(q - count)), was)
     elif count == q:
         if r.calza_reward == "regain":
-            seat = caller
-            was = before[seat]
+            was = counts[seat]
             now = was + 1 if was < r.dice else was
         else:
             seat = bidder
-            was = before[seat]
+            was = counts[seat]
             now = was - 1
     else:
-        seat = caller
-        was = before[seat]
+        was = counts[seat]
         now = was - 1
     delta = now - was
     result = _new(RoundResult, (rnd, opener, pal, dice, hist, (caller, kind), count, (seat, delta), None))
     if not delta:  # a right calza at the cap: nothing changes, the caller opens
-        return _new(State, (r, before, rnd + 1, seat, False, used, out, None, (), -1, -1, ladder, result,
-                            _placements(before, out, opener) if rnd >= r.max_rounds else None))
-    counts = before[:seat] + (now,) + before[seat + 1:]
+        return _new(State, (r, counts, rnd + 1, seat, False, used, out, None, (), -1, -1, ladder, result,
+                            _placements(counts, out, opener) if rnd >= r.max_rounds else None))
+    counts = counts[:seat] + (now,) + counts[seat + 1:]
     n = len(counts)
     palifico = False
     nxt = seat
@@ -720,21 +762,32 @@ def _next_round(state: State, seat: int, now: int, total: int, result: RoundResu
                         ladder, result, placements))
 
 
+_SOLE: dict[tuple[int, ...], tuple[int, ...]] = {}  # out (one survivor left) -> placements
+
+
 def _placements(counts: tuple[int, ...], out: tuple[int, ...], last_opener: int) -> tuple[int, ...]:
     """Place per seat: survivors by dice left (ties by seat order from the last
     opener), then the eliminated, later out is better."""
     n = len(counts)
-    places = [1] * n
+    if len(out) == n - 1:  # the usual end: one survivor, and ``out`` says it all
+        places = _SOLE.get(out)
+        if places is not None:
+            return places
+    place_list = [1] * n
     place = n
     for s in out:  # the first out places last
-        places[s] = place
+        place_list[s] = place
         place -= 1
     if place > 1:  # several survivors: the match hit max_rounds
         survivors = [s for s, c in enumerate(counts) if c]
         survivors.sort(key=lambda s: (-counts[s], (s - last_opener) % n))
         for i, s in enumerate(survivors):
-            places[s] = i + 1
-    return tuple(places)
+            place_list[s] = i + 1
+        return tuple(place_list)
+    places = tuple(place_list)
+    if len(_SOLE) < 4096:
+        _SOLE[out] = places
+    return places
 
 
 def winner(state: State) -> int | None:

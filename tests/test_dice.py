@@ -9,16 +9,18 @@ from itertools import permutations
 
 import pytest
 
-from arena.dice import (
-    first_opener,
-    opener_die,
-    roll,
-    roll_off,
-    roll_table,
-    seat_order,
-    seating_die,
-)
-from arena.errors import RulesError
+from arena.dice import opener_die, roll, roll_off, roll_table, seating_die
+
+
+def seat_order(seed: int, players: int) -> tuple[int, ...]:
+    """Seating by roll (RULES.md 1), as the referee applies it: element i is the
+    schedule position of the player in seat i."""
+    return tuple(roll_off(range(players), seating_die(seed)))
+
+
+def first_opener(seed: int, players: int) -> int:
+    """The round-1 opener by roll: the winner of a roll-off among the seats."""
+    return roll_off(range(players), opener_die(seed))[0]
 
 
 def reference(tag: bytes, seed: int, a: int, b: int, n: int) -> tuple[int, ...]:
@@ -140,17 +142,22 @@ def test_roll_off_deterministic_and_a_permutation() -> None:
         assert roll_off(range(7), seating_die(seed)) == order
 
 
-def test_seat_order_and_first_opener() -> None:
-    assert seat_order(3, 5, "fixed") == (0, 1, 2, 3, 4)
-    assert first_opener(3, 5, "seat0") == 0
+def test_seating_and_opener_roll_offs_are_fair() -> None:
     orders = Counter(seat_order(s, 3) for s in range(3000))
     assert set(orders) == set(permutations(range(3)))  # every seating occurs
     assert min(orders.values()) > 400  # and about equally often (500 each)
     openers = Counter(first_opener(s, 4) for s in range(4000))
     assert set(openers) == {0, 1, 2, 3} and min(openers.values()) > 850
-    assert seat_order(77, 6) == tuple(roll_off(range(6), seating_die(77)))
-    assert first_opener(77, 6) == roll_off(range(6), opener_die(77))[0]
-    with pytest.raises(RulesError):
-        seat_order(1, 3, "rotate")
-    with pytest.raises(RulesError):
-        first_opener(1, 3, "seat1")
+
+
+def test_referee_uses_these_roll_offs() -> None:
+    from arena import referee
+    from arena.rules import Rules
+
+    for seed in range(30):
+        rolled = Rules.preset("classic")
+        assert list(referee.seat_order(rolled, 6, seed)) == list(seat_order(seed, 6))
+        assert referee.first_opener(rolled, 6, seed) == first_opener(seed, 6)
+        fixed = Rules.preset("classic", {"seating": "fixed", "first": "seat0"})
+        assert list(referee.seat_order(fixed, 6, seed)) == list(range(6))
+        assert referee.first_opener(fixed, 6, seed) == 0

@@ -98,6 +98,9 @@ def check_legal(state: State, rng: random.Random) -> tuple[Bid, ...]:
     from_summary = {bid(q, f) for f, low in summary.min_quantity.items()
                     for q in range(low, summary.max_quantity + 1)}
     assert from_summary == legal
+    # A face that may not be bid is absent (not present with an empty range).
+    assert all(f in FACES and 1 <= low <= summary.max_quantity for f, low in summary.min_quantity.items())
+    assert list(summary.min_quantity) == sorted(summary.min_quantity)
     # Bids are listed lowest first in the order that governs raising.
     if not state.palifico:
         keys = [bid_key(b, state.rules.ones) for b in bids]

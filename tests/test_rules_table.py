@@ -531,6 +531,14 @@ def test_palifico_round_rules() -> None:
     assert legal_summary(s).min_quantity == {4: 3}
 
 
+def test_palifico_bid_at_the_top_leaves_only_calls() -> None:
+    s = make_lose(start("classic", 3, dice=2), 1)  # palifico, 5 dice in play
+    s = play(dealt(s), "4x4", "5x4")
+    assert legal_bids(s) == () and legal_summary(s).min_quantity == {}
+    assert legal_actions(s) == (DUDO, CALZA)
+    assert "from 1 to 5" in (why_illegal(s, bid(6, 4)) or "")
+
+
 def test_palifico_aces_not_wild() -> None:
     s = make_lose(start("classic", 3, dice=2), 1)
     s = deal(s, [[1, 4], [1], [4, 1]])
