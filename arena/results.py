@@ -329,6 +329,10 @@ def load(run: str | Path) -> Results:
     elif _games_file(folder) is None:
         raise RunError(f"{folder}: not a run folder (no run.json and no games.jsonl)")
     records, truncated = read_records(folder)
+    # Schedule order, not file order: workers finish matches in any order, and
+    # everything computed from a run (bootstrap resamples included) must be the
+    # same for the same records.
+    records.sort(key=lambda r: str(r.get("match", "")))
     res = from_records(records, meta, folder)
     res.truncated = truncated
     return res
