@@ -49,6 +49,13 @@ def match_id(index: int) -> str:
     return f"m-{index:06d}"
 
 
+def record_line(record: dict[str, Any]) -> bytes:
+    """One ``games.jsonl`` line: compact JSON, keys in record order, newline-terminated."""
+    import orjson
+
+    return orjson.dumps(record, option=orjson.OPT_APPEND_NEWLINE)
+
+
 def canonical(record: dict[str, Any]) -> dict[str, Any]:
     """The record without its timing fields: equal for equal (config, seed)."""
     return {k: v for k, v in record.items() if k not in TIMING_FIELDS}

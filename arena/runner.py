@@ -8,6 +8,7 @@ to the folder as matches finish and reports progress through a callback.
 
 from __future__ import annotations
 
+import json
 import secrets
 import time
 from dataclasses import dataclass, field
@@ -55,23 +56,30 @@ def schedule_for(config: RunConfig, seed: int) -> list[MatchSpec]:
 
 def preflight(config: RunConfig) -> None:
     """Start every distinct bot once: a bot that fails its handshake stops the run
-    before any match is played, with the bot's name and what went wrong."""
+    before any match is played, with the bot's name and what went wrong.
+
+    The bots start in parallel threads (a start is mostly waiting for the
+    interpreter), and each is closed by the thread that started it.
+    """
+    from concurrent.futures import ThreadPoolExecutor
+
     from arena.process import BotProcess
 
-    seen: set[str] = set()
-    problems = []
-    for e in config.entrants:
-        if e.spec.sha256 + str(e.spec.path) in seen:
-            continue
-        seen.add(e.spec.sha256 + str(e.spec.path))
+    distinct = {(e.spec.sha256, str(e.spec.path)): e for e in config.entrants}
+
+    def handshake(e: Any) -> str | None:
         proc = BotProcess(e.spec, config.sandbox, config.time)
         try:
             proc.start()
         except BotFault as exc:
-            problems.append(f"{config.path}: bots: {e.label} ({e.spec.path}) failed its handshake: "
-                            f"{exc.kind}: {exc.detail}")
+            return (f"{config.path}: bots: {e.label} ({e.spec.path}) failed its handshake: "
+                    f"{exc.kind}: {exc.detail}")
         finally:
             proc.close()
+        return None
+
+    with ThreadPoolExecutor(max_workers=min(8, len(distinct))) as pool:
+        problems = [p for p in pool.map(handshake, distinct.values()) if p]
     if problems:
         raise RunError("; ".join(problems))
 
@@ -130,11 +138,11 @@ def run(config: RunConfig, *, force: bool = False, progress: Progress | None = N
             if "error" in item:
                 raise RunError(f"internal error while playing {item['match']} (a bug in Dudo Arena, "
                                f"please report it); recorded matches are kept:\n{item['error']}")
-            store.append(item["record"])
+            store.append_line(item["line"])
             for label, tail in item.get("stderr", {}).items():
                 store.write_stderr(label, tail)
             if keep_records:
-                result.records.append(item["record"])
+                result.records.append(json.loads(item["line"]))
             result.played += 1
             if progress:
                 progress(result.skipped + result.played, result.total, time.monotonic() - start)

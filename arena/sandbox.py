@@ -174,6 +174,20 @@ def available() -> Mechanisms:
     return Mechanisms(bwrap=bwrap, unshare=unshare, cgroups=cgroups, root=root)
 
 
+def die_with_parent(sig: int = signal.SIGTERM) -> None:
+    """Have the kernel send ``sig`` to this process when its parent dies.
+
+    For run workers: a worker orphaned by a killed ``arena run`` must not go
+    on playing (or spinning) alone; its handler for ``sig`` closes its bots.
+    """
+    if _libc is None:
+        return
+    parent = os.getppid()
+    _libc.prctl(_PR_SET_PDEATHSIG, sig)
+    if os.getppid() != parent:  # the parent died before prctl took effect
+        os.kill(os.getpid(), sig)
+
+
 def describe_sandbox(limits: SandboxLimits = SandboxLimits()) -> str:
     """One line: which mechanisms are active on this machine for ``limits``."""
     if limits.mode == "off":

@@ -72,7 +72,7 @@ def select(res: Results, variant: str | None = None, drop_admin_faults: bool = F
 
 def rankings(seats: pd.DataFrame, matches: pd.DataFrame | None = None) -> tuple[list[str], list[list[int]]]:
     """Bot names (sorted) and each match's finishing order as bot indices,
-    best first, matches in file order (the order sequential Elo uses)."""
+    best first, matches in schedule order (the order sequential Elo uses)."""
     if seats.empty:
         return [], []
     bots = sorted(str(b) for b in seats["bot"].unique())
@@ -433,7 +433,7 @@ def format_ratings(report: RatingReport, head_to_head: bool = False) -> str:
             los = report.los[label].reindex(index=order, columns=order)
             blocks.append("likelihood of superiority: P(row stronger than column)\n"
                           + format_table(los.map(lambda x: f"{x:.3f}").reset_index(names="").astype(str)))
-    blocks.append("* seq. Elo: classic K-factor Elo in file order; it depends on match order, unlike the fit.")
+    blocks.append("* seq. Elo: classic K-factor Elo in schedule order (match id); it depends on match order, unlike the fit.")
     return "\n\n".join(blocks)
 
 

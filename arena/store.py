@@ -18,6 +18,7 @@ from typing import Any, Iterable, Iterator
 
 from arena import __version__
 from arena.errors import RunError
+from arena.records import record_line
 
 RUN_JSON = "run.json"
 GAMES = "games.jsonl"
@@ -149,7 +150,7 @@ class RunStore:
         tmp = path.with_name(GAMES + ".tmp")
         with open(tmp, "wb") as fh:
             for rec in recs:
-                fh.write(json.dumps(rec, separators=(",", ":")).encode() + b"\n")
+                fh.write(record_line(rec))
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, path)
@@ -157,8 +158,12 @@ class RunStore:
     # -- writing -------------------------------------------------------------
 
     def append(self, record: dict[str, Any]) -> None:
+        self.append_line(record_line(record))
+
+    def append_line(self, line: bytes) -> None:
+        """Append one encoded record (:func:`arena.records.record_line`)."""
         # One write per line and a flush: a killed run keeps every line before.
-        self._fh.write(json.dumps(record, separators=(",", ":")).encode() + b"\n")
+        self._fh.write(line)
         self._fh.flush()
 
     def write_stderr(self, label: str, tail: str) -> None:

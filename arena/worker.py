@@ -16,7 +16,7 @@ from typing import Any, Sequence
 from arena.botfile import BotSpec
 from arena.errors import BotFault
 from arena.process import BotProcess, TimeControl
-from arena.records import MatchSpec
+from arena.records import MatchSpec, record_line
 from arena.referee import play_match
 from arena.sandbox import SandboxLimits
 
@@ -64,7 +64,12 @@ class Worker:
         return proc
 
     def play(self, spec: MatchSpec) -> dict[str, Any]:
-        """Play one match; returns ``{"record", "stderr"}`` or ``{"error", "match"}``."""
+        """Play one match; returns ``{"match", "line", "stderr"}`` or ``{"error", "match"}``.
+
+        ``line`` is the record already encoded as one JSON line: the worker
+        pays for the encoding, and the parent, which every worker shares, only
+        appends bytes (a nested dict costs far more to pickle across).
+        """
         try:
             players = [self._player(e) for e in spec.entrants]
             names = [self.labels[e] for e in spec.entrants]
@@ -82,7 +87,7 @@ class Worker:
                     # A faulting bot is restarted before its next match.
                     proc.close()
                     self.procs.pop(e, None)
-            return {"record": outcome.record, "stderr": stderr}
+            return {"match": spec.match, "line": record_line(outcome.record), "stderr": stderr}
         except Exception:  # noqa: BLE001 - every spec must produce a result
             return {"error": traceback.format_exc(), "match": spec.match, "pid": os.getpid()}
 

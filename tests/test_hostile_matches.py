@@ -5,6 +5,7 @@ its record replays cleanly, and no process is left behind."""
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
 from pathlib import Path
 
@@ -66,8 +67,8 @@ def test_hostile_bot_in_a_match(bot: str, kind: str | None) -> None:
             spec = MatchSpec(index=i, match=f"m-{i:06d}", variant="classic", rules=rules, entrants=(0, 1, 2),
                              seed=derive_seed("h", i), dice_seed=derive_seed("hd", i), table=i, rotation=0)
             result = worker.play(spec)
-            assert "record" in result, result.get("error")
-            rec = result["record"]
+            assert "line" in result, result.get("error")
+            rec = json.loads(result["line"])
             check(rec)  # the match finished and every rule holds
             faults = [f for f in rec["faults"] if f["seat"] == 0]
             if kind is None:

@@ -1,7 +1,7 @@
 """Where matches are played: one small interface, several engines.
 
 A backend takes the specs still to play and yields one result per spec, in
-any order, as matches finish (``{"record", "stderr"}`` or ``{"error", "match"}``,
+any order, as matches finish (``{"match", "line", "stderr"}`` or ``{"error", "match"}``,
 see :class:`arena.worker.Worker`). The scheduler neither knows nor cares which
 backend runs; the records are the same.
 """

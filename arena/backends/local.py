@@ -19,6 +19,7 @@ import multiprocess as mp
 
 from arena.errors import RunError
 from arena.records import MatchSpec
+from arena.sandbox import die_with_parent
 
 _worker: Any = None
 _init_error: str | None = None
@@ -58,6 +59,7 @@ def _setup(entrants: Any, limits: Any, time: Any, fresh: bool, counter: Any, pin
         os._exit(0)
 
     signal.signal(signal.SIGTERM, _stop)
+    die_with_parent(signal.SIGTERM)  # an orphaned worker stops and closes its bots
     # Close the bots when the pool retires this worker normally.
     mp.util.Finalize(None, _worker.close, exitpriority=10)
 
@@ -103,5 +105,24 @@ class LocalBackend:
         self.pool.join()
 
     def terminate(self) -> None:
-        self.pool.terminate()
-        self.pool.join()
+        """Stop now: every worker closes its bots and exits, whatever state the pool is in.
+
+        ``Pool.terminate`` alone can hang for ever when a worker was killed while
+        holding the result queue's lock, so the workers are stopped directly
+        first, and the pool's own clean-up runs in a daemon thread that may not
+        keep the run from ending.
+        """
+        import threading
+
+        workers = list(self.pool._pool)  # noqa: SLF001 - no public way to reach them
+        for p in workers:
+            if p.exitcode is None:
+                p.terminate()  # SIGTERM: the worker closes its bots, then exits
+        for p in workers:
+            p.join(timeout=3.0)
+            if p.exitcode is None:
+                p.kill()
+                p.join(timeout=1.0)
+        stopper = threading.Thread(target=self.pool.terminate, daemon=True)
+        stopper.start()
+        stopper.join(timeout=5.0)

@@ -131,12 +131,14 @@ class RayBackend:
                 yield result
 
     def close(self) -> None:
-        try:
-            self.ray.get([a.close.remote() for a in self.actors], timeout=30)
-        finally:
-            self.terminate()
+        self.terminate(wait=30.0)
 
-    def terminate(self) -> None:
+    def terminate(self, wait: float = 5.0) -> None:
+        """Close every actor's bots (so no sandbox outlives the run), then the actors."""
+        try:
+            self.ray.get([a.close.remote() for a in self.actors], timeout=wait)
+        except Exception:  # noqa: BLE001 - best effort while stopping; the kill follows
+            pass
         for a in self.actors:
             try:
                 self.ray.kill(a)
