@@ -35,6 +35,7 @@ import os
 import resource
 import shutil
 import signal
+import threading
 import subprocess
 import sys
 import sysconfig
@@ -142,7 +143,7 @@ def _cgroup_parents() -> list[tuple[str, str]]:
     out = []
     for c, mnt in mounts.items():
         parent = os.path.join(mnt, own.get(c, "/").lstrip("/"))
-        probe = os.path.join(parent, f"arena-probe-{os.getpid()}")
+        probe = os.path.join(parent, f"arena-probe-{os.getpid()}-{threading.get_ident()}")
         try:
             os.mkdir(probe)
             os.rmdir(probe)
@@ -152,9 +153,19 @@ def _cgroup_parents() -> list[tuple[str, str]]:
     return sorted(out)
 
 
-@functools.lru_cache(maxsize=1)
+_probe_lock = threading.Lock()
+
+
 def available() -> Mechanisms:
-    """Probe bwrap, unshare and cgroups once (a few ms)."""
+    """Probe bwrap, unshare and cgroups once (a few ms); safe from many threads at once
+    (two concurrent probes would each see the other's probe folder and wrongly
+    conclude that a controller is missing)."""
+    with _probe_lock:
+        return _probe()
+
+
+@functools.lru_cache(maxsize=1)
+def _probe() -> Mechanisms:
     root = os.geteuid() == 0
     bwrap = shutil.which("bwrap")
     if bwrap and not _run_ok([bwrap, "--unshare-all", "--die-with-parent", "--cap-drop", "ALL",

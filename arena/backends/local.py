@@ -64,10 +64,10 @@ def _setup(entrants: Any, limits: Any, time: Any, fresh: bool, counter: Any, pin
     mp.util.Finalize(None, _worker.close, exitpriority=10)
 
 
-def _play(spec: MatchSpec) -> dict[str, Any]:
+def _play(specs: list[MatchSpec]) -> list[dict[str, Any]]:
     if _init_error is not None:
-        return {"error": f"worker start-up failed:\n{_init_error}", "match": spec.match}
-    return _worker.play(spec)
+        return [{"error": f"worker start-up failed:\n{_init_error}", "match": s.match} for s in specs]
+    return [_worker.play(spec) for spec in specs]
 
 
 class LocalBackend:
@@ -76,18 +76,23 @@ class LocalBackend:
     def __init__(self, entrants: Sequence[tuple[str, Any]], limits: Any, time: Any, *, workers: int,
                  fresh_process: bool = False, pin: bool = True) -> None:
         self.workers = workers
+        # Matches go out a few at a time: every hand-off costs the parent, whose
+        # core the workers share, and a few matches per worker keep the tail short.
+        self.chunksize = 4
         ctx = mp.get_context("fork" if sys.platform.startswith("linux") else "spawn")
         counter = ctx.Value("i", 0)
         self.pool = ctx.Pool(workers, initializer=_init,
                              initargs=(list(entrants), limits, time, fresh_process, counter, pin))
 
     def run(self, specs: Sequence[MatchSpec]) -> Iterator[dict[str, Any]]:
-        results = self.pool.imap_unordered(_play, specs, chunksize=1)
+        k = self.chunksize
+        batches = [list(specs[i:i + k]) for i in range(0, len(specs), k)]
+        results = self.pool.imap_unordered(_play, batches, chunksize=1)
         pids = self._pids()
-        for _ in range(len(specs)):
+        for _ in range(len(batches)):
             while True:
                 try:
-                    yield results.next(timeout=1.0)
+                    yield from results.next(timeout=1.0)
                     break
                 except mp.TimeoutError:
                     # A pool never reports a worker that died mid-match (killed by
