@@ -36,8 +36,9 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Protocol, Sequence
 
 from arena.errors import ArenaError, BotFault, ProtocolError
-from arena.localplay import (derive_seed, first_opener, match_end_message, match_start_message,
-                             round_end_message, turn_message)
+from arena.records import derive_seed
+from arena.referee import first_opener
+from arena.view import match_end_message, match_start_message, round_end_message, turn_message
 from arena.rules import PRESETS, Bid, Rules, State, apply, deal, legal_actions, new_match, why_illegal
 from arena.dice import roll_table
 from arena.wire import clip, parse_reply
@@ -322,12 +323,12 @@ def _session(factory: TransportFactory, report: CheckReport, run: _Run, *, recor
             seat = rng.randrange(n)
             names = [name if s == seat else f"fuzz{s}" for s in range(n)]
             dice_seed = derive_seed(report.seed, "dice", index)
-            state = new_match(rules, n, first_opener(rules, dice_seed, n))
+            state = new_match(rules, n, first_opener(rules, n, dice_seed))
             if record:
                 report.matches += 1
                 report.presets[preset] += 1
                 report.players[n] += 1
-            last_sent: dict[str, Any] = match_start_message(mid, seat, names, rules,
+            last_sent: dict[str, Any] = match_start_message(mid, seat, names, rules.to_dict(),
                                                             derive_seed(report.seed, "bot", index))
             try:
                 bot.notify(last_sent)

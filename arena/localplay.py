@@ -4,7 +4,7 @@ For tests, for tuning the built-in bots, for ``arena check``'s message
 building, and for a quick league (:func:`mini_league`). The real referee
 (sandboxed processes, time control, records) lives elsewhere; this module
 plays by the same rules engine and feeds the bots the same messages
-PROTOCOL.md defines (built here by ``*_message``), parsed by the same
+PROTOCOL.md defines (built by :mod:`arena.view`), parsed by the same
 :mod:`arena.sdk` types the bot host uses, so a bot sees no difference.
 
 Only trusted code belongs here: a bot called in-process can read anything.
@@ -12,7 +12,6 @@ Only trusted code belongs here: a bot called in-process can read anything.
 
 from __future__ import annotations
 
-import hashlib
 import importlib.util
 import inspect
 import random
@@ -23,12 +22,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from arena.dice import opener_die, roll_off, roll_table
 from arena.errors import (ArenaError, BotCrashed, ConfigError, IllegalAction, InvalidAction, ProtocolError,
                           RunError)
-from arena.rules import Action, Bid, Calza, Dudo, Rules, State, apply, deal, fault, new_match, parse_action
+from arena.records import derive_seed
+from arena.rules import Action, Bid, Calza, Dudo, Rules, parse_action
 from arena.sdk import Bot, MatchInfo, RoundEnd, Turn
-from arena.view import turn_view
 
 BotFactory = Callable[[], Bot]  # a fresh bot instance per match
 
@@ -79,59 +77,8 @@ def load_python_bot(path: str | Path) -> BotFactory:
 
 
 # ---------------------------------------------------------------------------
-# The protocol messages a referee sends (PROTOCOL.md), built from engine states
+# Replies
 # ---------------------------------------------------------------------------
-
-
-def match_start_message(match: str, seat: int, names: Sequence[str], rules: Rules, seed: int) -> dict[str, Any]:
-    return {"type": "match_start", "match": match, "seat": seat, "players": len(names),
-            "names": list(names), "rules": rules.to_dict(), "seed": seed}
-
-
-def turn_message(match: str, state: State, time_ms: int) -> dict[str, Any]:
-    """The ``turn`` message for the seat to act in ``state``."""
-    return {"type": "turn", "match": match, **turn_view(state, state.to_act), "time_ms": time_ms}
-
-
-def round_end_message(match: str, state: State, fault_kind: str = "illegal") -> dict[str, Any]:
-    """The ``round_end`` message for the round that ``state.last`` resolved."""
-    res = state.last
-    if res is None:
-        raise ArenaError("round_end_message: no round has ended in this state")
-    msg: dict[str, Any] = {"type": "round_end", "match": match, "round": res.round,
-                           "dice": [list(h) for h in res.dice]}
-    if res.fault is not None:
-        msg["fault"] = {"seat": res.fault, "kind": fault_kind}
-    else:
-        bidder, b = res.bids[-1]
-        if res.call is None or res.change is None:  # the engine sets both for every non-void round
-            raise ArenaError(f"round_end_message: round {res.round} has neither a call nor a fault")
-        msg["bid"] = [bidder, b.quantity, b.face]
-        msg["call"] = {"seat": res.call[0], "kind": res.call[1]}
-        msg["count"] = res.count
-        msg["change"] = {"seat": res.change[0], "delta": res.change[1]}
-    msg["counts"] = list(state.counts)
-    return msg
-
-
-def match_end_message(match: str, placements: Sequence[int]) -> dict[str, Any]:
-    return {"type": "match_end", "match": match, "placements": list(placements)}
-
-
-def derive_seed(seed: int, *parts: int | str) -> int:
-    """A 63-bit seed keyed by ``seed`` and ``parts`` (BLAKE2b), independent of any other key."""
-    h = hashlib.blake2b(digest_size=8)
-    h.update(b"local" + (seed & (2**64 - 1)).to_bytes(8, "big"))
-    for part in parts:
-        h.update(b"|" + str(part).encode())
-    return int.from_bytes(h.digest(), "big") >> 1
-
-
-def first_opener(rules: Rules, seed: int, players: int) -> int:
-    """Round 1's opener: a dice roll (``first: roll``) or seat 0 (RULES.md 1)."""
-    if rules.first == "seat0":
-        return 0
-    return roll_off(range(players), opener_die(seed))[0]
 
 
 def as_action(reply: object) -> Action:
@@ -213,49 +160,31 @@ class InProcessTransport:
 def play_inprocess(rules: Rules, bots: Sequence[BotFactory], seed: int, *,
                    names: Sequence[str] | None = None, match: str = "m-local",
                    strict: bool = True, time_ms: int = 1000) -> tuple[int, ...]:
-    """Play one match; ``bots[s]`` sits at seat ``s``. Returns the placements (1 = winner).
+    """Play one match through the referee; ``bots[s]`` sits at seat ``s``. Returns the placements.
 
-    Dice come from :func:`arena.dice.roll_table` keyed by ``seed``; each
-    seat's bot gets its own ``seed`` in ``match_start``, derived from ``seed``.
-    A bot that raises or returns an illegal action raises :class:`RunError`
-    (``strict``), or faults out of the match as the referee would.
+    The same referee as ``arena run`` (:func:`arena.referee.play_match`), with
+    each bot behind an :class:`InProcessTransport` instead of a sandboxed
+    process. Dice are keyed by ``seed``. A bot that raises or returns an
+    illegal action raises :class:`RunError` (``strict``), or faults out of the
+    match as in a run.
     """
+    from arena.records import MatchSpec
+    from arena.referee import play_match
+
     n = len(bots)
     names = list(names) if names is not None else [f"seat{s}" for s in range(n)]
     if len(names) != n:
         raise RunError(f"play_inprocess: {len(names)} names for {n} bots")
-    state = new_match(rules, n, first_opener(rules, seed, n))
-    players: list[Bot] = []
-    infos: list[MatchInfo] = []
-    for seat, factory in enumerate(bots):
-        bot_seed = derive_seed(seed, "bot", seat)
-        info = MatchInfo.from_message(match_start_message(match, seat, names, rules, bot_seed))
-        bot = factory()
-        bot.match = info
-        bot.rng = random.Random(bot_seed)
-        bot.start(info)
-        players.append(bot)
-        infos.append(info)
-    while state.placements is None:
-        state = deal(state, roll_table(seed, state.round, state.counts))
-        while state.dice is not None:
-            seat, hand = state.to_act, state.dice[state.to_act]
-            turn = Turn.from_message(turn_message(match, state, time_ms), infos[seat], players[seat].rng)
-            try:
-                action = as_action(players[seat].act(turn))
-                state = apply(state, action)
-            except Exception as exc:
-                if strict:
-                    what = exc.reason if isinstance(exc, IllegalAction) else f"{type(exc).__name__}: {exc}"
-                    raise RunError(f"{names[seat]} (seat {seat}) failed in {match} round {state.round} "
-                                   f"with dice {list(hand)}: {what}") from exc
-                state = fault(state, seat)
-        end = RoundEnd.from_message(round_end_message(match, state))
-        for seat, bot in enumerate(players):
-            bot.round_end(end)
-    for bot in players:
-        bot.match_end(state.placements)
-    return state.placements
+    spec = MatchSpec(index=0, match=match, variant="local", rules=rules.replace(seating="fixed").to_dict(),
+                     entrants=tuple(range(n)), seed=derive_seed(seed, "bots"), dice_seed=seed, table=0,
+                     rotation=0)
+    players = [InProcessTransport(factory, name) for factory, name in zip(bots, names)]
+    record = play_match(spec, players, names, time_ms).record
+    if strict and record["faults"]:
+        f = record["faults"][0]
+        raise RunError(f"{names[f['seat']]} (seat {f['seat']}) failed in {match} round {f['round']}: "
+                       f"{f['kind']}: {f['detail']}")
+    return tuple(record["placements"])
 
 
 # ---------------------------------------------------------------------------

@@ -12,10 +12,10 @@ import time
 from typing import Any, Protocol, Sequence
 
 from arena import dice as dice_mod
-from arena.errors import BotFault, StateError
+from arena.errors import BotFault
 from arena.records import MatchSpec, derive_seed
 from arena.rules import Bid, Rules, State, apply, deal, fault, new_match, why_illegal
-from arena.view import turn_view
+from arena.view import match_end_message, match_start_message, round_end_message, turn_message
 from arena.wire import clip, parse_reply
 
 PROTOCOL_VERSION = 1
@@ -87,8 +87,7 @@ def play_match(spec: MatchSpec, players: Sequence[Player], names: Sequence[str],
             seat_players[seat].notify(msg)
 
     for seat in range(n):
-        tell(seat, {"type": "match_start", "match": mid, "seat": seat, "players": n,
-                    "names": seat_names, "rules": rules_dict, "seed": bot_seed(spec.seed, seat)})
+        tell(seat, match_start_message(mid, seat, seat_names, rules_dict, bot_seed(spec.seed, seat)))
 
     while state.placements is None:
         state = deal(state, dice_mod.roll_table(spec.dice_seed, state.round, state.counts))
@@ -96,9 +95,8 @@ def play_match(spec: MatchSpec, players: Sequence[Player], names: Sequence[str],
         fault_info: dict[str, Any] | None = None
         while state.dice is not None:  # until the round is resolved or void
             seat = state.to_act
-            msg = {"type": "turn", "match": mid, **turn_view(state, seat), "time_ms": time_ms}
             try:
-                reply, cpu = seat_players[seat].request(msg)
+                reply, cpu = seat_players[seat].request(turn_message(mid, state, time_ms))
                 think[seat] += cpu
                 action = parse_reply(reply)
                 reason = why_illegal(state, action)
@@ -114,34 +112,24 @@ def play_match(spec: MatchSpec, players: Sequence[Player], names: Sequence[str],
             else:
                 actions.append([seat, str(action)])
             state = apply(state, action)
-        last = state.last
-        if last is None:  # the engine always leaves a result when a round ends
-            raise StateError("round ended without a result")
-        entry: dict[str, Any] = {"round": last.round, "opener": last.opener, "palifico": last.palifico,
-                                 "dice": [list(h) for h in last.dice], "actions": actions}
-        end: dict[str, Any] = {"type": "round_end", "match": mid, "round": last.round,
-                               "dice": entry["dice"]}
+        end = round_end_message(mid, state, fault_info["kind"] if fault_info else None)
+        last = state.last  # set by the engine whenever a round ends (round_end_message checked)
+        entry: dict[str, Any] = {"round": end["round"], "opener": last.opener if last else -1,
+                                 "palifico": bool(last and last.palifico), "dice": end["dice"],
+                                 "actions": actions}
         if fault_info is not None:
             entry["fault"] = fault_info
-            faults.append({"round": last.round, **fault_info})
-            end["fault"] = {"seat": fault_info["seat"], "kind": fault_info["kind"]}
+            faults.append({"round": end["round"], **fault_info})
         else:
-            bidder, standing = last.bids[-1]
-            if last.call is None or last.change is None:
-                raise StateError("resolved round without a call")
-            entry["count"] = last.count
-            entry["change"] = {"seat": last.change[0], "delta": last.change[1]}
-            end.update({"bid": [bidder, standing.quantity, standing.face],
-                        "call": {"seat": last.call[0], "kind": last.call[1]},
-                        "count": last.count, "change": entry["change"]})
-        end["counts"] = list(state.counts)
+            entry["count"] = end["count"]
+            entry["change"] = end["change"]
         rounds.append(entry)
         for seat in range(n):
             tell(seat, end)
 
     placements = list(state.placements)
     for seat in range(n):
-        tell(seat, {"type": "match_end", "match": mid, "placements": placements})
+        tell(seat, match_end_message(mid, placements))
     record = {
         "match": mid, "variant": spec.variant, "rules": rules_dict, "seed": spec.dice_seed,
         "bots": seat_names, "first": opener, "rounds": rounds, "placements": placements,

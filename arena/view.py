@@ -7,7 +7,7 @@ seat's hidden dice can ever reach a bot through it (a property test pins this).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Sequence
 
 from arena.errors import StateError
 from arena.rules import State, legal_summary
@@ -35,3 +35,46 @@ def turn_view(state: State, seat: int) -> dict[str, Any]:
             "max_quantity": legal.max_quantity,
         },
     }
+
+
+# --- the referee's messages (PROTOCOL.md), the one place they are built -------
+# The referee, `arena check` and the in-process player all send these, so a bot
+# sees the same bytes whichever of them it talks to.
+
+
+def match_start_message(match: str, seat: int, names: Sequence[str], rules: dict[str, Any],
+                        seed: int) -> dict[str, Any]:
+    """``match_start`` for ``seat``; ``rules`` is the full rule set (``Rules.to_dict()``)."""
+    return {"type": "match_start", "match": match, "seat": seat, "players": len(names),
+            "names": list(names), "rules": rules, "seed": seed}
+
+
+def turn_message(match: str, state: State, time_ms: int) -> dict[str, Any]:
+    """``turn`` for the seat to act in ``state``."""
+    return {"type": "turn", "match": match, **turn_view(state, state.to_act), "time_ms": time_ms}
+
+
+def round_end_message(match: str, state: State, fault_kind: str | None = None) -> dict[str, Any]:
+    """``round_end`` for the round ``state.last`` ended: every die, and the call and
+    its result, or, for a void round, the fault (``fault_kind``)."""
+    res = state.last
+    if res is None:
+        raise StateError("no round has ended yet")
+    msg: dict[str, Any] = {"type": "round_end", "match": match, "round": res.round,
+                           "dice": [list(h) for h in res.dice]}
+    if res.fault is not None:
+        msg["fault"] = {"seat": res.fault, "kind": fault_kind or "crash"}
+    else:
+        if res.call is None or res.change is None:  # the engine sets both when a call ends a round
+            raise StateError(f"round {res.round} ended with neither a call nor a fault")
+        bidder, b = res.bids[-1]
+        msg["bid"] = [bidder, b.quantity, b.face]
+        msg["call"] = {"seat": res.call[0], "kind": res.call[1]}
+        msg["count"] = res.count
+        msg["change"] = {"seat": res.change[0], "delta": res.change[1]}
+    msg["counts"] = list(state.counts)
+    return msg
+
+
+def match_end_message(match: str, placements: Sequence[int]) -> dict[str, Any]:
+    return {"type": "match_end", "match": match, "placements": list(placements)}

@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 
 from arena.dice import roll_table
-from arena.localplay import (LeagueRow, load_python_bot, match_start_message, mini_league, play_inprocess,
-                             turn_message)
+from arena.localplay import LeagueRow, load_python_bot, mini_league, play_inprocess
+from arena.view import match_start_message, turn_message
 from arena.rules import CALZA, DUDO, PRESETS, Bid, Rules, State, _ladder, apply, deal, new_match
 from arena.sdk import Bot, MatchInfo, Turn
 
@@ -85,7 +85,7 @@ def _turn(rules: Rules, dice: list[tuple[int, ...]], history: list[Bid], seat: i
     for b in history:
         state = apply(state, b)
     assert state.to_act == seat
-    info = MatchInfo.from_message(match_start_message("m", seat, ["x"] * n, rules, 3))
+    info = MatchInfo.from_message(match_start_message("m", seat, ["x"] * n, rules.to_dict(), 3))
     return Turn.from_message(turn_message("m", state, 1000), info, random.Random(3))
 
 
@@ -141,7 +141,7 @@ def test_calza_player_opens_palifico_on_its_own_die() -> None:
     for face in range(1, 7):
         state = new_match(rules, 3, 0)._replace(counts=(1, 4, 4), palifico=True, ladder=_ladder(rules.ones, 9))
         state = deal(state, [(face,), (2, 3, 4, 5), (6, 6, 2, 3)])
-        info = MatchInfo.from_message(match_start_message("m", 0, ["x"] * 3, rules, 3))
+        info = MatchInfo.from_message(match_start_message("m", 0, ["x"] * 3, rules.to_dict(), 3))
         turn = Turn.from_message(turn_message("m", state, 1000), info, random.Random(3))
         bot = factory("calza")()
         bot.rng = random.Random(1)

@@ -12,7 +12,7 @@ from arena import odds
 from arena.dice import roll_table
 from arena.errors import InvalidAction
 from arena.rules import Bid, Rules, count_matching, deal, new_match
-from arena.localplay import match_start_message, turn_message
+from arena.view import match_start_message, turn_message
 from arena.sdk import MatchInfo, Turn
 
 
@@ -99,7 +99,7 @@ def test_turn_conveniences_follow_the_round() -> None:
         for seed in range(20):
             state = new_match(rules, 4, seed % 4)._replace(palifico=palifico)
             state = deal(state, roll_table(seed, 1, state.counts))
-            info = MatchInfo.from_message(match_start_message("m", state.to_act, ["a"] * 4, rules, 1))
+            info = MatchInfo.from_message(match_start_message("m", state.to_act, ["a"] * 4, rules.to_dict(), 1))
             turn = Turn.from_message(turn_message("m", state, 100), info, rng)
             wild = rules.wild_ones and not palifico
             assert turn.wild is wild
