@@ -47,7 +47,7 @@ def main() -> None:
 @_friendly
 def rules_cmd(preset: str | None, sets: tuple[str, ...]) -> None:
     """List the rule keys and presets, or print PRESET's resolved rule set."""
-    from arena.rules import KEYS, PRESET_MEANINGS, Rules, parse_value
+    from arena.rules import KEYS, PRESET_MEANINGS, Rules, parse_sets
 
     if preset is None:
         if sets:
@@ -61,13 +61,7 @@ def rules_cmd(preset: str | None, sets: tuple[str, ...]) -> None:
             click.echo(f"  {name:<10} {meaning}")
         click.echo("\nShow one: arena rules PRESET [--set key=value ...]")
         return
-    overrides: dict[str, Any] = {}
-    for item in sets:
-        key, eq, value = item.partition("=")
-        if not eq:
-            raise ArenaError(f"--set {item!r}: write KEY=VALUE, e.g. --set dice=3")
-        overrides[key.strip()] = parse_value(key.strip(), value)
-    rules = Rules.preset(preset, overrides)
+    rules = Rules.preset(preset, parse_sets(sets))
     for key, value in rules.to_dict().items():
         shown = str(value).lower() if isinstance(value, bool) else value
         click.echo(f"{key}: {shown}")

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from arena.errors import (ArenaError, BotCrashed, ConfigError, IllegalAction, InvalidAction, ProtocolError,
+from arena.errors import (BotCrashed, ConfigError, InvalidAction, ProtocolError,
                           RunError)
 from arena.records import derive_seed
 from arena.rules import Action, Bid, Calza, Dudo, Rules, parse_action

@@ -408,7 +408,7 @@ def play_setup(*, bots: Sequence[str] = (), preset: str | None = None, config: s
     """What ``arena play`` was asked for, validated: rules from ``preset`` (default
     classic) or from ``config``'s variant, with ``sets`` (``KEY=VALUE``) on top;
     opponents from ``bots``, else the config's bots, else :data:`DEFAULT_BOTS`."""
-    from arena.rules import parse_value
+    from arena.rules import parse_sets
 
     if preset is not None and config is not None:
         raise RunError("--preset and --config both set the rules: give one of them")
@@ -416,12 +416,7 @@ def play_setup(*, bots: Sequence[str] = (), preset: str | None = None, config: s
         raise RunError(f"--variant {variant!r} picks a variant of a --config file; none was given")
     if not name.strip() or len(name) > 40 or any(not c.isprintable() for c in name):
         raise RunError(f"--name {name!r}: use a short printable name")
-    overrides: dict[str, Any] = {}
-    for item in sets:
-        key, eq, value = item.partition("=")
-        if not eq:
-            raise RunError(f"--set {item!r}: write KEY=VALUE, e.g. --set dice=3")
-        overrides[key.strip()] = parse_value(key.strip(), value)
+    overrides = parse_sets(sets)
     time_control = limits = None
     opponents: tuple[tuple[str, BotSpec], ...] = ()
     if config is not None:

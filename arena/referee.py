@@ -14,7 +14,7 @@ from typing import Any, Protocol, Sequence
 from arena import dice as dice_mod
 from arena.errors import BotFault
 from arena.records import MatchSpec, derive_seed
-from arena.rules import Bid, Rules, State, apply, deal, fault, new_match, why_illegal
+from arena.rules import Bid, Rules, apply, deal, fault, new_match, why_illegal
 from arena.view import match_end_message, match_start_message, round_end_message, turn_message
 from arena.wire import clip, parse_reply
 

@@ -196,6 +196,17 @@ def parse_value(key: str, text: str) -> Any:
     return spec.check(text.strip())
 
 
+def parse_sets(items: Sequence[str]) -> dict[str, Any]:
+    """Rule overrides from ``--set KEY=VALUE`` items (each value parsed for its key)."""
+    out: dict[str, Any] = {}
+    for item in items:
+        key, eq, value = item.partition("=")
+        if not eq:
+            raise RulesError(f"--set {item!r}: write KEY=VALUE, e.g. --set dice=3")
+        out[key.strip()] = parse_value(key.strip(), value)
+    return out
+
+
 # ---------------------------------------------------------------------------
 # Actions
 # ---------------------------------------------------------------------------

@@ -23,7 +23,7 @@ from __future__ import annotations
 import dataclasses
 import random
 from dataclasses import dataclass, field
-from typing import Any, Iterator, Mapping, Sequence, Union
+from typing import Any, Callable, Iterator, Mapping, Sequence, Union
 
 from arena.odds import (BidLike, expected_count, face_probability, matching, p_at_least, p_exactly,
                         probability, probability_exact)
@@ -150,6 +150,21 @@ class Turn:
     def mine(self, face: int) -> int:
         """How many of your own dice count for ``face`` this round (wild aces included)."""
         return matching(face, self.dice, self.wild)
+
+    def best_raise(self, probability: Callable[[Bid], float] | None = None) -> tuple[Bid | None, float]:
+        """The legal bid most likely to be true (the smallest legal quantity of
+        the best face; ties go to the higher face), with its probability;
+        ``(None, 0.0)`` when no bid is legal (dudo always is then).
+        ``probability`` replaces :meth:`probability` (a bot's own model)."""
+        chance = probability or self.probability
+        best: Bid | None = None
+        p_best = -1.0
+        for face, low in self.legal.min_quantity.items():
+            b = bid(low, face)
+            p = chance(b)
+            if p > p_best or (p == p_best and best is not None and face > best.face):
+                best, p_best = b, p
+        return best, max(p_best, 0.0)
 
     @classmethod
     def from_message(cls, msg: Mapping[str, Any], match: MatchInfo, rng: random.Random) -> "Turn":

@@ -8,7 +8,6 @@ docs/ratings.md explains the model and every statistic.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any

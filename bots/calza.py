@@ -57,16 +57,6 @@ class CalzaPlayer(Bot):
         return sum(p_exactly(j, credited, CREDIT) * p_exactly(b.quantity - mine - j, plain, p)
                    for j in range(credited + 1))
 
-    def _best_raise(self, turn: Turn) -> tuple[Bid | None, float]:
-        best: Bid | None = None
-        p_best = -1.0
-        for face, low in turn.legal.min_quantity.items():
-            b = bid(low, face)
-            p = self._p(turn, b)
-            if p > p_best or (p == p_best and best is not None and face > best.face):
-                best, p_best = b, p
-        return best, p_best
-
     def _open(self, turn: Turn) -> Bid:
         legal = turn.legal
         if turn.palifico and len(turn.dice) == 1 and turn.dice[0] in legal.min_quantity:
@@ -88,7 +78,7 @@ class CalzaPlayer(Bot):
             p_ex = self._p_exact(turn, standing)
             regain = turn.rules.calza_reward == "regain" and len(turn.dice) < turn.rules.dice
             options.append((p_ex * (1.0 if regain else OTHER_LOSS) - (1 - p_ex), CALZA))
-        raise_to, p_raise = self._best_raise(turn)
+        raise_to, p_raise = turn.best_raise(lambda b: self._p(turn, b))
         if raise_to is not None:
             called = CALLED * (1.5 if turn.palifico else 1.0)
             options.append((-(1 - p_raise) * called, raise_to))

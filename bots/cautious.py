@@ -19,22 +19,11 @@ Deterministic: no randomness.
 
 from __future__ import annotations
 
-from arena.sdk import DUDO, Action, Bid, Bot, Turn, bid
+from arena.sdk import DUDO, Action, Bot, Turn, bid
 
 OPEN_CONFIDENCE = 0.8
 RAISE_IF = 0.75
 DOUBT_BELOW = 0.6
-
-
-def best_raise(turn: Turn) -> tuple[Bid | None, float]:
-    best: Bid | None = None
-    p_best = -1.0
-    for face, low in turn.legal.min_quantity.items():
-        b = bid(low, face)
-        p = turn.probability(b)
-        if p > p_best or (p == p_best and best is not None and face > best.face):
-            best, p_best = b, p
-    return best, p_best
 
 
 class Cautious(Bot):
@@ -47,7 +36,7 @@ class Cautious(Bot):
             while q < legal.max_quantity and turn.probability(bid(q + 1, face)) >= OPEN_CONFIDENCE:
                 q += 1
             return bid(q, face)
-        raise_to, p_raise = best_raise(turn)
+        raise_to, p_raise = turn.best_raise()
         if raise_to is None:
             return DUDO
         p_standing = turn.probability(standing)

@@ -24,20 +24,6 @@ OPEN_CONFIDENCE = 0.6
 DOUBT_BELOW = 0.5
 
 
-def best_raise(turn: Turn) -> tuple[Bid, float]:
-    """The legal bid most likely to be true, with its probability."""
-    best: Bid | None = None
-    p_best = -1.0
-    for face, low in turn.legal.min_quantity.items():
-        b = bid(low, face)
-        p = turn.probability(b)
-        if p > p_best or (p == p_best and best is not None and face > best.face):
-            best, p_best = b, p
-    if best is None:  # every turn with no legal bid allows dudo; the caller checks
-        raise LookupError("no legal bid")
-    return best, p_best
-
-
 def opening(turn: Turn, confidence: float) -> Bid:
     """The face with the most expected dice, at the largest quantity true with ``confidence``."""
     legal = turn.legal
@@ -55,7 +41,9 @@ class Probabilistic(Bot):
             return opening(turn, OPEN_CONFIDENCE)
         if not turn.legal.min_quantity:
             return DUDO
-        raise_to, p_raise = best_raise(turn)
+        raise_to, p_raise = turn.best_raise()
+        if raise_to is None:
+            return DUDO
         p_standing = turn.probability(standing)
         if p_standing < DOUBT_BELOW and p_standing < p_raise:
             return DUDO

@@ -3,7 +3,6 @@ turns faults into data and leaves records that replay cleanly."""
 
 from __future__ import annotations
 
-import random
 from pathlib import Path
 from typing import Any
 

@@ -4,7 +4,7 @@ Its replies carry extra fields the protocol says to ignore: which CPUs it may
 run on (the pinning test) and how many turns it has seen this match.
 """
 
-from arena.sdk import DUDO, Bot, Turn
+from arena.sdk import Bot, Turn
 
 __version__ = "2.5"
 
