@@ -303,7 +303,7 @@ def bid_key(b: Bid, ones: str) -> int:
 class _Ladder(NamedTuple):
     total: int  # dice in play
     bids: tuple[Bid, ...]  # every bid with quantity <= total, in increasing order
-    index: dict[Bid, int]
+    rank: dict[Bid, int]  # a bid -> its position in `bids`
     openers: tuple[Bid, ...]  # the bids allowed as an opening bid (no aces)
     with_dudo: tuple[Action, ...]  # bids + (DUDO,): legal actions are one slice of it
     with_calls: tuple[Action, ...]  # bids + (DUDO, CALZA)
@@ -372,7 +372,7 @@ class RoundResult(NamedTuple):
     dice: tuple[tuple[int, ...], ...]
     bids: tuple[tuple[int, Bid], ...]  # (seat, bid), oldest first
     call: tuple[int, str] | None  # (seat, "dudo" | "calza"); None when void
-    count: int | None
+    count: int | None  # type: ignore[assignment]  # the record's name; shadows tuple.count
     change: tuple[int, int] | None  # (seat, delta); delta 0 for a capped calza regain
     fault: int | None  # seat that faulted; the round is void
 
@@ -502,7 +502,7 @@ def _palifico_raises(state: State) -> tuple[Bid, ...]:
     standing = state.history[-1][1]
     if state.rules.palifico_change_face and state.counts[state.to_act] == 1:
         ladder = _LADDERS["plain"][total]
-        return ladder.bids[ladder.index[standing] + 1:]
+        return ladder.bids[ladder.rank[standing] + 1:]
     return _column(standing.face, total)[standing.quantity:]
 
 
@@ -572,7 +572,7 @@ def legal_summary(state: State) -> LegalSummary:
             if hist:
                 standing = hist[-1][1]
                 if state.rules.palifico_change_face and state.counts[state.to_act] == 1:
-                    top = ladder.index[standing]
+                    top = ladder.rank[standing]
                 else:
                     ladder = None  # type: ignore[assignment]  # the face is fixed
                     if standing.quantity < total:
@@ -650,7 +650,7 @@ def apply(state: State, action: Action) -> State:
                 _refuse(state, action)
             idx = -1
         else:
-            idx = ladder.index.get(action, -1)
+            idx = ladder.rank.get(action, -1)
             if idx <= top or (top < 0 and not r.open_on_ones and action[1] == 1):
                 _refuse(state, action)
         b = ladder.bids[idx] if idx >= 0 else action

@@ -50,7 +50,8 @@ def schedule_for(config: RunConfig, seed: int) -> list[MatchSpec]:
     labels = [e.label for e in config.entrants]
     hero = labels.index(config.gauntlet) if config.gauntlet is not None else None
     return build_schedule(seed=seed, n_entrants=len(labels), sizes=config.players, matches=config.matches,
-                          fmt=config.format, seating=config.seating, variants=dict(config.variants),
+                          fmt=config.format, seating=config.seating,
+                          variants={k: dict(v) for k, v in config.variants.items()},
                           gauntlet=hero)
 
 
@@ -165,7 +166,9 @@ def run(config: RunConfig, *, force: bool = False, progress: Progress | None = N
 def _plain(obj: Any) -> Any:
     import dataclasses
 
-    return dataclasses.asdict(obj) if dataclasses.is_dataclass(obj) else obj
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        return dataclasses.asdict(obj)
+    return obj
 
 
 def bot_summary(folder: Any) -> list[dict[str, Any]]:

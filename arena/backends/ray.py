@@ -90,21 +90,22 @@ class RayBackend:
         self.ray = ray
         self.owns = False
         if not ray.is_initialized():
-            common = {"include_dashboard": False, "configure_logging": False, "log_to_driver": False}
             if address:
                 import arena
 
                 env = {"py_modules": [str(Path(arena.__file__).resolve().parent)]}
                 try:
-                    ray.init(address=address, runtime_env=env, **common)
+                    ray.init(address=address, runtime_env=env, include_dashboard=False,
+                             configure_logging=False, log_to_driver=False)
                 except ConnectionError as exc:
                     raise RunError(f"cannot reach the Ray cluster at {address!r}: {exc}") from None
             else:
-                ray.init(num_cpus=workers, **common)
+                ray.init(num_cpus=workers, include_dashboard=False, configure_logging=False,
+                         log_to_driver=False)
             self.owns = True
-        actor = ray.remote(num_cpus=1)(_RayWorker)
+        actor: Any = ray.remote(num_cpus=1)(_RayWorker)
         packed = pack_bots(entrants)
-        self.actors = [actor.remote(packed, limits, time, fresh_process, k) for k in range(workers)]
+        self.actors: list[Any] = [actor.remote(packed, limits, time, fresh_process, k) for k in range(workers)]
 
     def run(self, specs: Sequence[MatchSpec]) -> Iterator[dict[str, Any]]:
         ray = self.ray
