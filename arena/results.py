@@ -41,20 +41,16 @@ pandas' ``Int64`` so that "none" stays distinct from 0.
 
 from __future__ import annotations
 
-import gzip
 import json
-import zlib
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import orjson
 import pandas as pd
 
 from arena.errors import RunError
+from arena.store import GAMES, GAMES_GZ, numbered_records
 
-GAMES = ("games.jsonl", "games.jsonl.gz")
 DEFAULT_DICE = 5  # RULES.md default, used when a record's rules omit "dice"
 
 MATCH_COLUMNS = [
@@ -109,71 +105,18 @@ class Results:
         return names
 
 
-def _games_file(folder: Path) -> Path | None:
-    # A finished run may compress games.jsonl into games.jsonl.gz and then
-    # delete the plain file; if both exist the compression was interrupted
-    # and the plain file is the complete one.
-    for name in GAMES:
-        if (folder / name).exists():
-            return folder / name
-    return None
-
-
-def _lines(path: Path) -> Iterator[tuple[int, bytes, bool]]:
-    """(line number, bytes, complete) for each line; a gzip stream cut short
-    ends the iteration like an unterminated last line."""
-    if path.suffix == ".gz":
-        try:
-            with gzip.open(path, "rb") as fh:
-                data = fh.read()
-        except (EOFError, zlib.error, gzip.BadGzipFile):
-            # A truncated stream: keep what decompresses, the last line is partial.
-            data = _salvage_gzip(path)
-    else:
-        data = path.read_bytes()
-    parts = data.split(b"\n")
-    for i, part in enumerate(parts):
-        last = i == len(parts) - 1
-        if part.strip():
-            yield i + 1, part, not last
-
-
-def _salvage_gzip(path: Path) -> bytes:
-    """What decompresses of a gzip stream cut short; its last line is partial."""
-    d = zlib.decompressobj(zlib.MAX_WBITS | 16)
-    try:
-        return d.decompress(path.read_bytes())
-    except zlib.error as exc:
-        raise RunError(f"{path}: not a readable gzip file ({exc})") from None
-
-
 def read_records(folder: Path) -> tuple[list[dict[str, Any]], bool]:
     """The match records of a run folder in file order, and whether an
-    incomplete last line was skipped."""
-    path = _games_file(folder)
-    if path is None:
-        return [], False
-    records: list[dict[str, Any]] = []
-    truncated = False
+    incomplete last line was skipped (:func:`arena.store.numbered_records`,
+    which every reader of a run folder shares); a match recorded twice is an error."""
+    path, numbered, truncated = numbered_records(folder)
     seen: dict[str, int] = {}
-    entries = list(_lines(path))
-    for n, (lineno, raw, complete) in enumerate(entries):
-        is_last = n == len(entries) - 1
-        try:
-            rec = orjson.loads(raw)
-        except orjson.JSONDecodeError as exc:
-            if is_last and not complete:
-                truncated = True
-                break
-            raise RunError(f"{path}, line {lineno}: not a JSON match record ({exc})") from None
-        if not isinstance(rec, dict) or "match" not in rec or "placements" not in rec or "bots" not in rec:
-            raise RunError(f"{path}, line {lineno}: a match record needs the keys match, bots and placements")
+    for lineno, rec in numbered:
         mid = str(rec["match"])
         if mid in seen:
             raise RunError(f"{path}, line {lineno}: match {mid!r} already recorded on line {seen[mid]}")
         seen[mid] = lineno
-        records.append(rec)
-    return records, truncated
+    return [rec for _, rec in numbered], truncated
 
 
 def _opt_int(value: Any) -> int | None:
@@ -326,7 +269,7 @@ def load(run: str | Path) -> Results:
             meta = json.loads(meta_path.read_text(encoding="utf-8"))
         except json.JSONDecodeError as exc:
             raise RunError(f"{meta_path}: not valid JSON ({exc})") from None
-    elif _games_file(folder) is None:
+    elif not ((folder / GAMES).exists() or (folder / GAMES_GZ).exists()):
         raise RunError(f"{folder}: not a run folder (no run.json and no games.jsonl)")
     records, truncated = read_records(folder)
     # Schedule order, not file order: workers finish matches in any order, and

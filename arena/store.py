@@ -13,8 +13,11 @@ import gzip
 import json
 import os
 import shutil
+import zlib
 from pathlib import Path
 from typing import Any, Iterable, Iterator
+
+import orjson
 
 from arena import __version__
 from arena.errors import RunError
@@ -49,35 +52,61 @@ def read_run_json(folder: Path) -> dict[str, Any] | None:
     return data
 
 
-def iter_records(folder: Path) -> Iterator[dict[str, Any]]:
-    """Every complete record of a run folder (``games.jsonl`` or ``.gz``).
-
-    A torn last line (a run killed mid-write) is skipped; a bad line elsewhere
-    is corruption and raises :class:`RunError` naming the line.
-    """
-    plain, packed = folder / GAMES, folder / GAMES_GZ
-    if plain.exists():
-        opener: Any = open
-        path = plain
-    elif packed.exists():
-        opener, path = gzip.open, packed
-    else:
-        return
-    with opener(path, "rb") as fh:
-        lines = fh.read().split(b"\n")
-    last = len(lines) - 1
-    for i, line in enumerate(lines):
-        if not line.strip():
-            continue
+def _lines(path: Path) -> list[tuple[int, bytes, bool]]:
+    """(line number, bytes, complete) for each non-empty line; a gzip stream
+    cut short ends like an unterminated last line."""
+    if path.suffix == ".gz":
         try:
-            rec = json.loads(line)
-        except (json.JSONDecodeError, UnicodeDecodeError):
-            if i == last:
-                return  # torn write at the end: the match is played again
-            raise RunError(f"{path}: line {i + 1} is not a match record; the file is damaged") from None
-        if i == last and not rec:
-            return
-        yield rec
+            with gzip.open(path, "rb") as fh:
+                data = fh.read()
+        except (EOFError, zlib.error, gzip.BadGzipFile):
+            d = zlib.decompressobj(zlib.MAX_WBITS | 16)  # keep what decompresses
+            try:
+                data = d.decompress(path.read_bytes())
+            except zlib.error as exc:
+                raise RunError(f"{path}: not a readable gzip file ({exc})") from None
+    else:
+        data = path.read_bytes()
+    parts = data.split(b"\n")
+    return [(i + 1, part, i < len(parts) - 1) for i, part in enumerate(parts) if part.strip()]
+
+
+def numbered_records(folder: Path) -> tuple[Path | None, list[tuple[int, dict[str, Any]]], bool]:
+    """The games file read, every complete record with its line number (file
+    order), and whether a torn last line was skipped.
+
+    A torn last line (a run killed mid-write) is skipped: that match is played
+    again on resume. A bad line elsewhere is damage and raises
+    :class:`RunError` naming the line. Every reader of a run folder uses this.
+    """
+    path = next((folder / n for n in (GAMES, GAMES_GZ) if (folder / n).exists()), None)
+    if path is None:
+        return None, [], False
+    entries = _lines(path)
+    records: list[tuple[int, dict[str, Any]]] = []
+    for n, (lineno, raw, complete) in enumerate(entries):
+        try:
+            rec = orjson.loads(raw)
+        except orjson.JSONDecodeError as exc:
+            if n == len(entries) - 1 and not complete:
+                return path, records, True
+            raise RunError(f"{path}, line {lineno}: not a JSON match record ({exc}); the file is damaged") from None
+        if not isinstance(rec, dict) or not {"match", "bots", "placements"} <= rec.keys():
+            raise RunError(f"{path}, line {lineno}: a match record needs the keys match, bots and placements")
+        records.append((lineno, rec))
+    return path, records, False
+
+
+def read_records(folder: Path) -> tuple[list[dict[str, Any]], bool]:
+    """Every complete record of a run folder (``games.jsonl``, else ``.gz``), in
+    file order, and whether a torn last line was skipped (:func:`numbered_records`)."""
+    _, records, truncated = numbered_records(folder)
+    return [rec for _, rec in records], truncated
+
+
+def iter_records(folder: Path) -> Iterator[dict[str, Any]]:
+    """Every complete record of a run folder (see :func:`read_records`)."""
+    yield from read_records(folder)[0]
 
 
 class RunStore:
