@@ -114,7 +114,8 @@ def run_cmd(config: str, workers: int | None, matches: int | None, seed: int | N
             html_report: bool = False) -> None:
     """Play every match of CONFIG not yet in its run folder (resumes a stopped run)."""
     from arena.config import load_config
-    from arena.runner import bot_summary, run
+    from arena.runner import run
+    from arena.stats import elo_table_text
     from arena.sandbox import describe_sandbox
 
     cfg = load_config(config, sets, workers=workers, matches=matches, seed=seed, out=out,
@@ -126,12 +127,8 @@ def run_cmd(config: str, workers: int | None, matches: int | None, seed: int | N
     result = run(cfg, force=force, progress=_ProgressLine())
     if result.skipped:
         click.echo(f"resumed: {result.skipped} matches were already recorded", err=True)
-    rows = bot_summary(cfg.out)
-    if rows:
-        click.echo(f"\n{'bot':<24} {'matches':>7} {'wins':>6} {'mean place':>10} {'faults':>6}")
-        for r in rows:
-            click.echo(f"{r['bot']:<24} {r['matches']:>7} {r['wins']:>6} {r['mean_place']:>10.2f} {r['faults']:>6}")
-    _print_elo(cfg.out)
+    # The per-bot summary (matches, wins, mean place, faults by kind) is part of the Elo table.
+    click.echo("\n" + elo_table_text(cfg.out))
     if html_report and result.status == "complete":
         from arena.report import write_report
 
@@ -145,17 +142,6 @@ def run_cmd(config: str, workers: int | None, matches: int | None, seed: int | N
         sys.exit(130)
     if result.status == "failed":
         raise click.ClickException(f"{result.error}\nResume with: arena run {config}")
-
-
-def _print_elo(folder: Any) -> None:
-    """The Elo table of the run, when the ratings module can compute one."""
-    try:
-        from arena.stats import elo_table_text
-    except ImportError:
-        return
-    text = elo_table_text(folder)
-    if text:
-        click.echo("\n" + text)
 
 
 @main.command("replay")
@@ -193,14 +179,25 @@ def _anchor(value: str | None) -> tuple[str | None, float]:
         raise ArenaError(f"--anchor {value!r}: write BOT or BOT=ELO, e.g. --anchor random=1000") from None
 
 
+def _analysis_options(csv_file: str, resamples_for: str) -> Callable[[F], F]:
+    """The options `arena ratings` and `arena stats` share."""
+    def decorate(fn: F) -> F:
+        for option in reversed([
+            click.argument("run", type=click.Path(file_okay=False)),
+            click.option("--variant", help=f"One variant only ({csv_file} is then not written)."),
+            click.option("--drop-admin-faults", is_flag=True,
+                         help="Leave out matches with a fault the bot is not to blame for (docs/ratings.md)."),
+            click.option("--resamples", type=click.IntRange(2), default=200, show_default=True,
+                         help=f"Bootstrap resamples for {resamples_for}."),
+            click.option("--seed", type=int, default=0, show_default=True, help="Bootstrap seed."),
+        ]):
+            fn = option(fn)
+        return fn
+    return decorate
+
+
 @main.command("ratings")
-@click.argument("run", type=click.Path(file_okay=False))
-@click.option("--variant", help="Rate one variant only (ratings.csv is then not written).")
-@click.option("--drop-admin-faults", is_flag=True,
-              help="Leave out matches with a fault the bot is not to blame for (docs/ratings.md).")
-@click.option("--resamples", type=click.IntRange(2), default=200, show_default=True,
-              help="Bootstrap resamples for the 95% intervals.")
-@click.option("--seed", type=int, default=0, show_default=True, help="Bootstrap seed.")
+@_analysis_options("ratings.csv", "the 95% intervals")
 @click.option("--anchor", metavar="BOT[=ELO]", help="Fix BOT at ELO (default: the mean is 1500).")
 @click.option("--h2h", "h2h", is_flag=True, help="Also print head-to-head and likelihood-of-superiority tables.")
 @click.option("--csv", "as_csv", is_flag=True, help="Print the table as CSV.")
@@ -226,13 +223,7 @@ def ratings_cmd(run: str, variant: str | None, drop_admin_faults: bool, resample
 
 
 @main.command("stats")
-@click.argument("run", type=click.Path(file_okay=False))
-@click.option("--variant", help="One variant only (variant_stats.csv is then not written).")
-@click.option("--drop-admin-faults", is_flag=True,
-              help="Leave out matches with a fault the bot is not to blame for (docs/ratings.md).")
-@click.option("--resamples", type=click.IntRange(2), default=200, show_default=True,
-              help="Bootstrap resamples for the between-variant rating changes.")
-@click.option("--seed", type=int, default=0, show_default=True, help="Bootstrap seed.")
+@_analysis_options("variant_stats.csv", "the between-variant rating changes")
 @click.option("--csv", "as_csv", is_flag=True, help="Print the table as CSV.")
 @click.option("--json", "as_json", is_flag=True, help="Print the table as JSON records.")
 @click.option("--no-write", is_flag=True, help="Do not write variant_stats.csv into the run folder.")

@@ -245,17 +245,29 @@ def resolve_bots(path: Path, data: Any) -> tuple[Entrant, ...]:
         if found is None:
             raise _fail(path, "bots", f"{item!r} is neither a file nor a bot in ./bots or the built-in bots")
         files.append(found)
-    entrants: list[Entrant] = []
-    seen: dict[str, int] = {}
+    specs = []
     for f in files:
         try:
-            spec = load_bot(f)
+            specs.append(load_bot(f))
         except ConfigError as exc:
             raise ConfigError(f"{path}: bots: {exc}") from None
-        seen[spec.name] = seen.get(spec.name, 0) + 1
-        label = spec.name if seen[spec.name] == 1 else f"{spec.name}#{seen[spec.name]}"
-        entrants.append(Entrant(label, spec))
-    return tuple(entrants)
+    labels = unique_labels([spec.name for spec in specs])
+    return tuple(Entrant(label, spec) for label, spec in zip(labels, specs))
+
+
+def unique_labels(names: Sequence[str], taken: set[str] | frozenset[str] = frozenset()) -> list[str]:
+    """Distinct entrant labels: a bot listed twice plays as ``name#2`` (and so on),
+    never taking a name in ``taken``."""
+    out: list[str] = []
+    seen = set(taken)
+    for name in names:
+        label, k = name, 1
+        while label in seen:
+            k += 1
+            label = f"{name}#{k}"
+        seen.add(label)
+        out.append(label)
+    return out
 
 
 def build_config(data: Mapping[str, Any], path: Path) -> RunConfig:

@@ -23,7 +23,6 @@ fault), and ``crash`` already means "the player stopped answering".
 
 from __future__ import annotations
 
-import json
 import random
 import secrets
 from dataclasses import dataclass
@@ -33,7 +32,8 @@ from typing import Any, Sequence, TextIO
 from arena.botfile import BotSpec
 from arena.errors import ArenaError, BotCrashed, BotFault, InvalidAction, RunError
 from arena.odds import probability_exact
-from arena.records import MatchSpec, derive_seed
+from arena.config import unique_labels
+from arena.records import MatchSpec, derive_seed, record_line
 from arena.referee import MatchOutcome, play_match
 from arena.rules import Action, Bid, Calza, Dudo, Rules, parse_action
 from arena.sdk import Legal, MatchInfo, RoundEnd, Turn
@@ -345,7 +345,7 @@ def play_human(setup: PlaySetup, human: HumanPlayer, out_file: str | Path | None
     time_control = setup.time or TimeControl()
     limits = setup.sandbox or SandboxLimits()
     seed = setup.seed if setup.seed is not None else secrets.randbits(31)
-    names = [setup.human_name] + _unique([label for label, _ in setup.bots], taken={setup.human_name})
+    names = [setup.human_name] + unique_labels([label for label, _ in setup.bots], taken={setup.human_name})
     spec = MatchSpec(index=0, match=f"play-{seed}", variant=setup.variant, rules=setup.rules.to_dict(),
                      entrants=tuple(range(len(names))), seed=derive_seed("play", seed, "match"),
                      dice_seed=derive_seed("play", seed, "dice"), table=0, rotation=0)
@@ -370,25 +370,11 @@ def play_human(setup: PlaySetup, human: HumanPlayer, out_file: str | Path | None
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             with open(path, "a", encoding="utf-8") as fh:
-                fh.write(json.dumps(outcome.record, separators=(",", ":")) + "\n")
+                fh.write(record_line(outcome.record).decode())
         except OSError as exc:
             raise RunError(f"--out {path}: could not write the match record: {exc.strerror}") from None
         human.say(f"Match record appended to {path}.")
     return outcome
-
-
-def _unique(labels: Sequence[str], taken: set[str]) -> list[str]:
-    """Distinct display names: a bot listed twice plays as ``name#2``, as in a run."""
-    out: list[str] = []
-    seen = set(taken)
-    for label in labels:
-        name, k = label, 1
-        while name in seen:
-            k += 1
-            name = f"{label}#{k}"
-        seen.add(name)
-        out.append(name)
-    return out
 
 
 def resolve_opponents(names: Sequence[str]) -> tuple[tuple[str, BotSpec], ...]:

@@ -169,25 +169,3 @@ def _plain(obj: Any) -> Any:
     if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
         return dataclasses.asdict(obj)
     return obj
-
-
-def bot_summary(folder: Any) -> list[dict[str, Any]]:
-    """Per entrant over the run folder: matches, wins, mean place, faults by kind."""
-    from arena.store import iter_records
-
-    rows: dict[str, dict[str, Any]] = {}
-    for rec in iter_records(folder):
-        for seat, name in enumerate(rec["bots"]):
-            row = rows.setdefault(name, {"bot": name, "matches": 0, "wins": 0, "place_sum": 0, "faults": {}})
-            row["matches"] += 1
-            row["wins"] += rec["placements"][seat] == 1
-            row["place_sum"] += rec["placements"][seat]
-        for f in rec.get("faults", []):
-            kinds = rows[rec["bots"][f["seat"]]]["faults"]
-            kinds[f["kind"]] = kinds.get(f["kind"], 0) + 1
-    out = []
-    for row in rows.values():
-        out.append({"bot": row["bot"], "matches": row["matches"], "wins": row["wins"],
-                    "mean_place": row["place_sum"] / row["matches"],
-                    "faults": sum(row["faults"].values()), "fault_kinds": row["faults"]})
-    return sorted(out, key=lambda r: (r["mean_place"], r["bot"]))
