@@ -232,8 +232,17 @@ except OSError:
 
 
 def _reap_stale_cgroups(parents: tuple[tuple[str, str], ...]) -> None:
-    """Remove the empty cgroups of referees that died without cleaning up
-    (``arena-<pid>-...`` whose pid is gone)."""
+    """Clear the cgroups of referees that died without cleaning up
+    (``arena-<pid>-...`` whose pid is gone): kill what is left in them, then
+    remove them.
+
+    A referee killed outright (``kill -9`` of a run) takes its sandboxes with
+    it through the parent-death signal, but bwrap's outer process was seen to
+    survive now and then (the kernel clears that signal when a process changes
+    its credentials, which bwrap does as it drops capabilities). It stays in
+    the bot's cgroup, so this sweep, run by every later run, finds and ends it.
+    """
+    stale: list[str] = []
     for _, parent in parents:
         try:
             names = os.listdir(parent)
@@ -242,10 +251,25 @@ def _reap_stale_cgroups(parents: tuple[tuple[str, str], ...]) -> None:
         for name in names:
             parts = name.split("-")
             if len(parts) > 2 and parts[0] == "arena" and parts[1].isdigit() and not os.path.exists(f"/proc/{parts[1]}"):
-                try:
-                    os.rmdir(os.path.join(parent, name))
-                except OSError:
-                    pass  # still holds a process, or not ours to remove
+                stale.append(os.path.join(parent, name))
+    for path in stale:
+        try:
+            with open(os.path.join(path, "cgroup.procs")) as f:
+                pids = [int(p) for p in f.read().split()]
+        except (OSError, ValueError):
+            pids = []
+        for pid in pids:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+    for path in stale:
+        for _ in range(20):  # a killed process leaves its cgroup a moment later
+            try:
+                os.rmdir(path)
+                break
+            except OSError:
+                time.sleep(0.005)
 
 
 def _check(limits: SandboxLimits) -> Mechanisms:

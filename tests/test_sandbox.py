@@ -220,3 +220,30 @@ def test_without_cgroups_cpu_time_comes_from_proc(monkeypatch: pytest.MonkeyPatc
 def test_user_task_count_sees_this_process() -> None:
     # The base of RLIMIT_NPROC without a pids cgroup: at least this process's threads.
     assert sandbox._user_tasks(os.geteuid()) >= len(os.listdir("/proc/self/task"))
+
+
+def test_a_later_run_ends_what_a_killed_referee_left_in_its_cgroups() -> None:
+    """What survives a referee killed outright (bwrap's outer process) is ended
+    by the sweep every later run makes of dead referees' cgroups."""
+    import subprocess
+    import time
+
+    from arena import sandbox
+
+    parents = dict(MECH.cgroups)
+    if "pids" not in parents:
+        pytest.skip("no writable pids cgroup on this machine")
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    group = os.path.join(parents["pids"], f"arena-{dead.pid}-1-leftover")
+    os.mkdir(group)
+    left = subprocess.Popen(["sleep", "1000"])
+    try:
+        with open(os.path.join(group, "cgroup.procs"), "w") as f:
+            f.write(str(left.pid))
+        sandbox._reap_stale_cgroups(MECH.cgroups)
+        assert left.wait(timeout=5) == -9
+        assert not os.path.exists(group)
+    finally:
+        if left.poll() is None:
+            left.kill()
