@@ -14,9 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Mapping
 
-import yaml
-
 from arena.errors import ConfigError
+from arena.untrusted import load_untrusted_yaml, short_repr
 
 __all__ = ["BotSpec", "load_bot"]
 
@@ -93,19 +92,16 @@ def load_bot(path: str | Path) -> BotSpec:
 
 def _load_manifest(p: Path) -> BotSpec:
     where = f"bot manifest {str(p)!r}"
-    try:
-        data: Any = yaml.safe_load(p.read_text(encoding="utf-8"))
-    except (yaml.YAMLError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"{where} is not valid YAML: {str(exc).splitlines()[0]}") from None
+    data: Any = load_untrusted_yaml(p, where)
     if not isinstance(data, dict):
         raise ConfigError(f"{where} must be a mapping with a `command` list, e.g. command: [node, ./mybot.js]")
     unknown = set(data) - _MANIFEST_KEYS
     if unknown:
-        raise ConfigError(f"{where}: unknown key(s) {sorted(map(str, unknown))}; allowed: command, version, env")
+        raise ConfigError(f"{where}: unknown key(s) {short_repr(sorted(map(str, unknown)))}; allowed: command, version, env")
     cmd = data.get("command")
     if not isinstance(cmd, list) or not cmd or not all(isinstance(c, str) and c for c in cmd):
         raise ConfigError(f"{where}: `command` must be a non-empty list of strings, e.g. "
-                          f"command: [node, ./mybot.js]; got {cmd!r}")
+                          f"command: [node, ./mybot.js]; got {short_repr(cmd)}")
     folder = p.parent
     resolved: list[str] = []
     hashed = [p]
@@ -135,11 +131,11 @@ def _load_manifest(p: Path) -> BotSpec:
             resolved.append(part)
     version = data.get("version")
     if version is not None and not isinstance(version, (str, int, float)):
-        raise ConfigError(f"{where}: `version` must be a string, got {version!r}")
+        raise ConfigError(f"{where}: `version` must be a string, got {short_repr(version)}")
     env = data.get("env") or {}
     if not isinstance(env, dict) or not all(isinstance(k, str) and isinstance(v, (str, int, float, bool))
                                             for k, v in env.items()):
-        raise ConfigError(f"{where}: `env` must map names to strings, got {env!r}")
+        raise ConfigError(f"{where}: `env` must map names to strings, got {short_repr(env)}")
     return BotSpec(name=p.stem, kind="program", path=p, command=tuple(resolved),
                    env={k: str(v) for k, v in env.items()},
                    version=None if version is None else str(version),

@@ -15,6 +15,8 @@ import pytest
 
 import arena
 import arena.sandbox as sandbox
+import arena.sandbox.box as box_mod
+from arena.sandbox import cgroups as cgroups_mod, procfs
 from arena.botfile import load_bot
 from arena.errors import BotCrashed, BotFault, SandboxError
 from arena.process import BotProcess, TimeControl
@@ -126,14 +128,14 @@ def test_cgroups_are_removed_on_close() -> None:
     bot.start()
     box = bot._box
     assert box is not None and box.cgroups
-    paths = list(box.cgroups.values())
+    paths = list(box.cgroups.paths.values())
     assert all(os.path.isdir(p) for p in paths)
     bot.close()
     assert not any(os.path.exists(p) for p in paths)
 
 
 def test_strict_refuses_when_a_mechanism_is_missing(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(sandbox, "available", lambda: Mechanisms(None, MECH.unshare, MECH.cgroups, MECH.root))
+    monkeypatch.setattr(box_mod, "available", lambda: Mechanisms(None, MECH.unshare, MECH.cgroups, MECH.root))
     with pytest.raises(SandboxError) as err:
         BotProcess(spec("steady.py"), SandboxLimits(mode="strict"), FAST).start()
     assert "bubblewrap" in str(err.value)
@@ -151,8 +153,8 @@ def test_strict_runs_when_everything_is_there() -> None:
 @pytest.mark.skipif(MECH.unshare is None, reason="no working unshare")
 def test_degraded_unshare_mode_still_has_no_network(monkeypatch: pytest.MonkeyPatch,
                                                      caplog: pytest.LogCaptureFixture) -> None:
-    monkeypatch.setattr(sandbox, "available", lambda: Mechanisms(None, MECH.unshare, MECH.cgroups, MECH.root))
-    monkeypatch.setattr(sandbox, "_warned", set())
+    monkeypatch.setattr(box_mod, "available", lambda: Mechanisms(None, MECH.unshare, MECH.cgroups, MECH.root))
+    monkeypatch.setattr(box_mod, "_warned", set())
     with socket.socket() as listener:
         listener.bind(("127.0.0.1", 0))
         listener.listen(8)
@@ -206,20 +208,20 @@ def _no_stray_cgroups() -> Iterator[None]:
 
 def test_without_cgroups_cpu_time_comes_from_proc(monkeypatch: pytest.MonkeyPatch) -> None:
     """No writable cgroups (no root, cgroup v2 only): the CPU budget still holds."""
-    monkeypatch.setattr(sandbox, "available", lambda: Mechanisms(MECH.bwrap, MECH.unshare, (), MECH.root))
-    monkeypatch.setattr(sandbox, "_warned", set())
+    monkeypatch.setattr(box_mod, "available", lambda: Mechanisms(MECH.bwrap, MECH.unshare, (), MECH.root))
+    monkeypatch.setattr(box_mod, "_warned", set())
     with BotProcess(spec("steady.py"), LIMITS, FAST) as bot:
         bot.start()
         bot.notify(match_start())
         assert bot.request(TURN)[0]["action"] == "dudo"
-        assert bot._box is not None and bot._box.cgroups == {}
+        assert bot._box is not None and not bot._box.cgroups
     _, fault, _ = play("spin.py")
     assert fault is not None and fault.kind == "timeout" and "CPU time" in fault.detail
 
 
 def test_user_task_count_sees_this_process() -> None:
     # The base of RLIMIT_NPROC without a pids cgroup: at least this process's threads.
-    assert sandbox._user_tasks(os.geteuid()) >= len(os.listdir("/proc/self/task"))
+    assert procfs.user_tasks(os.geteuid()) >= len(os.listdir("/proc/self/task"))
 
 
 def test_a_later_run_ends_what_a_killed_referee_left_in_its_cgroups() -> None:
@@ -227,8 +229,6 @@ def test_a_later_run_ends_what_a_killed_referee_left_in_its_cgroups() -> None:
     by the sweep every later run makes of dead referees' cgroups."""
     import subprocess
     import time
-
-    from arena import sandbox
 
     parents = dict(MECH.cgroups)
     if "pids" not in parents:
@@ -241,7 +241,7 @@ def test_a_later_run_ends_what_a_killed_referee_left_in_its_cgroups() -> None:
     try:
         with open(os.path.join(group, "cgroup.procs"), "w") as f:
             f.write(str(left.pid))
-        sandbox._reap_stale_cgroups(MECH.cgroups)
+        cgroups_mod.reap_stale(MECH.cgroups)
         assert left.wait(timeout=5) == -9
         assert not os.path.exists(group)
     finally:

@@ -1,0 +1,219 @@
+"""One bot process's confinement: :class:`Sandbox` ties the file view
+(:mod:`~arena.sandbox.mounts`), the cgroups (:mod:`~arena.sandbox.cgroups`)
+and the rlimits together, and :func:`describe_sandbox` says in one line what
+holds on this machine."""
+
+from __future__ import annotations
+
+import itertools
+import logging
+import os
+import resource
+import shutil
+import signal
+import tempfile
+import time
+from typing import Callable
+
+from arena.botfile import BotSpec
+from arena.errors import SandboxError
+from arena.sandbox import cgroups, mounts, procfs
+from arena.sandbox.limits import SandboxLimits
+from arena.sandbox.probe import Mechanisms, available
+
+__all__ = ["Sandbox", "describe_sandbox"]
+
+log = logging.getLogger("arena.sandbox")
+
+_warned: set[str] = set()
+
+
+def describe_sandbox(limits: SandboxLimits = SandboxLimits()) -> str:
+    """One line: which mechanisms are active on this machine for ``limits``."""
+    if limits.mode == "off":
+        return "sandbox off: bots run as plain processes with the arena's own rights (trusted bots only)"
+    m = available()
+    if m.bwrap:
+        parts = ["bwrap (user, pid, net, mount, ipc namespaces; read-only system + own files; private /tmp)"]
+    elif m.unshare:
+        parts = ["unshare (pid + net namespaces; files NOT hidden)"]
+    else:
+        parts = ["no namespaces (network, processes and files NOT hidden)"]
+    cg = [c for c in cgroups.CONTROLLERS if m.cgroup(c)]
+    parts.append(f"cgroups {'+'.join(cg)}" if cg else "no cgroups (CPU time from /proc, no process cap for root)")
+    parts.append(f"rlimits (files {limits.open_files}, cpu {limits.cpu_seconds}s"
+                 + ("" if m.cgroup("memory") else f", address space {limits.memory_mb} MB") + ")")
+    parts.append(f"memory {limits.memory_mb} MB, {limits.processes} processes+threads, "
+                 f"output {limits.output_bytes} bytes")
+    return f"sandbox {limits.mode}: " + "; ".join(parts)
+
+
+def _check(limits: SandboxLimits) -> Mechanisms:
+    m = available()
+    missing = m.missing()
+    if missing and limits.mode == "strict":
+        raise SandboxError("sandbox: strict, but this machine lacks: " + "; ".join(missing)
+                           + " (use sandbox: auto to run degraded, see docs/sandbox.md)")
+    if missing and limits.mode == "auto":
+        key = "; ".join(missing)
+        if key not in _warned:  # say it once per process, not once per bot
+            _warned.add(key)
+            log.warning("sandbox degraded, missing: %s (docs/sandbox.md)", key)
+    return m
+
+
+class Sandbox:
+    """The confinement of one bot process: builds its command line and
+    environment, owns its cgroups and working folder, reads its CPU time and
+    kills everything in it on :meth:`cleanup`."""
+
+    _serial = itertools.count(1)  # next() is atomic: bots started from threads get distinct names
+
+    def __init__(self, spec: BotSpec, limits: SandboxLimits) -> None:
+        self.spec = spec
+        self.limits = limits
+        self.mech = _check(limits) if limits.mode != "off" else Mechanisms(None, None, (), os.geteuid() == 0)
+        self.tag = f"arena-{os.getpid()}-{next(Sandbox._serial)}-{spec.name}"
+        self.cgroups = cgroups.BotCgroups(self.tag, limits, self.mech.cgroups)
+        self.workdir: str | None = None  # on the host, when not inside bwrap
+        self._tree: procfs.TreeCpu | None = None  # CPU time from /proc, without cpuacct
+        self._pid: int | None = None
+
+    # -- set up --------------------------------------------------------------
+
+    def argv(self) -> list[str]:
+        """The bot's own command line (inside the sandbox)."""
+        if self.spec.kind == "python":
+            exe, _, _ = mounts.python_paths()
+            # -S: no site (fast start, no .pth files); -P: nothing unsafe on sys.path.
+            return [exe, "-S", "-P", "-m", "arena.host", str(self.spec.path)]
+        return list(self.spec.command)
+
+    def env(self, work: str) -> dict[str, str]:
+        env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": work, "TMPDIR": work,
+               "LANG": "C.UTF-8", "ARENA_BOT": self.spec.name}
+        if self.spec.kind == "python":
+            _, pkg, site = mounts.python_paths()
+            env.update(PYTHONPATH=f"{pkg}:{site}", PYTHONDONTWRITEBYTECODE="1",
+                       PYTHONHASHSEED="0", PYTHONIOENCODING="utf-8")
+        env.update(self.spec.env)
+        return env
+
+    def command(self) -> tuple[list[str], dict[str, str], str]:
+        """(argv, environment, host working directory) to spawn."""
+        inner = self.argv()
+        if self.limits.mode != "off":
+            self.cgroups.create()
+        if self.mech.bwrap:
+            return mounts.bwrap_args(self.mech.bwrap, self.spec, self.limits, inner), self.env(mounts.WORK), "/"
+        self.workdir = tempfile.mkdtemp(prefix=f"{self.tag}-")
+        os.chmod(self.workdir, 0o700)
+        if self.mech.unshare:
+            inner = [*self.mech.unshare, *inner]
+        return inner, self.env(self.workdir), self.workdir
+
+    def preexec(self) -> Callable[[], None]:
+        """What the child runs between fork and exec: join the cgroups, set rlimits.
+
+        Joining before exec means not a single instruction of the bot runs
+        outside its limits (bwrap and everything it starts inherit them).
+        """
+        procs = self.cgroups.procs_files()
+        lim = self.limits
+        off = lim.mode == "off"
+        no_memcg = not self.cgroups.has("memory")
+        # RLIMIT_NPROC counts every task of the uid, not the bot's: root is
+        # exempt (useless), and for another user a bare limit of 16 would stop
+        # the bot from starting at all. Only without a pids cgroup and not as
+        # root: the user's current tasks plus the bot's allowance.
+        nproc = (procfs.user_tasks(os.geteuid()) + lim.processes
+                 if not self.cgroups.has("pids") and os.geteuid() != 0 and not off else None)
+        no_ns = self.mech.bwrap is None
+        parent = os.getpid()
+        libc = procfs.libc
+
+        def run() -> None:
+            if libc is not None:
+                libc.prctl(procfs.PR_SET_PDEATHSIG, signal.SIGKILL)
+                if os.getppid() != parent:  # the parent died before prctl took effect
+                    os._exit(1)
+            for p in procs:
+                fd = os.open(p, os.O_WRONLY)
+                try:
+                    os.write(fd, b"0")  # v1: "0" is the writing process
+                finally:
+                    os.close(fd)
+            if off:
+                return
+            resource.setrlimit(resource.RLIMIT_NOFILE, (lim.open_files, lim.open_files))
+            resource.setrlimit(resource.RLIMIT_CPU, (lim.cpu_seconds, lim.cpu_seconds + 5))
+            resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+            if nproc is not None:
+                resource.setrlimit(resource.RLIMIT_NPROC, (nproc, nproc))
+            if no_memcg:
+                mem = lim.memory_mb << 20
+                resource.setrlimit(resource.RLIMIT_AS, (mem, mem))
+            if no_ns:  # a working folder on disk: cap any one file's size
+                size = lim.memory_mb << 20
+                resource.setrlimit(resource.RLIMIT_FSIZE, (size, size))
+
+        return run
+
+    def started(self, pid: int) -> None:
+        self._pid = pid
+        self.cgroups.started(pid)
+
+    # -- while running ------------------------------------------------------
+
+    def cpu_ns(self, refresh: bool = False) -> int:
+        """CPU time used so far by the bot and every process it started, in ns.
+
+        With a CPU-accounting cgroup this is exact and one read; without, it
+        sums /proc over the process tree (:class:`~arena.sandbox.procfs.TreeCpu`).
+        """
+        ns = self.cgroups.cpu_ns()
+        if ns is not None:
+            return ns
+        if self._pid is None:
+            return 0
+        if self._tree is None:
+            self._tree = procfs.TreeCpu(self._pid)
+        return self._tree.ns(refresh)
+
+    def oom_killed(self) -> bool:
+        return self.cgroups.oom_killed()
+
+    def pids_capped(self) -> bool:
+        return self.cgroups.pids_capped()
+
+    # -- tear down -------------------------------------------------------------
+
+    def kill_all(self) -> None:
+        """SIGKILL every process in the bot's cgroups (escaped sessions and
+        process groups included), until none is left. Without cgroups: the
+        process tree as /proc shows it now (a process that escaped it, by a
+        double fork, is missed: docs/sandbox.md)."""
+        if self.cgroups:
+            self.cgroups.kill_all()
+            return
+        tree = procfs.proc_tree(self._pid) if self._pid else []
+        for pid in tree:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        for _ in range(200):  # they die asynchronously; wait until they have
+            if all(procfs.gone(pid) for pid in tree):
+                return
+            time.sleep(0.005)
+
+    def cleanup(self) -> None:
+        """Kill what is left, remove the cgroups and the working folder. Idempotent."""
+        self.kill_all()
+        self.cgroups.remove()
+        if self._tree is not None:
+            self._tree.close()
+            self._tree = None
+        if self.workdir:
+            shutil.rmtree(self.workdir, ignore_errors=True)
+            self.workdir = None
