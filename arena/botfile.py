@@ -15,11 +15,12 @@ from pathlib import Path
 from typing import Any, Literal, Mapping
 
 from arena.errors import ConfigError
+from arena.supports import Supports
 from arena.untrusted import load_untrusted_yaml, short_repr
 
 __all__ = ["BotSpec", "load_bot"]
 
-_MANIFEST_KEYS = {"command", "version", "env"}
+_MANIFEST_KEYS = {"command", "version", "env", "supports"}
 
 
 @dataclass(frozen=True)
@@ -34,6 +35,7 @@ class BotSpec:
     version: str | None = None
     sha256: str = ""  # the bot file, plus the files a manifest's command names in its folder
     folder: Path = Path("/")  # the folder the bot's files live in
+    supports: Supports = field(default_factory=Supports)  # what it can play (arena.supports)
 
     def files(self) -> tuple[Path, ...]:
         """What the sandbox shows the bot, read-only: its own file, the files
@@ -83,7 +85,8 @@ def load_bot(path: str | Path) -> BotSpec:
                           f"(it names the bot and, for a Python bot, its module)")
     if p.suffix == ".py":
         return BotSpec(name=name, kind="python", path=p, command=(), env={}, version=None,
-                       sha256=_hash([p]), folder=p.parent)
+                       sha256=_hash([p]), folder=p.parent,
+                       supports=Supports.from_data(python_literal(p, "SUPPORTS"), f"bot file {str(p)!r}: SUPPORTS"))
     if p.suffix in (".yaml", ".yml"):
         return _load_manifest(p)
     raise ConfigError(f"bot file {str(p)!r} has suffix {p.suffix!r}; expected .py (a Python bot) "
@@ -97,7 +100,7 @@ def _load_manifest(p: Path) -> BotSpec:
         raise ConfigError(f"{where} must be a mapping with a `command` list, e.g. command: [node, ./mybot.js]")
     unknown = set(data) - _MANIFEST_KEYS
     if unknown:
-        raise ConfigError(f"{where}: unknown key(s) {short_repr(sorted(map(str, unknown)))}; allowed: command, version, env")
+        raise ConfigError(f"{where}: unknown key(s) {short_repr(sorted(map(str, unknown)))}; allowed: {', '.join(sorted(_MANIFEST_KEYS))}")
     cmd = data.get("command")
     if not isinstance(cmd, list) or not cmd or not all(isinstance(c, str) and c for c in cmd):
         raise ConfigError(f"{where}: `command` must be a non-empty list of strings, e.g. "
@@ -139,4 +142,29 @@ def _load_manifest(p: Path) -> BotSpec:
     return BotSpec(name=p.stem, kind="program", path=p, command=tuple(resolved),
                    env={k: str(v) for k, v in env.items()},
                    version=None if version is None else str(version),
-                   sha256=_hash(hashed), folder=folder)
+                   sha256=_hash(hashed), folder=folder,
+                   supports=Supports.from_data(data.get("supports"), f"{where}: supports"))
+
+
+def python_literal(path: Path, name: str) -> Any:
+    """The value of a module-level ``NAME = <literal>`` in a Python bot file,
+    read from its syntax tree (the file is never run outside the sandbox);
+    ``None`` when there is none."""
+    import ast
+
+    try:
+        source = path.read_bytes()
+        tree = ast.parse(source, filename=str(path))
+    except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):
+        return None  # the host reports a broken file at start-up, with its line
+    found: Any = None
+    for node in tree.body:
+        target = node.targets[0] if isinstance(node, ast.Assign) and len(node.targets) == 1 else \
+            node.target if isinstance(node, ast.AnnAssign) else None
+        if isinstance(target, ast.Name) and target.id == name and node.value is not None:
+            try:
+                found = ast.literal_eval(node.value)
+            except (ValueError, TypeError, SyntaxError, RecursionError, MemoryError):
+                raise ConfigError(f"bot file {str(path)!r}: {name} must be a literal (a dict of lists "
+                                  f"of numbers and strings), line {node.lineno}") from None
+    return found
