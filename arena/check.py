@@ -154,7 +154,7 @@ class CheckReport:
     def render(self, show: int = 10) -> str:
         out: list[str] = []
         name = (self.ready or {}).get("name", self.bot)
-        out.append(f"arena check {self.bot} (seed {self.seed})")
+        out.append(f"arena check {self.bot} (seed {self.seed}: --seed {self.seed} repeats this check)")
         if self.ready is None:
             out.append("  handshake: FAILED")
         else:
@@ -456,9 +456,18 @@ def run_check(factory: TransportFactory, *, turns: int = 2000, seed: int = 0, ti
     return report
 
 
-def check_bot(path: str, *, turns: int = 2000, seed: int = 0, time_ms: int = 1000,
+def check_bot(path: str, *, turns: int = 2000, seed: int | None = None, time_ms: int = 1000,
               sandbox: str = "auto") -> CheckReport:
-    """``arena check``: run :func:`run_check` on the bot file ``path`` in its sandbox."""
+    """``arena check``: run :func:`run_check` on the bot file ``path`` in its sandbox.
+
+    Without ``seed`` a 63-bit secret one is drawn (and shown in the report, so
+    the check can be repeated): the fuzzed dice derive from it, and a seed a
+    bot could guess would let it compute every hand.
+    """
+    import secrets
+
+    if seed is None:
+        seed = secrets.randbits(63)
     # Imported here: the process layer is only needed to talk to a real bot.
     from arena.botfile import load_bot
     from arena.process import BotProcess, TimeControl

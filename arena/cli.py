@@ -14,8 +14,18 @@ import click
 
 from arena import __version__
 from arena.errors import ArenaError
+from arena.untrusted import printable
 
 F = TypeVar("F", bound=Callable[..., Any])
+
+
+def _echo(text: Any = "", *, nl: bool = True, err: bool = False) -> None:
+    """Print through the one filter for terminal output: bot-controlled text
+    (stderr tails, names, versions, replies in fault details) reaches every
+    command's output, and a control character in it must never reach the
+    terminal (a bot could clear the screen, retitle the window, or print a
+    fake verdict). Newlines and tabs pass."""
+    click.echo(printable(str(text)), nl=nl, err=err)
 
 
 def _friendly(fn: F) -> F:
@@ -27,7 +37,7 @@ def _friendly(fn: F) -> F:
         try:
             return fn(*args, **kwargs)
         except ArenaError as exc:
-            raise click.ClickException(str(exc)) from None
+            raise click.ClickException(printable(str(exc))) from None
 
     return wrapper  # type: ignore[return-value]
 
@@ -52,19 +62,19 @@ def rules_cmd(preset: str | None, sets: tuple[str, ...]) -> None:
     if preset is None:
         if sets:
             raise ArenaError("--set needs a PRESET to apply to, e.g. `arena rules classic --set dice=3`")
-        click.echo("Rule keys (default, allowed values, meaning):")
+        _echo("Rule keys (default, allowed values, meaning):")
         for spec in KEYS.values():
             default = str(spec.default).lower() if isinstance(spec.default, bool) else spec.default
-            click.echo(f"  {spec.name:<21} {str(default):<8} {spec.allowed():<28} {spec.meaning}")
-        click.echo("\nPresets:")
+            _echo(f"  {spec.name:<21} {str(default):<8} {spec.allowed():<28} {spec.meaning}")
+        _echo("\nPresets:")
         for name, meaning in PRESET_MEANINGS.items():
-            click.echo(f"  {name:<10} {meaning}")
-        click.echo("\nShow one: arena rules PRESET [--set key=value ...]")
+            _echo(f"  {name:<10} {meaning}")
+        _echo("\nShow one: arena rules PRESET [--set key=value ...]")
         return
     rules = Rules.preset(preset, parse_sets(sets))
     for key, value in rules.to_dict().items():
         shown = str(value).lower() if isinstance(value, bool) else value
-        click.echo(f"{key}: {shown}")
+        _echo(f"{key}: {shown}")
 
 
 # --- arena run / replay ------------------------------------------------------
@@ -114,34 +124,37 @@ def run_cmd(config: str, workers: int | None, matches: int | None, seed: int | N
             html_report: bool = False) -> None:
     """Play every match of CONFIG not yet in its run folder (resumes a stopped run)."""
     from arena.config import load_config
-    from arena.runner import run
+    from arena.runner import run, seed_warning
     from arena.stats import elo_table_text
     from arena.sandbox import describe_sandbox
 
     cfg = load_config(config, sets, workers=workers, matches=matches, seed=seed, out=out,
                       backend=backend, address=address)
-    click.echo(f"{cfg.name}: {len(cfg.entrants)} bots, {len(cfg.variants)} variant(s), "
+    _echo(f"{cfg.name}: {len(cfg.entrants)} bots, {len(cfg.variants)} variant(s), "
                f"{cfg.format}, tables of {'/'.join(map(str, cfg.players))}, {cfg.workers} worker(s) "
                f"-> {cfg.out}", err=True)
-    click.echo(f"sandbox: {describe_sandbox(cfg.sandbox)}", err=True)
+    _echo(f"sandbox: {describe_sandbox(cfg.sandbox)}", err=True)
+    warning = seed_warning(cfg.seed)
+    if warning:
+        _echo(warning, err=True)
     result = run(cfg, force=force, progress=_ProgressLine())
     if result.skipped:
-        click.echo(f"resumed: {result.skipped} matches were already recorded", err=True)
+        _echo(f"resumed: {result.skipped} matches were already recorded", err=True)
     # The per-bot summary (matches, wins, mean place, faults by kind) is part of the Elo table.
-    click.echo("\n" + elo_table_text(cfg.out))
+    _echo("\n" + elo_table_text(cfg.out))
     if html_report and result.status == "complete":
         from arena.report import write_report
 
-        click.echo(f"report: {write_report(cfg.out)}", err=True)
+        _echo(f"report: {write_report(cfg.out)}", err=True)
     rate = result.played / result.seconds if result.seconds else 0.0
-    click.echo(f"\n{result.played} matches played in {result.seconds:.1f} s ({rate:.1f} matches/s); "
+    _echo(f"\n{result.played} matches played in {result.seconds:.1f} s ({rate:.1f} matches/s); "
                f"run folder: {cfg.out}", err=True)
     if result.status == "interrupted":
-        click.echo(f"interrupted: {result.skipped + result.played}/{result.total} matches recorded. "
+        _echo(f"interrupted: {result.skipped + result.played}/{result.total} matches recorded. "
                    f"Resume with: arena run {config}" + (f" --out {out}" if out else ""), err=True)
         sys.exit(130)
     if result.status == "failed":
-        raise click.ClickException(f"{result.error}\nResume with: arena run {config}")
+        raise click.ClickException(printable(f"{result.error}\nResume with: arena run {config}"))
 
 
 @main.command("replay")
@@ -160,7 +173,7 @@ def replay_cmd(run_folder: str, match: str, no_dice_check: bool) -> None:
     for rec in iter_records(Path(run_folder)):
         if rec["match"] == wanted:
             for line in render(rec, check_dice=not no_dice_check):
-                click.echo(line)
+                _echo(line)
             return
     raise ArenaError(f"{run_folder}: no match {wanted!r} recorded (ids look like m-000042)")
 
@@ -215,11 +228,11 @@ def ratings_cmd(run: str, variant: str | None, drop_admin_faults: bool, resample
     report = rate_run(run, write=not no_write, variant=variant, drop_admin_faults=drop_admin_faults,
                       resamples=resamples, seed=seed, anchor=name, anchor_elo=elo)
     if as_json:
-        click.echo(json.dumps(ratings_json(report), indent=1))
+        _echo(json.dumps(ratings_json(report), indent=1))
     elif as_csv:
-        click.echo(report.table.to_csv(index=False, float_format="%.6g"), nl=False)
+        _echo(report.table.to_csv(index=False, float_format="%.6g"), nl=False)
     else:
-        click.echo(format_ratings(report, head_to_head=h2h))
+        _echo(format_ratings(report, head_to_head=h2h))
 
 
 @main.command("stats")
@@ -236,11 +249,11 @@ def stats_cmd(run: str, variant: str | None, drop_admin_faults: bool, resamples:
     table = stats_run(run, write=not no_write, variant=variant, drop_admin_faults=drop_admin_faults,
                       resamples=resamples, seed=seed)
     if as_json:
-        click.echo(table.to_json(orient="records", indent=1))
+        _echo(table.to_json(orient="records", indent=1))
     elif as_csv:
-        click.echo(table.to_csv(index=False, float_format="%.6g"), nl=False)
+        _echo(table.to_csv(index=False, float_format="%.6g"), nl=False)
     else:
-        click.echo(format_stats(table))
+        _echo(format_stats(table))
 
 
 # --- arena check (issue 3) ---------------------------------------------------
@@ -250,7 +263,8 @@ def stats_cmd(run: str, variant: str | None, drop_admin_faults: bool, resamples:
 @click.argument("bot", type=click.Path(dir_okay=False))
 @click.option("--turns", type=click.IntRange(1), default=2000, show_default=True,
               help="Fuzzed turns to ask for (the run is then repeated to compare actions).")
-@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the fuzzed matches.")
+@click.option("--seed", type=click.IntRange(min=0),
+              help="Seed of the fuzzed matches (default: a new secret one, shown in the report).")
 @click.option("--time-ms", type=click.IntRange(1), default=1000, show_default=True,
               help="Per-decision CPU budget (sent as time_ms).")
 @click.option("--sandbox", type=click.Choice(["auto", "strict", "off"]), default="auto", show_default=True,
@@ -258,7 +272,7 @@ def stats_cmd(run: str, variant: str | None, drop_admin_faults: bool, resamples:
 @click.option("--show", type=click.IntRange(0), default=10, show_default=True,
               help="Problems to print in full.")
 @_friendly
-def check_cmd(bot: str, turns: int, seed: int, time_ms: int, sandbox: str, show: int) -> None:
+def check_cmd(bot: str, turns: int, seed: int | None, time_ms: int, sandbox: str, show: int) -> None:
     """Check bot file BOT: handshake, fuzzed legal turns under every preset, determinism, latency.
 
     Exit status 1 on any problem; each is printed with the message that caused it.
@@ -266,7 +280,7 @@ def check_cmd(bot: str, turns: int, seed: int, time_ms: int, sandbox: str, show:
     from arena.check import check_bot
 
     report = check_bot(bot, turns=turns, seed=seed, time_ms=time_ms, sandbox=sandbox)
-    click.echo(report.render(show))
+    _echo(report.render(show))
     if not report.ok:
         sys.exit(1)
 
@@ -284,7 +298,8 @@ def check_cmd(bot: str, turns: int, seed: int, time_ms: int, sandbox: str, show:
 @click.option("--variant", help="With --config: the variant to play.")
 @click.option("--set", "sets", multiple=True, metavar="KEY=VALUE", help="Override a rule key (dice=3).")
 @click.option("--assist", is_flag=True, help="Show the odds of the standing bid and of a few raises.")
-@click.option("--seed", type=click.IntRange(min=0), help="Dice seed (default: a new one, shown).")
+@click.option("--seed", type=click.IntRange(min=0),
+              help="Dice seed (default: a new secret one, shown after the match).")
 @click.option("--name", default="human", show_default=True, help="Your name at the table.")
 @click.option("--out", type=click.Path(dir_okay=False), help="Append the match record to this JSON-lines file.")
 @_friendly
@@ -299,7 +314,7 @@ def play_cmd(bots: tuple[str, ...], preset: str | None, config: str | None, vari
     try:
         play_human(setup, human, out)
     except KeyboardInterrupt:
-        click.echo("\ninterrupted: the match was abandoned", err=True)
+        _echo("\ninterrupted: the match was abandoned", err=True)
         sys.exit(130)
 
 
@@ -311,7 +326,7 @@ def report_cmd(run: str, output: str | None) -> None:
     """Write one self-contained HTML page about run folder RUN (docs/report.md)."""
     from arena.report import write_report
 
-    click.echo(str(write_report(run, output)))
+    _echo(str(write_report(run, output)))
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -320,7 +320,7 @@ class PlaySetup:
     rules: Rules
     bots: tuple[tuple[str, BotSpec], ...]  # (label, spec) of each opponent
     variant: str = "play"
-    seed: int | None = None  # None: a fresh one is drawn (and shown)
+    seed: int | None = None  # None: a fresh secret one is drawn (and shown after the match)
     human_name: str = "human"
     time: Any = None  # arena.process.TimeControl; None = the defaults
     sandbox: Any = None  # arena.sandbox.SandboxLimits; None = the defaults
@@ -333,7 +333,11 @@ def play_human(setup: PlaySetup, human: HumanPlayer, out_file: str | Path | None
     ``setup.time``; every process is closed however the match ends (Ctrl-C
     included). With ``out_file`` the record is appended to it as one JSON line
     (a ``games.jsonl`` line: put it in a folder as ``games.jsonl`` and
-    ``arena replay FOLDER play-SEED`` re-checks it).
+    ``arena replay FOLDER MATCH`` re-checks it).
+
+    Nothing the bots are sent derives the dice: the seed is a 63-bit secret
+    (unless ``--seed`` names one), the match id is drawn apart from it, and the
+    seed is shown only once the match is over.
     """
     from arena.process import BotProcess, TimeControl
     from arena.sandbox import SandboxLimits
@@ -344,12 +348,14 @@ def play_human(setup: PlaySetup, human: HumanPlayer, out_file: str | Path | None
         raise RunError(f"{len(setup.bots)} bots and you make {len(setup.bots) + 1} players; a table seats at most 10")
     time_control = setup.time or TimeControl()
     limits = setup.sandbox or SandboxLimits()
-    seed = setup.seed if setup.seed is not None else secrets.randbits(31)
+    seed = setup.seed if setup.seed is not None else secrets.randbits(63)
     names = [setup.human_name] + unique_labels([label for label, _ in setup.bots], taken={setup.human_name})
-    spec = MatchSpec(index=0, match=f"play-{seed}", variant=setup.variant, rules=setup.rules.to_dict(),
+    # The match id goes to every bot: it is drawn on its own, so it says nothing
+    # about the seed (an id made from the seed let a bot derive every hand).
+    match = f"play-{secrets.token_hex(6)}"
+    spec = MatchSpec(index=0, match=match, variant=setup.variant, rules=setup.rules.to_dict(),
                      entrants=tuple(range(len(names))), seed=derive_seed("play", seed, "match"),
                      dice_seed=derive_seed("play", seed, "dice"), table=0, rotation=0)
-    human.say(f"Seed {seed} (arena play --seed {seed} deals the same dice again).")
     procs: list[BotProcess] = []
     try:
         for label, bot in setup.bots:
@@ -365,6 +371,7 @@ def play_human(setup: PlaySetup, human: HumanPlayer, out_file: str | Path | None
             proc.close()
     if not human.ended:  # the human left: it was not sent match_end
         human.show_placements(outcome.record["placements"])
+    human.say(f"Seed {seed}: arena play --seed {seed} deals the same dice again.")
     if out_file is not None:
         path = Path(out_file)
         try:

@@ -24,8 +24,11 @@ class MatchSpec:
 
     ``entrants`` index the run's entrant list in schedule seat order;
     ``dice_seed`` keys the dice and is shared by the rotations of one table
-    (duplicate play) and by the same table under every variant; ``seed`` is
-    the match's own seed, from which the bots' seeds are derived.
+    (duplicate play) and by the same table under every variant; ``repeat``
+    numbers those repetitions of one deal (0 .. variants x rotations - 1),
+    so that a bot process never plays the same deal twice (the worker keeps
+    one process per repetition); ``seed`` is the match's own seed, from which
+    the bots' seeds are derived.
     """
 
     index: int
@@ -37,6 +40,7 @@ class MatchSpec:
     dice_seed: int
     table: int
     rotation: int
+    repeat: int = 0
 
 
 def derive_seed(*parts: object) -> int:

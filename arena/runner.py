@@ -17,7 +17,8 @@ from typing import Any, Callable
 from arena.config import RunConfig
 from arena.errors import ArenaError, BotFault, RunError
 from arena.records import MatchSpec
-from arena.schedule import build_schedule
+from arena.schedule import build_schedule, repeats
+from arena.worker import deal_slots
 from arena.store import RunStore, read_run_json
 
 Progress = Callable[[int, int, float], None]  # (done, total, elapsed seconds)
@@ -33,6 +34,24 @@ class RunResult:
     seconds: float
     records: list[dict[str, Any]] = field(default_factory=list)
     error: str | None = None
+
+
+GUESSABLE_BELOW = 2 ** 32
+
+
+def seed_warning(seed: int | None) -> str | None:
+    """A word of warning for an explicit seed small enough to guess.
+
+    The dice are a pure function of the seed (that is what makes a run
+    reproducible), and every bot can read the project's code: a bot that tries
+    small seeds until one reproduces its own hand knows every hand from then on.
+    A secret 63-bit seed (the default) cannot be found that way.
+    """
+    if seed is None or seed >= GUESSABLE_BELOW:
+        return None
+    return (f"note: seed {seed} can be guessed: a bot that tries small seeds until one reproduces its own "
+            f"dice would know every hand. Leave `seed` out (a secret one is drawn) when the bots are not "
+            f"your own.")
 
 
 def effective_seed(config: RunConfig) -> int:
@@ -85,7 +104,9 @@ def preflight(config: RunConfig) -> None:
         raise RunError("; ".join(problems))
 
 
-def make_backend(config: RunConfig) -> Any:
+def make_backend(config: RunConfig, slots: int = 1) -> Any:
+    """The config's backend; ``slots``: bot processes per entrant in each worker
+    (one per repetition of a deal, :func:`arena.worker.deal_slots`)."""
     entrants = [(e.label, e.spec) for e in config.entrants]
     if config.backend == "ray":
         try:
@@ -94,11 +115,11 @@ def make_backend(config: RunConfig) -> Any:
             raise RunError("backend ray needs Ray: pip install -e '.[ray]' "
                            f"(import failed: {exc})") from None
         return RayBackend(entrants, config.sandbox, config.time, workers=config.workers,
-                          address=config.address, fresh_process=config.fresh_process)
+                          address=config.address, fresh_process=config.fresh_process, slots=slots)
     from arena.backends.local import LocalBackend
 
     return LocalBackend(entrants, config.sandbox, config.time, workers=config.workers,
-                        fresh_process=config.fresh_process)
+                        fresh_process=config.fresh_process, slots=slots)
 
 
 def run(config: RunConfig, *, force: bool = False, progress: Progress | None = None,
@@ -132,7 +153,7 @@ def run(config: RunConfig, *, force: bool = False, progress: Progress | None = N
         return result
     backend = None
     try:
-        backend = make_backend(config)
+        backend = make_backend(config, deal_slots(repeats(specs), len(config.entrants)))
         if progress:
             progress(result.skipped, result.total, 0.0)
         for item in backend.run(todo):

@@ -94,7 +94,7 @@ def build_schedule(*, seed: int, n_entrants: int, sizes: Sequence[int], matches:
     for t, table in enumerate(tables):
         dice_seed = derive_seed(seed, "dice", t)
         rotations = range(len(table)) if rotate else range(1)
-        for vname, rules in variants.items():
+        for v, (vname, rules) in enumerate(variants.items()):
             vrules = dict(rules)
             if rotate:
                 # Duplicate play: the schedule fixes the seats; dice follow seat positions.
@@ -103,6 +103,12 @@ def build_schedule(*, seed: int, n_entrants: int, sizes: Sequence[int], matches:
                 entrants = table[r:] + table[:r]
                 specs.append(MatchSpec(index=index, match=match_id(index), variant=vname, rules=vrules,
                                        entrants=entrants, seed=derive_seed(seed, "match", vname, t, r),
-                                       dice_seed=dice_seed, table=t, rotation=r))
+                                       dice_seed=dice_seed, table=t, rotation=r,
+                                       repeat=v * len(rotations) + r))
                 index += 1
     return specs
+
+
+def repeats(specs: Sequence[MatchSpec]) -> int:
+    """How many matches share each deal (variants x rotations; 1 when none is shared)."""
+    return 1 + max((s.repeat for s in specs), default=0)

@@ -3,8 +3,9 @@
 Both sides of the pipe use this module: the referee's :mod:`arena.process` and
 the Python bot host :mod:`arena.host`. It sits on the per-decision path, so it
 uses orjson (5-7x faster than the stdlib here, see docs/performance.md) and
-falls back to the stdlib only for what orjson refuses but the protocol allows
-(integers beyond 64 bits, which a hostile bot may send).
+re-reads with the stdlib only what orjson reads inexactly (integers beyond 64
+bits, which a hostile bot may send). Every line a bot writes is hostile input:
+:func:`decode` turns anything at all into an object or a ``malformed`` fault.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import orjson
 from arena.errors import ProtocolError
 from arena.rules import CALZA, DUDO, Action, Bid
 
-__all__ = ["PROTOCOL_VERSION", "MAX_LINE", "encode", "decode", "parse_reply", "clip"]
+__all__ = ["PROTOCOL_VERSION", "MAX_LINE", "MAX_DEPTH", "encode", "decode", "parse_reply", "clip"]
 
 PROTOCOL_VERSION: Final = 1
 MAX_LINE: Final = 64 * 1024  # bytes in one line, newline excluded
@@ -33,40 +34,63 @@ def encode(msg: dict[str, Any]) -> bytes:
     return _dumps(msg, option=_OPT)
 
 
-def _stdlib_loads(line: bytes) -> Any:
-    # The stdlib parses integers of any size, but CPython caps int() at 4300
-    # digits and raises ValueError past that; a 64 KiB line cannot hold a
-    # number big enough to be slow below that cap.
-    return json.loads(line)
+MAX_DEPTH: Final = 16  # nesting levels in a message; replies are flat, referee messages nest 3
+
+
+def _too_deep(obj: Any, limit: int = MAX_DEPTH) -> bool:
+    """Whether ``obj`` nests containers more than ``limit`` levels (iterative:
+    a structure a thousand levels deep must not recurse anywhere later, in a
+    re-parse, an error message or a log line)."""
+    todo: list[tuple[Any, int]] = [(obj, 1)]
+    while todo:
+        value, depth = todo.pop()
+        if depth > limit:
+            return True
+        if type(value) is dict:
+            todo.extend((v, depth + 1) for v in value.values() if type(v) in (dict, list))
+        elif type(value) is list:
+            todo.extend((v, depth + 1) for v in value if type(v) in (dict, list))
+    return False
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
 
 
 def decode(line: bytes) -> dict[str, Any]:
-    """One line (newline optional) as a JSON object, or ``ProtocolError("malformed")``."""
+    """One line (newline optional) as a JSON object, or ``ProtocolError("malformed")``.
+
+    Strict: UTF-8 only (no byte-order mark, no UTF-16), no ``NaN`` or
+    ``Infinity``, no raw control characters, at most :data:`MAX_DEPTH` levels
+    of nesting. Whatever a bot sends, the result is an object or a
+    ``malformed`` fault, never another exception.
+    """
     if len(line) > MAX_LINE + 1:
         raise ProtocolError(f"line of {len(line)} bytes is over the {MAX_LINE}-byte limit: {clip(line)}",
                             "malformed")
     try:
         obj = _loads(line)
-    except _JSONDecodeError:
-        # orjson refuses integers beyond 64 bits (and a few other things the
-        # stdlib also refuses); retry with the stdlib so a 100-digit quantity
-        # is a well-formed, illegal bid rather than malformed JSON.
-        try:
-            obj = _stdlib_loads(line)
-        except (ValueError, RecursionError):
-            try:
-                line.decode("utf-8")
-            except UnicodeDecodeError:
-                raise ProtocolError(f"not UTF-8: {clip(line)}", "malformed") from None
-            raise ProtocolError(f"not JSON: {clip(line)}", "malformed") from None
+    except _JSONDecodeError as exc:
+        what = "not UTF-8" if "UTF-8" in exc.msg or "BOM" in exc.msg else "not JSON"
+        raise ProtocolError(f"{what} ({exc.msg}): {clip(line)}", "malformed") from None
     if type(obj) is not dict:
         raise ProtocolError(f"not a JSON object: {clip(line)}", "malformed")
-    # orjson turns an integer beyond 64 bits into a float without a word, so
-    # a 100-digit quantity would look like 1e+100; replies are flat objects,
-    # so one pass over the top-level values finds the case to re-read.
+    reread = False
     for value in obj.values():
-        if type(value) is float:
-            return _stdlib_loads(line)  # type: ignore[no-any-return]
+        kind = type(value)
+        if kind is float:
+            reread = True
+        elif (kind is dict or kind is list) and _too_deep(obj):
+            raise ProtocolError(f"nested more than {MAX_DEPTH} levels deep: {clip(line)}", "malformed")
+    if reread:
+        # orjson reads an integer beyond 64 bits as a float without a word, so a
+        # 100-digit quantity would look like 1e+100. The stdlib keeps it exact
+        # (a well-formed, illegal bid rather than a malformed one); the line is
+        # already known to be strict UTF-8, flat enough, and free of NaN.
+        try:
+            return json.loads(line.decode("utf-8"), parse_constant=_reject_constant)  # type: ignore[no-any-return]
+        except (ValueError, RecursionError):  # e.g. an integer of more than 4300 digits
+            raise ProtocolError(f"not JSON (a number too long to read): {clip(line)}", "malformed") from None
     return obj
 
 
@@ -75,7 +99,7 @@ def _integer(obj: dict[str, Any], key: str) -> int:
     # bool is a subclass of int in Python: `true` must not pass as 1.
     if type(value) is not int:
         raise ProtocolError(
-            f"{key!r} must be a JSON integer, got {clip(json.dumps(value))}"
+            f"{key!r} must be a JSON integer, got {clip(_safe_dump(value))}"
             f" in {clip(_safe_dump(obj))}",
             "malformed",
         )
@@ -83,10 +107,16 @@ def _integer(obj: dict[str, Any], key: str) -> int:
 
 
 def _safe_dump(obj: Any) -> str:
+    """``obj`` as JSON text for an error message; never raises, never recurses deep."""
+    if _too_deep(obj):
+        return f"<{type(obj).__name__} nested more than {MAX_DEPTH} levels deep>"
     try:
         return orjson.dumps(obj).decode()
     except TypeError:  # a big integer somewhere inside
-        return json.dumps(obj)
+        try:
+            return json.dumps(obj)
+        except (ValueError, RecursionError):  # an integer too long to print
+            return f"<{type(obj).__name__}>"
 
 
 def parse_reply(obj: dict[str, Any]) -> Action:

@@ -23,11 +23,23 @@ def test_encode_is_one_line() -> None:
     (b"\xff\xfe{}", "not UTF-8"),
     (b'{"action": ', "not JSON"),
     (b"", "not JSON"),
+    (b'\xef\xbb\xbf{"action": "dudo"}', "not UTF-8"),  # a byte-order mark: the protocol says UTF-8
+    ('{"action": "dudo"}'.encode("utf-16"), "not UTF-8"),
+    ('{"action": "dudo"}'.encode("utf-16-le"), "not"),
+    (b'{"action": "dudo", "x": NaN}', "not JSON"),
+    (b'{"action": "dudo", "x": Infinity}', "not JSON"),
+    (b'{"action": "dudo", "x": 1e400}', "not JSON"),
+    (b'{"action": "du\x1bdo"}', "not JSON"),  # a raw control character in a string
+    (b'{"a": ' + b"[" * 1015 + b"]" * 1015 + b', "f": 1.5}', "nested more than"),
+    (b'{"a": ' + b"[" * 1015 + b"]" * 1015 + b"}", "nested more than"),
+    (b'{"a": ' + b'{"b": ' * 20 + b"1" + b"}" * 20 + b"}", "nested more than"),
+    (b'{"a": ' + b"[" * 2000 + b"]" * 2000 + b"}", "not JSON"),
 ])
 def test_decode_rejects(line: bytes, what: str) -> None:
     with pytest.raises(ProtocolError) as err:
         decode(line)
     assert err.value.kind == "malformed" and what in err.value.detail
+    assert len(err.value.detail) < 600 and "\n" not in err.value.detail
 
 
 def test_decode_rejects_an_over_long_line() -> None:
@@ -75,6 +87,19 @@ def test_a_100_digit_quantity_is_a_bid() -> None:
     with pytest.raises(ProtocolError) as err:
         parse_reply(decode(huge))
     assert err.value.kind == "malformed"
+
+
+@pytest.mark.parametrize("value", [
+    [[[[[[[[[[[[[[1]]]]]]]]]]]]]],  # nested, within the depth cap
+    {"q": [1, [2, [3]]]},
+    1.5,
+], ids=["nested-list", "nested-dict", "float"])
+def test_bad_values_in_any_field_are_malformed_with_a_short_detail(value: object) -> None:
+    for key in ("quantity", "face", "action"):
+        obj = {"action": "bid", "quantity": 3, "face": 3, key: value}
+        with pytest.raises(ProtocolError) as err:
+            parse_reply(obj)
+        assert err.value.kind == "malformed" and len(err.value.detail) < 700
 
 
 def test_clip_is_short_and_printable() -> None:

@@ -32,16 +32,16 @@ def _cores() -> list[int]:
         return []
 
 
-def _init(entrants: Any, limits: Any, time: Any, fresh: bool, counter: Any, pin: bool) -> None:
+def _init(entrants: Any, limits: Any, time: Any, fresh: bool, counter: Any, pin: bool, slots: int) -> None:
     try:
-        _setup(entrants, limits, time, fresh, counter, pin)
+        _setup(entrants, limits, time, fresh, counter, pin, slots)
     except Exception:  # noqa: BLE001 - reported by _play: a pool whose initializer
         # raises restarts its workers forever and the run would hang.
         global _init_error
         _init_error = traceback.format_exc()
 
 
-def _setup(entrants: Any, limits: Any, time: Any, fresh: bool, counter: Any, pin: bool) -> None:
+def _setup(entrants: Any, limits: Any, time: Any, fresh: bool, counter: Any, pin: bool, slots: int) -> None:
     global _worker
     from arena.worker import Worker
 
@@ -52,7 +52,7 @@ def _setup(entrants: Any, limits: Any, time: Any, fresh: bool, counter: Any, pin
     cores = _cores()
     if pin and cores and hasattr(os, "sched_setaffinity"):
         os.sched_setaffinity(0, {cores[k % len(cores)]})
-    _worker = Worker(entrants, limits, time, fresh)
+    _worker = Worker(entrants, limits, time, fresh, slots)
 
     def _stop(signum: int, frame: Any) -> None:
         _worker.close()
@@ -74,7 +74,7 @@ class LocalBackend:
     """Plays specs on ``workers`` processes; results arrive as matches finish."""
 
     def __init__(self, entrants: Sequence[tuple[str, Any]], limits: Any, time: Any, *, workers: int,
-                 fresh_process: bool = False, pin: bool = True) -> None:
+                 fresh_process: bool = False, pin: bool = True, slots: int = 1) -> None:
         self.workers = workers
         # Matches go out a few at a time: every hand-off costs the parent, whose
         # core the workers share, and a few matches per worker keep the tail short.
@@ -82,7 +82,7 @@ class LocalBackend:
         ctx = mp.get_context("fork" if sys.platform.startswith("linux") else "spawn")
         counter = ctx.Value("i", 0)
         self.pool = ctx.Pool(workers, initializer=_init,
-                             initargs=(list(entrants), limits, time, fresh_process, counter, pin))
+                             initargs=(list(entrants), limits, time, fresh_process, counter, pin, slots))
 
     def run(self, specs: Sequence[MatchSpec]) -> Iterator[dict[str, Any]]:
         k = self.chunksize

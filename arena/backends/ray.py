@@ -58,7 +58,7 @@ def unpack_bots(packed: Sequence[tuple[str, str, str, dict[str, bytes]]], root: 
 class _RayWorker:
     """The actor body (decorated with ``ray.remote`` at run time)."""
 
-    def __init__(self, packed: Any, limits: Any, time: Any, fresh: bool, index: int) -> None:
+    def __init__(self, packed: Any, limits: Any, time: Any, fresh: bool, index: int, slots: int = 1) -> None:
         import tempfile
 
         from arena.worker import Worker
@@ -68,7 +68,7 @@ class _RayWorker:
             # Share one core with this worker's bots, as the local backend does.
             os.sched_setaffinity(0, {cores[index % len(cores)]})
         self._dir = tempfile.mkdtemp(prefix="arena-ray-bots-")
-        self.worker = Worker(unpack_bots(packed, Path(self._dir)), limits, time, fresh)
+        self.worker = Worker(unpack_bots(packed, Path(self._dir)), limits, time, fresh, slots)
 
     def play(self, spec: MatchSpec) -> dict[str, Any]:
         return self.worker.play(spec)
@@ -84,7 +84,7 @@ class RayBackend:
     """Plays specs on ``workers`` Ray actors, at most two matches queued per actor."""
 
     def __init__(self, entrants: Sequence[tuple[str, Any]], limits: Any, time: Any, *, workers: int,
-                 address: str | None = None, fresh_process: bool = False) -> None:
+                 address: str | None = None, fresh_process: bool = False, slots: int = 1) -> None:
         import ray
 
         self.ray = ray
@@ -105,7 +105,8 @@ class RayBackend:
             self.owns = True
         actor: Any = ray.remote(num_cpus=1)(_RayWorker)
         packed = pack_bots(entrants)
-        self.actors: list[Any] = [actor.remote(packed, limits, time, fresh_process, k) for k in range(workers)]
+        self.actors: list[Any] = [actor.remote(packed, limits, time, fresh_process, k, slots)
+                                  for k in range(workers)]
 
     def run(self, specs: Sequence[MatchSpec]) -> Iterator[dict[str, Any]]:
         ray = self.ray
