@@ -17,7 +17,7 @@ from typing import Any, Callable
 from arena.config import RunConfig
 from arena.errors import ArenaError, BotFault, RunError
 from arena.records import MatchSpec
-from arena.schedule import build_schedule
+from arena.schedule import build_schedule, seat_plan
 from arena.store import RunStore, read_run_json
 
 Progress = Callable[[int, int, float], None]  # (done, total, elapsed seconds)
@@ -46,13 +46,21 @@ def effective_seed(config: RunConfig) -> int:
     return secrets.randbits(63)
 
 
+def seatable_for(config: RunConfig) -> dict[int, tuple[int, ...]]:
+    """Table size -> the entrants (indices) whose declarations let them sit at it."""
+    labels = [e.label for e in config.entrants]
+    hero = labels.index(config.gauntlet) if config.gauntlet is not None else None
+    return seat_plan(labels, [e.spec.supports for e in config.entrants], config.players, config.variants,
+                     config.format, hero)
+
+
 def schedule_for(config: RunConfig, seed: int) -> list[MatchSpec]:
     labels = [e.label for e in config.entrants]
     hero = labels.index(config.gauntlet) if config.gauntlet is not None else None
     return build_schedule(seed=seed, n_entrants=len(labels), sizes=config.players, matches=config.matches,
                           fmt=config.format, seating=config.seating,
                           variants={k: dict(v) for k, v in config.variants.items()},
-                          gauntlet=hero)
+                          gauntlet=hero, seatable=seatable_for(config))
 
 
 def preflight(config: RunConfig) -> None:
@@ -106,6 +114,7 @@ def run(config: RunConfig, *, force: bool = False, progress: Progress | None = N
     """Play every match of ``config`` not yet in its run folder."""
     seed = effective_seed(config)
     specs = schedule_for(config, seed)
+    seatable = seatable_for(config)
     store = RunStore(config.out)
     meta = {
         "name": config.name,
@@ -113,7 +122,11 @@ def run(config: RunConfig, *, force: bool = False, progress: Progress | None = N
         "config": {**config.raw, "seed": config.seed},
         "variants": {k: dict(v) for k, v in config.variants.items()},
         "bots": [{"name": e.label, "bot": e.spec.name, "path": str(e.spec.path), "kind": e.spec.kind,
-                  "sha256": e.spec.sha256, "version": e.spec.version} for e in config.entrants],
+                  "sha256": e.spec.sha256, "version": e.spec.version,
+                  # What it declared it can play ({}: anything), and the table sizes of this run it may sit at.
+                  "supports": e.spec.supports.to_data(),
+                  "table_sizes": [size for size, ok in seatable.items() if i in ok]}
+                 for i, e in enumerate(config.entrants)],
         "schedule": {"format": config.format, "players": list(config.players), "seating": config.seating,
                      "matches_per_variant": config.matches, "total": len(specs)},
         "time": _plain(config.time),
