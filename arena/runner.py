@@ -153,13 +153,14 @@ def run(config: RunConfig, *, force: bool = False, progress: Progress | None = N
                 raise RunError(f"internal error while playing {item['match']} (a bug in Dudo Arena, "
                                f"please report it); recorded matches are kept:\n{item['error']}")
             store.append_line(item["line"])
-            for label, tail in item.get("stderr", {}).items():
-                store.write_stderr(label, tail)
+            _write_stderr(store, item)
             if keep_records:
                 result.records.append(json.loads(item["line"]))
             result.played += 1
             if progress:
                 progress(result.skipped + result.played, result.total, time.monotonic() - start)
+        for item in backend.drain():  # what bots wrote after their last match (on match_end)
+            _write_stderr(store, item)
         backend.close()
         backend = None
     except KeyboardInterrupt:
@@ -174,6 +175,11 @@ def run(config: RunConfig, *, force: bool = False, progress: Progress | None = N
         store.close(result.status if result.status != "failed" else "interrupted",
                     compress=config.compress)
     return result
+
+
+def _write_stderr(store: RunStore, item: dict[str, Any]) -> None:
+    for label, match, note, data, lost in item.get("stderr", ()):
+        store.write_stderr(label, data, match=match, worker=item.get("worker", "?"), note=note, lost=lost)
 
 
 def _plain(obj: Any) -> Any:

@@ -5,6 +5,13 @@ starts a bot's process the first time the bot plays, reuses it for the next
 matches (start-up would otherwise dominate: NOTES.md), and restarts it after a
 fault. Every spec produces exactly one result, internal errors included, so
 the caller never waits for a result that will not come.
+
+Each result carries what the match's bots wrote to stderr during it (at most
+the sandbox's ``stderr_tail`` bytes per bot and match), tagged with the match
+id and this worker; the parent, the run folder's only writer, appends it to
+``bots/<label>.stderr``. What a kept process writes after its last reply of a
+match (on ``round_end``/``match_end``) is read before its next match and filed
+under the match it followed.
 """
 
 from __future__ import annotations
@@ -19,6 +26,8 @@ from arena.process import BotProcess, TimeControl
 from arena.records import MatchSpec, record_line
 from arena.referee import play_match
 from arena.sandbox import SandboxLimits
+
+StderrChunk = tuple[str, str, str, bytes, int]  # label, match id, note, what was written, bytes not kept
 
 
 class _Unstartable:
@@ -38,58 +47,84 @@ class Worker:
     """Plays matches for one worker process; owns that process's bot processes."""
 
     def __init__(self, entrants: Sequence[tuple[str, BotSpec]], limits: SandboxLimits, time: TimeControl,
-                 fresh_process: bool = False) -> None:
+                 fresh_process: bool = False, tag: str | None = None) -> None:
         self.labels = [label for label, _ in entrants]
         self.specs = [spec for _, spec in entrants]
         self.limits = limits
         self.time = time
         self.fresh = fresh_process
+        self.tag = tag or str(os.getpid())  # names this worker in the stderr files
         self.procs: dict[int, BotProcess] = {}
-        self._reported: dict[int, str] = {}
+        self._last: dict[int, str] = {}  # entrant -> the last match its live process played
 
-    def _player(self, entrant: int) -> Any:
+    def _take(self, out: list[StderrChunk], entrant: int, proc: BotProcess, match: str, note: str = "") -> None:
+        data, lost = proc.take_stderr()
+        if data or lost:
+            out.append((self.labels[entrant], match, note, data, lost))
+
+    def _player(self, entrant: int, match: str, stderr: list[StderrChunk]) -> Any:
         proc = self.procs.get(entrant)
         if proc is not None and proc.alive:
             return proc
         if proc is not None:
             proc.close()
+            self._take(stderr, entrant, proc, self._last.get(entrant, match), "after its end")
+            self.procs.pop(entrant, None)
+        self._last.pop(entrant, None)
         proc = BotProcess(self.specs[entrant], self.limits, self.time)
         try:
             proc.start()
         except BotFault as exc:
             proc.close()
-            self.procs.pop(entrant, None)
+            self._take(stderr, entrant, proc, match, "failed to start")
             return _Unstartable(exc)
         self.procs[entrant] = proc
         return proc
 
     def play(self, spec: MatchSpec) -> dict[str, Any]:
-        """Play one match; returns ``{"match", "line", "stderr"}`` or ``{"error", "match"}``.
+        """Play one match; returns ``{"match", "line", "stderr", "worker"}`` or ``{"error", "match"}``.
 
         ``line`` is the record already encoded as one JSON line: the worker
         pays for the encoding, and the parent, which every worker shares, only
         appends bytes (a nested dict costs far more to pickle across).
+        ``stderr`` is a list of ``(label, match, note, bytes, lost)`` chunks.
         """
         try:
-            players = [self._player(e) for e in spec.entrants]
+            stderr: list[StderrChunk] = []
+            for e in spec.entrants:
+                # Written since this process's previous match ended: it belongs to that match.
+                proc = self.procs.get(e)
+                if proc is not None and e in self._last:
+                    self._take(stderr, e, proc, self._last[e], "after its end")
+            players = [self._player(e, spec.match, stderr) for e in spec.entrants]
             names = [self.labels[e] for e in spec.entrants]
             outcome = play_match(spec, players, names, self.time.budget_ms)
-            stderr: dict[str, str] = {}
             for pos, e in enumerate(spec.entrants):
                 proc = self.procs.get(e)
                 if proc is None:
                     continue
-                tail = proc.stderr_tail()
-                if tail and self._reported.get(e) != tail:
-                    stderr[self.labels[e]] = tail
-                    self._reported[e] = tail
                 if pos in outcome.faulted or self.fresh:
-                    # A faulting bot is restarted before its next match.
+                    # A faulting bot is restarted before its next match; closed
+                    # first, so its last words are in this match's stderr.
                     proc.close()
                     self.procs.pop(e, None)
-            return {"match": spec.match, "line": record_line(outcome.record), "stderr": stderr}
+                    self._last.pop(e, None)
+                else:
+                    self._last[e] = spec.match
+                self._take(stderr, e, proc, spec.match)
+            return {"match": spec.match, "line": record_line(outcome.record), "stderr": stderr,
+                    "worker": self.tag}
         except Exception:  # noqa: BLE001 - every spec must produce a result
             return {"error": traceback.format_exc(), "match": spec.match, "pid": os.getpid()}
+
+    def drain(self) -> list[StderrChunk]:
+        """What the live processes wrote since their last match, filed under that
+        match: at the end of a run, before they are closed (a bot logs on match_end too)."""
+        out: list[StderrChunk] = []
+        for e, proc in self.procs.items():
+            if e in self._last:
+                self._take(out, e, proc, self._last[e], "after its end")
+        return out
 
     def close(self) -> None:
         for proc in self.procs.values():
