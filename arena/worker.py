@@ -9,9 +9,10 @@ the caller never waits for a result that will not come.
 Each result carries what the match's bots wrote to stderr during it (at most
 the sandbox's ``stderr_tail`` bytes per bot and match), tagged with the match
 id and this worker; the parent, the run folder's only writer, appends it to
-``bots/<label>.stderr``. What a kept process writes after its last reply of a
-match (on ``round_end``/``match_end``) is read before its next match and filed
-under the match it followed.
+``bots/<label>.stderr``. A line is filed under the match during which it was
+read: what a kept process writes on ``match_end`` is usually read during its
+next match (the worker starts that at once, on the same core), and what it
+writes after its last match is collected by :meth:`Worker.drain` at the end.
 """
 
 from __future__ import annotations
