@@ -8,7 +8,9 @@ interface of :class:`arena.process.BotProcess` (``start``, ``notify``,
 2. thousands of fuzzed turns: matches under every preset, with random
    variant keys (dice 1-10, calza and palifico settings, penalty) and 2 to 10
    players, where every other seat plays random legal moves from a seeded
-   generator. Every state is a real engine state and every message is what the
+   generator. Only what the bot supports is fuzzed (its ``supports``
+   declaration, :mod:`arena.supports`), narrowed further by the caller
+   (``--preset``, ``--players``, ``--dice``): a :class:`FuzzSpace`. Every state is a real engine state and every message is what the
    referee sends (``match_start``, ``turn``, ``round_end``, ``match_end``);
 3. each reply is parsed (:func:`arena.wire.parse_reply`) and checked
    (:func:`arena.rules.why_illegal`); a failure is reported with the message
@@ -35,15 +37,17 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Callable, Protocol, Sequence
 
-from arena.errors import ArenaError, BotFault, ProtocolError
+from arena.errors import ArenaError, BotFault, ConfigError, ProtocolError
 from arena.records import derive_seed
 from arena.referee import first_opener
 from arena.view import match_end_message, match_start_message, round_end_message, turn_message
 from arena.rules import PRESETS, Bid, Rules, State, apply, deal, legal_actions, new_match, why_illegal
 from arena.dice import roll_table
+from arena.supports import ADMIN_KEYS, Supports
 from arena.wire import clip, parse_reply
 
-__all__ = ["CheckReport", "Problem", "Transport", "fuzz_rules", "percentiles", "run_check"]
+__all__ = ["CheckReport", "FuzzSpace", "Problem", "Transport", "fuzz_rules", "fuzz_space", "percentiles",
+           "run_check"]
 
 
 class Transport(Protocol):
@@ -146,6 +150,7 @@ class CheckReport:
     deterministic: bool | None = None  # None: not compared
     restarts: int = 0
     stopped_early: str = ""  # why the run stopped before ``turns_asked`` ("3 timeouts"), if it did
+    space: str = ""  # the fuzzed space, in words (FuzzSpace.describe)
 
     @property
     def ok(self) -> bool:
@@ -159,6 +164,8 @@ class CheckReport:
             out.append("  handshake: FAILED")
         else:
             out.append(f"  handshake: ok, ready as {name!r} version {self.ready.get('version')!r}")
+        if self.space:
+            out.append(f"  fuzzed:    {self.space}")
         out.append(f"  turns:     {self.turns} in {self.matches} matches; presets "
                    + ", ".join(f"{k} {v}" for k, v in sorted(self.presets.items()))
                    + "; players " + ", ".join(f"{k}:{v}" for k, v in sorted(self.players.items())))
@@ -202,30 +209,176 @@ class CheckReport:
 # ---------------------------------------------------------------------------
 
 
-def fuzz_rules(rng: random.Random, index: int) -> tuple[str, Rules, int]:
-    """The preset (cycled, so every preset is covered), rules and player count of match ``index``."""
-    names = list(PRESETS)
+ALL_PLAYERS: tuple[int, ...] = tuple(range(2, 11))
+ALL_DICE: tuple[int, ...] = tuple(range(1, 11))
+
+
+@dataclass(frozen=True)
+class FuzzSpace:
+    """What ``arena check`` draws matches from: the presets (each covered in
+    turn), table sizes and starting dice, within what the bot declares.
+
+    ``dice`` ``None`` is the default spread (mostly small, some 1 and some up
+    to 10); ``fixed_rules``: the bot declared presets, so only the keys a
+    preset leaves open (dice, who opens) vary, the others keep the preset's
+    values."""
+
+    presets: tuple[str, ...] = tuple(PRESETS)
+    players: tuple[int, ...] = ALL_PLAYERS
+    dice: tuple[int, ...] | None = None
+    supports: Supports = Supports()
+    narrowed: tuple[str, ...] = ()  # the caller's narrowing, in words
+
+    @property
+    def fixed_rules(self) -> bool:
+        return self.supports.presets is not None
+
+    def describe(self) -> str:
+        dice = "1-10" if self.dice is None else _span(self.dice)
+        by = []
+        if self.supports.restricted:
+            by.append(f"the bot's supports {json.dumps(self.supports.to_data(), separators=(', ', ': '))}")
+        by += list(self.narrowed)
+        return (f"presets {', '.join(self.presets)}; players {_span(self.players)}; dice {dice}"
+                + (f" (narrowed by {' and '.join(by)})" if by else " (everything)"))
+
+
+def _span(values: Sequence[int]) -> str:
+    v = sorted(values)
+    if len(v) > 2 and v == list(range(v[0], v[-1] + 1)):
+        return f"{v[0]}-{v[-1]}"
+    return ", ".join(map(str, v))
+
+
+def _forced(supports: Supports, preset: str, rng: random.Random | None, over: dict[str, Any]) -> dict[str, Any]:
+    """``over`` with every key the bot restricts set to a value it allows (drawn
+    with ``rng``, or the first allowed value), when it is not one already."""
+    base = Rules.preset(preset).to_dict()
+    out = dict(over)
+    for key, allowed in (supports.rules or {}).items():
+        if out.get(key, base[key]) not in allowed:
+            choices = sorted(allowed, key=repr)
+            out[key] = rng.choice(choices) if rng is not None else choices[0]
+    return out
+
+
+def fuzz_space(supports: Supports = Supports(), *, presets: Sequence[str] | None = None,
+               players: Sequence[int] | None = None, dice: Sequence[int] | None = None) -> FuzzSpace:
+    """The space to fuzz: what ``supports`` allows, narrowed by ``presets``,
+    ``players`` and ``dice`` (``None``: no narrowing). A narrowing that leaves
+    nothing to play raises :class:`ConfigError` saying why."""
+    narrowed = []
+    for flag, given, allowed in (("--preset", presets, PRESETS), ("--players", players, ALL_PLAYERS),
+                                 ("--dice", dice, ALL_DICE)):
+        if given is None:
+            continue
+        if not given:
+            raise ConfigError(f"{flag}: give at least one value")
+        bad = [v for v in given if v not in allowed]
+        if bad:
+            raise ConfigError(f"{flag} {bad[0]}: not allowed; use any of {', '.join(map(str, allowed))}")
+        narrowed.append(f"{flag} {','.join(map(str, dict.fromkeys(given)))}")
+    sizes = [n for n in ALL_PLAYERS if (players is None or n in players)]
+    why_size = ""
+    if supports.players is not None:
+        if players is not None and not set(sizes) & supports.players:
+            why_size = f"it plays only {_span(sorted(supports.players))} players (supports.players)"
+        sizes = [n for n in sizes if n in supports.players]
+    if not sizes:
+        raise ConfigError(f"--players {','.join(map(str, players or ()))}: nothing to fuzz: {why_size}")
+    dice_ok = [d for d in ALL_DICE if (dice is None or d in dice)
+               and (supports.dice is None or d in supports.dice)
+               and d in (supports.rules or {}).get("dice", ALL_DICE)]
+    if not dice_ok:
+        allowed = sorted(set(supports.dice or ALL_DICE) & set((supports.rules or {}).get("dice", ALL_DICE)))
+        what = (f"the bot plays only {_span(allowed)} starting dice (supports)" if allowed
+                else "the bot's supports.dice and supports.rules.dice have no value in common")
+        flag = f"--dice {','.join(map(str, dice))}: " if dice is not None else ""
+        raise ConfigError(f"{flag}nothing to fuzz: {what}")
+    restricted_dice = dice is not None or supports.dice is not None or "dice" in (supports.rules or {})
+    names = [p for p in PRESETS if presets is None or p in presets]
+    kept, why_not = [], {}
+    for p in names:
+        # Supported if the preset itself, with the bot's restricted keys set to
+        # values it allows, is a rule set it declares it plays.
+        rules = Rules.preset(p, _forced(supports, p, None, {"dice": dice_ok[0]})).to_dict()
+        why = supports.why_not(rules, None)
+        if why is None:
+            kept.append(p)
+        else:
+            why_not[p] = why
+    if not kept:
+        detail = "; ".join(f"{p}: {w}" for p, w in why_not.items())
+        flag = f"--preset {','.join(presets)}: " if presets is not None else ""
+        raise ConfigError(f"{flag}nothing to fuzz: the bot supports none of these presets ({detail})")
+    return FuzzSpace(presets=tuple(kept), players=tuple(sizes),
+                     dice=tuple(dice_ok) if restricted_dice else None, supports=supports,
+                     narrowed=tuple(narrowed))
+
+
+FULL_SPACE = FuzzSpace()
+
+
+def parse_narrowing(values: Sequence[str], flag: str, numbers: bool) -> list[Any] | None:
+    """``--preset``/``--players``/``--dice`` values: repeated, comma lists, and
+    for numbers ranges ``2-4``; nothing given is ``None`` (no narrowing)."""
+    if not values:
+        return None
+    out: list[Any] = []
+    for value in values:
+        for item in (part.strip() for part in value.split(",")):
+            if not item:
+                continue
+            if not numbers:
+                out.append(item)
+                continue
+            lo, dash, hi = item.partition("-")
+            try:
+                out += list(range(int(lo), int(hi) + 1)) if dash else [int(item)]
+            except ValueError:
+                raise ConfigError(f"{flag} {value!r}: write numbers, comma lists or ranges, "
+                                  f"e.g. {flag} 2,3 or {flag} 2-4") from None
+    return out
+
+
+def fuzz_rules(rng: random.Random, index: int, space: FuzzSpace = FULL_SPACE) -> tuple[str, Rules, int]:
+    """The preset (cycled, so every preset of the space is covered), rules and
+    player count of match ``index``; always a table the space allows.
+
+    With the whole space the draws are the ones this function always made (the
+    same seed fuzzes the same matches as before declarations existed)."""
+    names = space.presets
     preset = names[index % len(names)]
-    players = rng.randint(2, 10)
+    players = rng.randint(2, 10) if space.players == ALL_PLAYERS else rng.choice(space.players)
     base = Rules.preset(preset)
     over: dict[str, Any] = {}
     roll = rng.random()
-    if roll < 0.15:
+    if space.dice is not None:
+        over["dice"] = rng.choice(space.dice)
+    elif roll < 0.15:
         over["dice"] = 1
     elif roll < 0.25:
         over["dice"] = rng.randint(6, 10)  # up to 100 dice in play: the largest quantities
     elif roll < 0.5:
         over["dice"] = rng.randint(2, 5)
-    if base.calza:
-        over["calza_reward"] = rng.choice(("regain", "bidder_loses"))
-        over["calza_min_players"] = rng.randint(2, 4)
-    if base.palifico:
-        over["palifico_change_face"] = rng.random() < 0.3
-        over["palifico_min_players"] = rng.randint(2, 4)
-    if rng.random() < 0.2:
-        over["penalty"] = "difference"
+    if not space.fixed_rules:  # a declared preset is played as it is, but for the dice and the opener
+        if base.calza:
+            over["calza_reward"] = rng.choice(("regain", "bidder_loses"))
+            over["calza_min_players"] = rng.randint(2, 4)
+        if base.palifico:
+            over["palifico_change_face"] = rng.random() < 0.3
+            over["palifico_min_players"] = rng.randint(2, 4)
+        if rng.random() < 0.2:
+            over["penalty"] = "difference"
     over["first"] = rng.choice(("roll", "seat0"))
-    return preset, Rules.preset(preset, over), players
+    rules = Rules.preset(preset, _forced(space.supports, preset, rng, over))
+    if space.supports.why_not(rules.to_dict(), players) is not None:
+        # A drawn key the declaration rules out in a way _forced cannot mend (a
+        # rule value that would take the rules off the declared presets): play
+        # the preset as fuzz_space found it supported, with the drawn dice and opener.
+        keep = {k: v for k, v in over.items() if k in ADMIN_KEYS}
+        rules = Rules.preset(preset, _forced(space.supports, preset, None, keep))
+    return preset, rules, players
 
 
 def _random_move(state: State, rng: random.Random) -> Any:
@@ -285,7 +438,7 @@ def _stderr(bot: Transport) -> str:
 
 
 def _session(factory: TransportFactory, report: CheckReport, run: _Run, *, record: bool,
-             max_problems: int, max_timeouts: int, time_ms: int, name: str,
+             max_problems: int, max_timeouts: int, time_ms: int, name: str, space: FuzzSpace,
              fresh_before: frozenset[int] = frozenset()) -> None:
     """Play fuzzed matches until ``report.turns_asked`` turns have been answered."""
     rng = random.Random(derive_seed(report.seed, "check"))
@@ -317,7 +470,7 @@ def _session(factory: TransportFactory, report: CheckReport, run: _Run, *, recor
                 bot = _restart(bot, factory, report, False, problems)
                 if bot is None:
                     return
-            preset, rules, n = fuzz_rules(rng, index)
+            preset, rules, n = fuzz_rules(rng, index, space)
             mid = f"check-{index:05d}"
             index += 1
             seat = rng.randrange(n)
@@ -412,7 +565,7 @@ def _restart(bot: Transport, factory: TransportFactory, report: CheckReport, rec
 
 def run_check(factory: TransportFactory, *, turns: int = 2000, seed: int = 0, time_ms: int = 1000,
               name: str = "bot", repeat: bool = True, max_problems: int = 50,
-              max_timeouts: int = 3) -> CheckReport:
+              max_timeouts: int = 3, space: FuzzSpace = FULL_SPACE) -> CheckReport:
     """Check the bot that ``factory`` starts (a fresh transport per call): see the module doc.
 
     ``turns`` bot decisions are asked for in each of the two runs (one with
@@ -422,9 +575,10 @@ def run_check(factory: TransportFactory, *, turns: int = 2000, seed: int = 0, ti
     """
     if turns < 1:
         raise ArenaError(f"--turns {turns}: ask for at least 1 turn (thousands find more)")
-    report = CheckReport(bot=name, seed=seed, turns_asked=turns)
+    report = CheckReport(bot=name, seed=seed, turns_asked=turns, space=space.describe())
     first = _Run()
-    limits = {"max_problems": max_problems, "max_timeouts": max_timeouts, "time_ms": time_ms, "name": name}
+    limits = {"max_problems": max_problems, "max_timeouts": max_timeouts, "time_ms": time_ms, "name": name,
+              "space": space}
     _session(factory, report, first, record=True, **limits)  # type: ignore[arg-type]
     if not repeat or report.ready is None or report.stopped_early:
         return report
@@ -457,8 +611,11 @@ def run_check(factory: TransportFactory, *, turns: int = 2000, seed: int = 0, ti
 
 
 def check_bot(path: str, *, turns: int = 2000, seed: int | None = None, time_ms: int = 1000,
-              sandbox: str = "auto") -> CheckReport:
-    """``arena check``: run :func:`run_check` on the bot file ``path`` in its sandbox.
+              sandbox: str = "auto", presets: Sequence[str] | None = None,
+              players: Sequence[int] | None = None, dice: Sequence[int] | None = None) -> CheckReport:
+    """``arena check``: run :func:`run_check` on the bot file ``path`` in its
+    sandbox, over what it supports narrowed by ``presets``, ``players`` and
+    ``dice`` (:func:`fuzz_space`; an empty result is refused before the bot starts).
 
     Without ``seed`` a 63-bit secret one is drawn (and shown in the report, so
     the check can be repeated): the fuzzed dice derive from it, and a seed a
@@ -474,9 +631,13 @@ def check_bot(path: str, *, turns: int = 2000, seed: int | None = None, time_ms:
     from arena.sandbox import SandboxLimits
 
     spec = load_bot(path)
+    try:
+        space = fuzz_space(spec.supports, presets=presets, players=players, dice=dice)
+    except ConfigError as exc:
+        raise ConfigError(f"arena check {path}: {exc}") from None
     limits = SandboxLimits(mode=sandbox)  # type: ignore[arg-type]  # the CLI restricts the choices
     clock = TimeControl(budget_ms=time_ms)
     report = run_check(lambda: BotProcess(spec, limits, clock), turns=turns, seed=seed, time_ms=time_ms,
-                       name=spec.name)
+                       name=spec.name, space=space)
     report.bot = str(path)
     return report

@@ -271,15 +271,29 @@ def stats_cmd(run: str, variant: str | None, drop_admin_faults: bool, resamples:
               help="Sandbox mode (docs/sandbox.md).")
 @click.option("--show", type=click.IntRange(0), default=10, show_default=True,
               help="Problems to print in full.")
+@click.option("--preset", "presets", multiple=True, metavar="NAME[,NAME]",
+              help="Fuzz only these presets (repeat it, or a comma list).")
+@click.option("--players", "players", multiple=True, metavar="N[,N|N-M]",
+              help="Fuzz only these table sizes (repeat it, a comma list, or a range 2-4).")
+@click.option("--dice", "dice", multiple=True, metavar="N[,N|N-M]",
+              help="Fuzz only these starting dice per player (like --players).")
 @_friendly
-def check_cmd(bot: str, turns: int, seed: int | None, time_ms: int, sandbox: str, show: int) -> None:
-    """Check bot file BOT: handshake, fuzzed legal turns under every preset, determinism, latency.
+def check_cmd(bot: str, turns: int, seed: int | None, time_ms: int, sandbox: str, show: int,
+              presets: tuple[str, ...], players: tuple[str, ...], dice: tuple[str, ...]) -> None:
+    """Check bot file BOT: handshake, fuzzed legal turns, determinism, latency.
 
-    Exit status 1 on any problem; each is printed with the message that caused it.
+    Only what BOT supports is fuzzed (its `supports` declaration; every
+    supported preset is covered in turn); --preset, --players and --dice narrow
+    that further, and a narrowing that leaves nothing to play is refused. The
+    report's `fuzzed:` line says which space was played. Exit status 1 on any
+    problem; each is printed with the message that caused it.
     """
-    from arena.check import check_bot
+    from arena.check import check_bot, parse_narrowing
 
-    report = check_bot(bot, turns=turns, seed=seed, time_ms=time_ms, sandbox=sandbox)
+    report = check_bot(bot, turns=turns, seed=seed, time_ms=time_ms, sandbox=sandbox,
+                       presets=parse_narrowing(presets, "--preset", False),
+                       players=parse_narrowing(players, "--players", True),
+                       dice=parse_narrowing(dice, "--dice", True))
     _echo(report.render(show))
     if not report.ok:
         sys.exit(1)

@@ -20,6 +20,7 @@ import yaml
 
 from arena.errors import ArenaError, ConfigError, RulesError
 from arena.rules import KEYS, PRESETS, Rules
+from arena.schedule import seat_plan
 
 FORMATS = ("league", "round-robin", "gauntlet")
 SEATINGS = ("roll", "rotate")
@@ -318,6 +319,12 @@ def build_config(data: Mapping[str, Any], path: Path) -> RunConfig:
         if size > len(entrants):
             raise _fail(path, "players", f"a table of {size} needs at least {size} entrants, there are "
                         f"{len(entrants)} (list a bot twice to play it as two entrants)")
+    # What the bots declare they can play (arena.supports), checked before any match.
+    try:
+        seat_plan([e.label for e in entrants], [e.spec.supports for e in entrants], players, variants,
+                  fmt, [e.label for e in entrants].index(gauntlet) if fmt == "gauntlet" else None)
+    except ConfigError as exc:
+        raise ConfigError(f"{path}: {exc}") from None
     return RunConfig(path=path, name=name.strip(), seed=seed, entrants=entrants, players=players,
                      matches=matches, format=fmt, gauntlet=gauntlet, seating=seating, variants=variants,
                      time=time, sandbox=sandbox, workers=workers, backend=backend, address=address,

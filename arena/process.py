@@ -92,6 +92,8 @@ class BotProcess:
         self._buf = bytearray()  # stdout read but not yet consumed
         self._pending = bytearray()  # notifications not yet taken by the bot
         self._tail = bytearray()  # last stderr bytes
+        self._err_total = 0  # stderr bytes read over the process's life
+        self._err_taken = 0  # ... of which take_stderr() has handed out (or passed over)
         self._written = 0  # stdout + stderr bytes over the process's life
         self._fault: BotFault | None = None  # noticed by notify(), raised by the next request
         self._gone: str | None = None  # a closed pipe noticed by notify()
@@ -199,6 +201,19 @@ class BotProcess:
         except BotFault as exc:  # over output_bytes: raised by the next request, not here
             self._fault = self._fault or exc
         return self._tail.decode("utf-8", "replace")
+
+    def take_stderr(self) -> tuple[bytes, int]:
+        """What the bot wrote to stderr since the last take, bounded by the
+        tail (``stderr_tail`` bytes, the latest kept), and how many bytes
+        written before those were not kept. Works after :meth:`close` too."""
+        try:
+            self._drain_err()
+        except BotFault as exc:  # over output_bytes: raised by the next request, not here
+            self._fault = self._fault or exc
+        new = self._err_total - self._err_taken
+        keep = min(new, len(self._tail))
+        self._err_taken = self._err_total
+        return bytes(self._tail[len(self._tail) - keep:]) if keep else b"", new - keep
 
     # -- messages -----------------------------------------------------------
 
@@ -350,6 +365,7 @@ class BotProcess:
                 return
             if not data:
                 return
+            self._err_total += len(data)
             self._tail += data
             if len(self._tail) > self.limits.stderr_tail:
                 del self._tail[: len(self._tail) - self.limits.stderr_tail]

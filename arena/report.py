@@ -333,7 +333,7 @@ def _table(headers: Sequence[str], rows: Iterable[Sequence[Any]], numeric: Seque
 
 
 def _safe_stderr_name(label: str) -> str:
-    # The file name RunStore.write_stderr gives a label's stderr tail.
+    # The file name RunStore.stderr_path gives a label's stderr log.
     return "".join(c if c.isalnum() or c in "-_.#" else "_" for c in label)
 
 

@@ -17,7 +17,7 @@ from typing import Any, Callable
 from arena.config import RunConfig
 from arena.errors import ArenaError, BotFault, RunError
 from arena.records import MatchSpec
-from arena.schedule import build_schedule, repeats
+from arena.schedule import build_schedule, repeats, seat_plan
 from arena.worker import deal_slots
 from arena.store import RunStore, read_run_json
 
@@ -65,13 +65,21 @@ def effective_seed(config: RunConfig) -> int:
     return secrets.randbits(63)
 
 
+def seatable_for(config: RunConfig) -> dict[int, tuple[int, ...]]:
+    """Table size -> the entrants (indices) whose declarations let them sit at it."""
+    labels = [e.label for e in config.entrants]
+    hero = labels.index(config.gauntlet) if config.gauntlet is not None else None
+    return seat_plan(labels, [e.spec.supports for e in config.entrants], config.players, config.variants,
+                     config.format, hero)
+
+
 def schedule_for(config: RunConfig, seed: int) -> list[MatchSpec]:
     labels = [e.label for e in config.entrants]
     hero = labels.index(config.gauntlet) if config.gauntlet is not None else None
     return build_schedule(seed=seed, n_entrants=len(labels), sizes=config.players, matches=config.matches,
                           fmt=config.format, seating=config.seating,
                           variants={k: dict(v) for k, v in config.variants.items()},
-                          gauntlet=hero)
+                          gauntlet=hero, seatable=seatable_for(config))
 
 
 def preflight(config: RunConfig) -> None:
@@ -127,6 +135,7 @@ def run(config: RunConfig, *, force: bool = False, progress: Progress | None = N
     """Play every match of ``config`` not yet in its run folder."""
     seed = effective_seed(config)
     specs = schedule_for(config, seed)
+    seatable = seatable_for(config)
     store = RunStore(config.out)
     meta = {
         "name": config.name,
@@ -134,7 +143,11 @@ def run(config: RunConfig, *, force: bool = False, progress: Progress | None = N
         "config": {**config.raw, "seed": config.seed},
         "variants": {k: dict(v) for k, v in config.variants.items()},
         "bots": [{"name": e.label, "bot": e.spec.name, "path": str(e.spec.path), "kind": e.spec.kind,
-                  "sha256": e.spec.sha256, "version": e.spec.version} for e in config.entrants],
+                  "sha256": e.spec.sha256, "version": e.spec.version,
+                  # What it declared it can play ({}: anything), and the table sizes of this run it may sit at.
+                  "supports": e.spec.supports.to_data(),
+                  "table_sizes": [size for size, ok in seatable.items() if i in ok]}
+                 for i, e in enumerate(config.entrants)],
         "schedule": {"format": config.format, "players": list(config.players), "seating": config.seating,
                      "matches_per_variant": config.matches, "total": len(specs)},
         "time": _plain(config.time),
@@ -161,13 +174,14 @@ def run(config: RunConfig, *, force: bool = False, progress: Progress | None = N
                 raise RunError(f"internal error while playing {item['match']} (a bug in Dudo Arena, "
                                f"please report it); recorded matches are kept:\n{item['error']}")
             store.append_line(item["line"])
-            for label, tail in item.get("stderr", {}).items():
-                store.write_stderr(label, tail)
+            _write_stderr(store, item)
             if keep_records:
                 result.records.append(json.loads(item["line"]))
             result.played += 1
             if progress:
                 progress(result.skipped + result.played, result.total, time.monotonic() - start)
+        for item in backend.drain():  # what bots wrote after their last match (on match_end)
+            _write_stderr(store, item)
         backend.close()
         backend = None
     except KeyboardInterrupt:
@@ -182,6 +196,11 @@ def run(config: RunConfig, *, force: bool = False, progress: Progress | None = N
         store.close(result.status if result.status != "failed" else "interrupted",
                     compress=config.compress)
     return result
+
+
+def _write_stderr(store: RunStore, item: dict[str, Any]) -> None:
+    for label, match, note, data, lost in item.get("stderr", ()):
+        store.write_stderr(label, data, match=match, worker=item.get("worker", "?"), note=note, lost=lost)
 
 
 def _plain(obj: Any) -> Any:

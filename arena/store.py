@@ -4,6 +4,13 @@
 and flushed as each match ends, so even ``kill -9`` loses at most the line
 being written (a torn last line is cut off on resume). ``matches.parquet`` is
 derived from it whenever a run stops; ``run.json`` is replaced atomically.
+
+``bots/<label>.stderr`` is each entrant's log: what its processes wrote to
+stderr, appended match by match under a header line naming the match and the
+worker (``### arena: m-000042 · worker 1234``). Records never hold stderr, so
+they stay a pure function of the config and seed. Each file is bounded: past
+``STDERR_MAX`` bytes it is moved to ``<label>.stderr.1`` (replacing the one
+before) and a new file begins, so a bot's log costs at most twice that.
 """
 
 from __future__ import annotations
@@ -12,6 +19,7 @@ import datetime as _dt
 import gzip
 import json
 import os
+import re
 import shutil
 import zlib
 from pathlib import Path
@@ -27,6 +35,9 @@ RUN_JSON = "run.json"
 GAMES = "games.jsonl"
 GAMES_GZ = "games.jsonl.gz"
 MATCHES = "matches.parquet"
+STDERR_MAX = 1 << 20  # bytes per bots/<label>.stderr before it is rotated to .stderr.1
+STDERR_HEADER = b"### arena: "  # starts the header line of each match's stderr, and nothing else
+_HEADER_LIKE = re.compile(rb"(?m)^(?=\\*### arena)")  # a bot's line that could pass for a header
 
 
 def now() -> str:
@@ -112,10 +123,12 @@ def iter_records(folder: Path) -> Iterator[dict[str, Any]]:
 class RunStore:
     """Appends match records to a run folder and keeps ``run.json`` current."""
 
-    def __init__(self, folder: Path) -> None:
+    def __init__(self, folder: Path, stderr_max: int | None = None) -> None:
         self.folder = folder
         self._fh: Any = None
         self.meta: dict[str, Any] = {}
+        self.stderr_max = max(4096, STDERR_MAX if stderr_max is None else stderr_max)
+        self._err: dict[str, tuple[Any, int]] = {}  # label -> (open stderr file, its size)
 
     # -- opening -------------------------------------------------------------
 
@@ -195,9 +208,39 @@ class RunStore:
         self._fh.write(line)
         self._fh.flush()
 
-    def write_stderr(self, label: str, tail: str) -> None:
+    def stderr_path(self, label: str) -> Path:
         safe = "".join(c if c.isalnum() or c in "-_.#" else "_" for c in label)
-        (self.folder / "bots" / f"{safe}.stderr").write_text(tail, encoding="utf-8", errors="replace")
+        return self.folder / "bots" / f"{safe}.stderr"
+
+    def write_stderr(self, label: str, data: bytes, *, match: str, worker: str, note: str = "",
+                     lost: int = 0) -> None:
+        """Append what entrant ``label`` wrote to stderr during ``match`` (on
+        ``worker``) under a header line; ``lost``: bytes of it not kept."""
+        # A bot's line that starts like a header is escaped with a backslash:
+        # only the arena writes lines that start with STDERR_HEADER.
+        body = _HEADER_LIKE.sub(rb"\\", data)
+        if body and not body.endswith(b"\n"):
+            body += b"\n"
+        cap = self.stderr_max - 256  # room for the header
+        if len(body) > cap:  # one match's tail is normally far smaller than the file
+            lost += len(body) - cap
+            body = body[len(body) - cap:]
+        words = [match, f"worker {worker}"] + ([note] if note else []) \
+            + ([f"{lost} earlier bytes not kept (sandbox stderr_tail)"] if lost else [])
+        header = STDERR_HEADER + " · ".join(words).encode("utf-8", "replace")[:240] + b"\n"
+        entry = header + body
+        path = self.stderr_path(label)
+        fh, size = self._err.get(label, (None, 0))
+        if fh is None:
+            fh = open(path, "ab")
+            size = os.fstat(fh.fileno()).st_size
+        if size and size + len(entry) > self.stderr_max:
+            fh.close()
+            os.replace(path, path.with_name(path.name + ".1"))
+            fh, size = open(path, "ab"), 0
+        fh.write(entry)
+        fh.flush()
+        self._err[label] = (fh, size + len(entry))
 
     def close(self, status: str, *, compress: bool = False) -> None:
         """Record the final status, write matches.parquet, and compress if asked."""
@@ -206,6 +249,9 @@ class RunStore:
             os.fsync(self._fh.fileno())
             self._fh.close()
             self._fh = None
+        for fh, _ in self._err.values():
+            fh.close()
+        self._err.clear()
         write_matches_parquet(self.folder)
         if compress and status == "complete":
             with open(self.folder / GAMES, "rb") as src, gzip.open(self.folder / GAMES_GZ, "wb") as dst:

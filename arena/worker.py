@@ -18,6 +18,14 @@ work), the process is replaced by a fresh one first. The slots are capped
 (:data:`MAX_LIVE_PROCESSES` per worker) so a config with many variants does
 not hold hundreds of idle processes; past the cap, repetitions share slots
 and pay for a fresh process where they meet.
+
+Each result carries what the match's bots wrote to stderr during it (at most
+the sandbox's ``stderr_tail`` bytes per bot and match), tagged with the match
+id and this worker; the parent, the run folder's only writer, appends it to
+``bots/<label>.stderr``. A line is filed under the match during which it was
+read: what a kept process writes on ``match_end`` is usually read during its
+next match (the worker starts that at once, on the same core), and what it
+writes after its last match is collected by :meth:`Worker.drain` at the end.
 """
 
 from __future__ import annotations
@@ -33,6 +41,19 @@ from arena.records import MatchSpec, record_line
 from arena.referee import play_match
 from arena.sandbox import SandboxLimits
 
+StderrChunk = tuple[str, str, str, bytes, int]  # label, match id, note, what was written, bytes not kept
+Slot = tuple[int, int]  # (entrant, repetition slot)
+
+MAX_LIVE_PROCESSES = 64
+"""Bot processes one worker keeps alive at most (idle ones are frozen and
+small, a few MB each, but not free)."""
+
+
+def deal_slots(repeats: int, entrants: int) -> int:
+    """Repetition slots per entrant: one per repetition of a deal, within
+    :data:`MAX_LIVE_PROCESSES` for the worker."""
+    return max(1, min(repeats, MAX_LIVE_PROCESSES // max(1, entrants)))
+
 
 class _Unstartable:
     """Stands in for a bot whose process failed to start: it faults at its first turn."""
@@ -47,79 +68,93 @@ class _Unstartable:
         raise BotFault(f"could not start: {self.fault.detail}", self.fault.kind)
 
 
-MAX_LIVE_PROCESSES = 64
-"""Bot processes one worker keeps alive at most (idle ones are frozen and
-small, a few MB each, but not free)."""
-
-
-def deal_slots(repeats: int, entrants: int) -> int:
-    """Repetition slots per entrant: one per repetition of a deal, within
-    :data:`MAX_LIVE_PROCESSES` for the worker."""
-    return max(1, min(repeats, MAX_LIVE_PROCESSES // max(1, entrants)))
-
-
 class Worker:
     """Plays matches for one worker process; owns that process's bot processes."""
 
     def __init__(self, entrants: Sequence[tuple[str, BotSpec]], limits: SandboxLimits, time: TimeControl,
-                 fresh_process: bool = False, slots: int = 1) -> None:
+                 fresh_process: bool = False, slots: int = 1, tag: str | None = None) -> None:
         self.labels = [label for label, _ in entrants]
         self.specs = [spec for _, spec in entrants]
         self.limits = limits
         self.time = time
         self.fresh = fresh_process
         self.slots = max(1, slots)
-        self.procs: dict[tuple[int, int], BotProcess] = {}  # (entrant, slot) -> process
-        self.deals: dict[tuple[int, int], set[int]] = {}  # the dice seeds each live process has played
-        self._reported: dict[tuple[int, int], str] = {}
+        self.tag = tag or str(os.getpid())  # names this worker in the stderr files
+        self.procs: dict[Slot, BotProcess] = {}
+        self.deals: dict[Slot, set[int]] = {}  # the dice seeds each live process has played
+        self._last: dict[Slot, str] = {}  # the last match each live process played
 
-    def _player(self, entrant: int, spec: MatchSpec) -> Any:
-        key = (entrant, spec.repeat % self.slots)
+    def _take(self, out: list[StderrChunk], key: Slot, proc: BotProcess, match: str, note: str = "") -> None:
+        data, lost = proc.take_stderr()
+        if data or lost:
+            out.append((self.labels[key[0]], match, note, data, lost))
+
+    def _player(self, key: Slot, spec: MatchSpec, stderr: list[StderrChunk]) -> Any:
         proc = self.procs.get(key)
         if proc is not None and proc.alive and spec.dice_seed not in self.deals.get(key, ()):
             return proc
         if proc is not None:  # faulted, exited, or it has seen this deal revealed: a fresh one
             proc.close()
+            self._take(stderr, key, proc, self._last.get(key, spec.match), "after its end")
             self.procs.pop(key, None)
+        self._last.pop(key, None)
         self.deals[key] = set()
-        proc = BotProcess(self.specs[entrant], self.limits, self.time)
+        proc = BotProcess(self.specs[key[0]], self.limits, self.time)
         try:
             proc.start()
         except BotFault as exc:
             proc.close()
+            self._take(stderr, key, proc, spec.match, "failed to start")
             return _Unstartable(exc)
         self.procs[key] = proc
         return proc
 
     def play(self, spec: MatchSpec) -> dict[str, Any]:
-        """Play one match; returns ``{"match", "line", "stderr"}`` or ``{"error", "match"}``.
+        """Play one match; returns ``{"match", "line", "stderr", "worker"}`` or ``{"error", "match"}``.
 
         ``line`` is the record already encoded as one JSON line: the worker
         pays for the encoding, and the parent, which every worker shares, only
         appends bytes (a nested dict costs far more to pickle across).
+        ``stderr`` is a list of ``(label, match, note, bytes, lost)`` chunks.
         """
         try:
-            players = [self._player(e, spec) for e in spec.entrants]
+            stderr: list[StderrChunk] = []
+            keys = [(e, spec.repeat % self.slots) for e in spec.entrants]
+            for key in keys:
+                # Written since this process's previous match ended: it belongs to that match.
+                proc = self.procs.get(key)
+                if proc is not None and key in self._last:
+                    self._take(stderr, key, proc, self._last[key], "after its end")
+            players = [self._player(key, spec, stderr) for key in keys]
             names = [self.labels[e] for e in spec.entrants]
             outcome = play_match(spec, players, names, self.time.budget_ms)
-            stderr: dict[str, str] = {}
-            for pos, e in enumerate(spec.entrants):
-                key = (e, spec.repeat % self.slots)
+            for pos, key in enumerate(keys):
                 proc = self.procs.get(key)
                 if proc is None:
                     continue
                 self.deals[key].add(spec.dice_seed)  # seen revealed: never again for this process
-                tail = proc.stderr_tail()
-                if tail and self._reported.get(key) != tail:
-                    stderr[self.labels[e]] = tail
-                    self._reported[key] = tail
                 if pos in outcome.faulted or self.fresh:
-                    # A faulting bot is restarted before its next match.
+                    # A faulting bot is restarted before its next match; closed
+                    # first, so its last words are in this match's stderr.
                     proc.close()
                     self.procs.pop(key, None)
-            return {"match": spec.match, "line": record_line(outcome.record), "stderr": stderr}
+                    self._last.pop(key, None)
+                else:
+                    self._last[key] = spec.match
+                self._take(stderr, key, proc, spec.match)
+            return {"match": spec.match, "line": record_line(outcome.record), "stderr": stderr,
+                    "worker": self.tag}
         except Exception:  # noqa: BLE001 - every spec must produce a result
             return {"error": traceback.format_exc(), "match": spec.match, "pid": os.getpid()}
+
+    def drain(self) -> list[StderrChunk]:
+        """What the live processes wrote since their last match, filed under that
+        match: at the end of a run, before they are closed (a bot logs on match_end too)."""
+        out: list[StderrChunk] = []
+        for key, proc in self.procs.items():
+            if key in self._last:
+                self._take(out, key, proc, self._last[key], "after its end")
+        return out
 
     def close(self) -> None:
         for proc in self.procs.values():

@@ -15,6 +15,7 @@ from arena.errors import BotTimeout
 from arena.localplay import InProcessTransport, load_python_bot
 from arena.rules import CALZA, DUDO, PRESETS, Bid, bid
 from arena.sdk import Bot, Turn
+from arena.supports import Supports
 
 BOTS = Path(__file__).resolve().parent.parent / "bots"
 
@@ -284,3 +285,85 @@ def test_state_carried_across_matches_is_caught() -> None:
     p = report.problems[-1]
     assert p.kind == "nondeterministic" and "freshly started process" in p.detail
     assert p.match in {f"check-{i:05d}" for i in range(1, 6)}
+
+
+# --- fuzzing only what the bot supports --------------------------------------------
+
+TWO_SEATER = Path(__file__).resolve().parent / "bots" / "two_seater.py"
+
+
+def test_check_on_a_two_player_bot_fuzzes_only_two_player_tables() -> None:
+    from arena.check import check_bot
+
+    # two_seater crashes at any larger table, so a stray table would also fail the check.
+    report = check_bot(str(TWO_SEATER), turns=300, seed=4)
+    assert report.ok, report.render()
+    assert set(report.players) == {2} and report.players[2] == report.matches > 0
+    assert set(report.presets) == set(PRESETS)  # still every (supported) preset
+    assert "fuzzed:    presets classic, lizumo, wikipedia, neller, plain; players 2; dice 1-10" in report.render()
+
+
+def test_check_refuses_a_narrowing_the_bot_does_not_support() -> None:
+    result = CliRunner().invoke(main, ["check", str(TWO_SEATER), "--players", "3"])
+    assert result.exit_code != 0
+    assert "--players 3: nothing to fuzz: it plays only 2 players (supports.players)" in result.output
+    result = CliRunner().invoke(main, ["check", str(TWO_SEATER), "--players", "2,3", "--turns", "50",
+                                       "--preset", "neller", "--preset", "plain", "--dice", "1-2"])
+    assert result.exit_code == 0, result.output
+    assert "presets neller, plain; players 2; dice 1, 2" in result.output
+    assert "narrowed by the bot's supports" in result.output and "--preset neller,plain" in result.output
+    assert "players 2:" in result.output and "players 3:" not in result.output
+
+
+def test_narrowing_flags_are_checked() -> None:
+    from arena.check import fuzz_space, parse_narrowing
+    from arena.errors import ConfigError
+
+    assert parse_narrowing(("2,3", "5-6"), "--players", True) == [2, 3, 5, 6]
+    assert parse_narrowing((), "--dice", True) is None
+    for kw, words in [({"presets": ["chess"]}, "--preset chess: not allowed"),
+                      ({"players": [11]}, "--players 11: not allowed"),
+                      ({"dice": [0]}, "--dice 0: not allowed")]:
+        with pytest.raises(ConfigError) as err:
+            fuzz_space(**kw)  # type: ignore[arg-type]
+        assert words in str(err.value)
+    neller_only = Supports.from_data({"presets": ["neller"], "dice": [1]}, "x")
+    with pytest.raises(ConfigError) as err:
+        fuzz_space(neller_only, presets=["classic"])
+    assert "--preset classic: nothing to fuzz" in str(err.value) and "supports.presets" in str(err.value)
+    with pytest.raises(ConfigError) as err:
+        fuzz_space(neller_only, dice=[2, 3])
+    assert "--dice 2,3: nothing to fuzz: the bot plays only 1 starting dice" in str(err.value)
+
+
+@pytest.mark.parametrize("declared", [
+    {"players": [2]},
+    {"presets": ["neller"], "dice": [1]},
+    {"presets": ["classic", "plain"], "players": "3-5"},
+    {"rules": {"calza": [False]}},
+    {"rules": {"penalty": ["difference"], "first": ["seat0"]}, "dice": "2-3"},
+    {"presets": ["lizumo"], "rules": {"first": ["seat0"]}},
+])
+def test_every_fuzzed_table_is_one_the_bot_supports(declared: dict[str, Any]) -> None:
+    from arena.check import fuzz_space
+
+    sup = Supports.from_data(declared, "x")
+    space = fuzz_space(sup)
+    rng = random.Random(1)
+    seen = set()
+    for i in range(300):
+        preset, rules, n = fuzz_rules(rng, i, space)
+        assert sup.why_not(rules.to_dict(), n) is None, (preset, rules, n)
+        seen.add(preset)
+    assert seen == set(space.presets) and space.presets
+    if "presets" in declared:
+        assert set(space.presets) == set(declared["presets"])
+
+
+def test_a_rule_restriction_keeps_presets_playable_under_allowed_values() -> None:
+    from arena.check import fuzz_space
+
+    space = fuzz_space(Supports.from_data({"rules": {"calza": [False]}}, "x"))
+    assert space.presets == tuple(PRESETS)  # classic and wikipedia are played with calza off
+    rules = [fuzz_rules(random.Random(2), i, space)[1] for i in range(10)]
+    assert not any(r.calza for r in rules)

@@ -23,6 +23,7 @@ from arena.sandbox import die_with_parent
 
 _worker: Any = None
 _init_error: str | None = None
+_barrier: Any = None  # makes each worker take exactly one drain task (LocalBackend.drain)
 
 
 def _cores() -> list[int]:
@@ -32,7 +33,10 @@ def _cores() -> list[int]:
         return []
 
 
-def _init(entrants: Any, limits: Any, time: Any, fresh: bool, counter: Any, pin: bool, slots: int) -> None:
+def _init(entrants: Any, limits: Any, time: Any, fresh: bool, counter: Any, pin: bool, slots: int,
+          barrier: Any) -> None:
+    global _barrier
+    _barrier = barrier
     try:
         _setup(entrants, limits, time, fresh, counter, pin, slots)
     except Exception:  # noqa: BLE001 - reported by _play: a pool whose initializer
@@ -70,6 +74,17 @@ def _play(specs: list[MatchSpec]) -> list[dict[str, Any]]:
     return [_worker.play(spec) for spec in specs]
 
 
+def _drain(_: int) -> dict[str, Any]:
+    """The stderr a worker's bots wrote after their last match (Worker.drain)."""
+    if _worker is None:
+        return {"stderr": [], "worker": "?"}
+    try:
+        _barrier.wait(timeout=30)  # holds this worker until every worker has one of these tasks
+    except Exception:  # noqa: BLE001 - a broken barrier: drain anyway; another worker may repeat
+        pass
+    return {"stderr": _worker.drain(), "worker": _worker.tag}
+
+
 class LocalBackend:
     """Plays specs on ``workers`` processes; results arrive as matches finish."""
 
@@ -81,8 +96,10 @@ class LocalBackend:
         self.chunksize = 4
         ctx = mp.get_context("fork" if sys.platform.startswith("linux") else "spawn")
         counter = ctx.Value("i", 0)
+        barrier = ctx.Barrier(workers)
         self.pool = ctx.Pool(workers, initializer=_init,
-                             initargs=(list(entrants), limits, time, fresh_process, counter, pin, slots))
+                             initargs=(list(entrants), limits, time, fresh_process, counter, pin, slots,
+                                       barrier))
 
     def run(self, specs: Sequence[MatchSpec]) -> Iterator[dict[str, Any]]:
         k = self.chunksize
@@ -101,6 +118,13 @@ class LocalBackend:
                     if self._pids() != pids:
                         raise RunError("a worker process died while playing; the matches it was "
                                        "playing are not recorded and will be played on resume") from None
+
+    def drain(self) -> list[dict[str, Any]]:
+        """Each worker's last stderr (``{"stderr", "worker"}``), once all matches are played."""
+        try:
+            return self.pool.map_async(_drain, range(self.workers), chunksize=1).get(timeout=60)
+        except mp.TimeoutError:
+            return []
 
     def _pids(self) -> set[int]:
         return {p.pid for p in self.pool._pool}  # noqa: SLF001 - no public way to see the workers

@@ -68,10 +68,16 @@ class _RayWorker:
             # Share one core with this worker's bots, as the local backend does.
             os.sched_setaffinity(0, {cores[index % len(cores)]})
         self._dir = tempfile.mkdtemp(prefix="arena-ray-bots-")
-        self.worker = Worker(unpack_bots(packed, Path(self._dir)), limits, time, fresh, slots)
+        import socket
+
+        self.worker = Worker(unpack_bots(packed, Path(self._dir)), limits, time, fresh, slots,
+                             tag=f"{socket.gethostname()}:{os.getpid()}")  # pids repeat across nodes
 
     def play(self, spec: MatchSpec) -> dict[str, Any]:
         return self.worker.play(spec)
+
+    def drain(self) -> dict[str, Any]:
+        return {"stderr": self.worker.drain(), "worker": self.worker.tag}
 
     def close(self) -> None:
         import shutil
@@ -131,6 +137,10 @@ class RayBackend:
                     raise RunError(f"a Ray worker failed: {exc}") from None
                 submit(a)
                 yield result
+
+    def drain(self) -> list[dict[str, Any]]:
+        """Each actor's last stderr (``{"stderr", "worker"}``), once all matches are played."""
+        return list(self.ray.get([a.drain.remote() for a in self.actors], timeout=60))
 
     def close(self) -> None:
         self.terminate(wait=30.0)
