@@ -22,18 +22,19 @@ def test_python_bot(tmp_path: Path) -> None:
 
 def test_manifest_resolves_relative_and_path_programs(tmp_path: Path) -> None:
     (tmp_path / "mybot.js").write_text("// js\n")
-    (tmp_path / "lib").mkdir()
-    (tmp_path / "lib" / "x.js").write_text("// lib\n")
+    (tmp_path / "mybot").mkdir()
+    (tmp_path / "mybot" / "x.js").write_text("// lib\n")
     (tmp_path / "other.py").write_text("# another bot\n")
+    (tmp_path / "lib").mkdir()
     m = tmp_path / "mybot.yaml"
-    m.write_text("command: [sh, ./mybot.js, ./lib/x.js, --fast]\nversion: 1.2\nenv: {MODE: hard, N: 3}\n")
+    m.write_text("command: [sh, ./mybot.js, ./mybot/x.js, --fast]\nversion: 1.2\nenv: {MODE: hard, N: 3}\n")
     spec = load_bot(m)
     assert spec.kind == "program" and spec.name == "mybot"
     assert spec.command[0] == os.path.abspath(__import__("shutil").which("sh"))
-    assert spec.command[1:] == (str(tmp_path / "mybot.js"), str(tmp_path / "lib" / "x.js"), "--fast")
+    assert spec.command[1:] == (str(tmp_path / "mybot.js"), str(tmp_path / "mybot" / "x.js"), "--fast")
     assert spec.version == "1.2" and spec.env == {"MODE": "hard", "N": "3"}
-    # The sandbox shows only what the command names (and a folder named after the bot).
-    assert set(spec.files()) == {m, tmp_path / "mybot.js", tmp_path / "lib"}
+    # The sandbox shows the bot's own files and its folder, nothing else next to them.
+    assert set(spec.files()) == {m, tmp_path / "mybot.js", tmp_path / "mybot"}
 
 
 def test_hash_follows_the_program_file(tmp_path: Path) -> None:
@@ -47,9 +48,9 @@ def test_hash_follows_the_program_file(tmp_path: Path) -> None:
 
 
 def test_executable_relative_program(tmp_path: Path) -> None:
-    prog = tmp_path / "run.sh"
+    prog = tmp_path / "b.sh"
     prog.write_text("#!/bin/sh\n")
-    (tmp_path / "b.yaml").write_text("command: [./run.sh]\n")
+    (tmp_path / "b.yaml").write_text("command: [./b.sh]\n")
     with pytest.raises(ConfigError, match="not executable"):
         load_bot(tmp_path / "b.yaml")
     prog.chmod(0o755)
