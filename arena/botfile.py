@@ -31,7 +31,7 @@ from arena.runtime import inside, resolve_program
 from arena.supports import Supports
 from arena.untrusted import load_untrusted_yaml, short_repr
 
-__all__ = ["BotSpec", "Entry", "bot_tree", "load_bot", "python_literal"]
+__all__ = ["BotSpec", "Entry", "bot_tree", "load_bot", "owns", "python_literal"]
 
 _MANIFEST_KEYS = {"command", "version", "env", "supports", "limits"}
 
@@ -179,6 +179,11 @@ def _owns(folder: Path, own: tuple[Path, ...]) -> Any:
         return path in files or any(inside(path, d) for d in dirs)
 
     return own_path
+
+
+def owns(spec: BotSpec) -> Any:
+    """``own(real_path)`` for ``spec``: whether a path is one of its own files or in its data folder."""
+    return _owns(spec.folder, spec.own)
 
 
 def load_bot(path: str | Path) -> BotSpec:

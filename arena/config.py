@@ -311,6 +311,8 @@ def build_config(data: Mapping[str, Any], path: Path) -> RunConfig:
     fresh = _bool(path, "fresh_process", data.get("fresh_process", False))
     compress = _bool(path, "compress", data.get("compress", False))
     entrants = resolve_bots(path, data.get("bots"))
+    for e in entrants:  # a raise above the run's ceiling stops the run here, before any match
+        sandbox.for_bot(e.spec.limits, f"{path}: bots: {e.label} ({e.spec.path})")
     if len(entrants) < 2:
         raise _fail(path, "bots", f"a run needs at least 2 entrants, found {len(entrants)}")
     gauntlet = data.get("gauntlet")

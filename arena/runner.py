@@ -69,7 +69,7 @@ def preflight(config: RunConfig) -> None:
     distinct = {(e.spec.sha256, str(e.spec.path)): e for e in config.entrants}
 
     def handshake(e: Any) -> str | None:
-        proc = BotProcess(e.spec, config.sandbox, config.time)
+        proc = BotProcess(e.spec, config.sandbox.for_bot(e.spec.limits, f"bot {e.label}"), config.time)
         try:
             proc.start()
         except BotFault as exc:
@@ -113,7 +113,9 @@ def run(config: RunConfig, *, force: bool = False, progress: Progress | None = N
         "config": {**config.raw, "seed": config.seed},
         "variants": {k: dict(v) for k, v in config.variants.items()},
         "bots": [{"name": e.label, "bot": e.spec.name, "path": str(e.spec.path), "kind": e.spec.kind,
-                  "sha256": e.spec.sha256, "version": e.spec.version} for e in config.entrants],
+                  "sha256": e.spec.sha256, "version": e.spec.version,
+                  "limits": _own_limits(config.sandbox.for_bot(e.spec.limits, f"bot {e.label}"))}
+                 for e in config.entrants],
         "schedule": {"format": config.format, "players": list(config.players), "seating": config.seating,
                      "matches_per_variant": config.matches, "total": len(specs)},
         "time": _plain(config.time),
@@ -161,6 +163,13 @@ def run(config: RunConfig, *, force: bool = False, progress: Progress | None = N
         store.close(result.status if result.status != "failed" else "interrupted",
                     compress=config.compress)
     return result
+
+
+def _own_limits(limits: Any) -> dict[str, int]:
+    """The limits a bot may raise, as it runs with them (run.json)."""
+    from arena.sandbox.limits import RAISABLE
+
+    return {key: getattr(limits, key) for key in RAISABLE}
 
 
 def _plain(obj: Any) -> Any:

@@ -42,6 +42,9 @@ class Worker:
         self.labels = [label for label, _ in entrants]
         self.specs = [spec for _, spec in entrants]
         self.limits = limits
+        # Each bot's own limits: the run's, with the raises it asked for (checked
+        # against the ceilings when the config was built).
+        self.bot_limits = [limits.for_bot(spec.limits, f"bot {label}") for label, spec in entrants]
         self.time = time
         self.fresh = fresh_process
         self.procs: dict[int, BotProcess] = {}
@@ -53,7 +56,7 @@ class Worker:
             return proc
         if proc is not None:
             proc.close()
-        proc = BotProcess(self.specs[entrant], self.limits, self.time)
+        proc = BotProcess(self.specs[entrant], self.bot_limits[entrant], self.time)
         try:
             proc.start()
         except BotFault as exc:
