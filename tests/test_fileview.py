@@ -30,13 +30,21 @@ ARENA = [sys.executable, "-m", "arena"]
 needs_bwrap = pytest.mark.skipif(available().bwrap is None, reason="bubblewrap is not installed")
 
 # A Python bot that, on its first turn, tries to read every path in PATHS and
-# lists every entry under TOPS (os.walk: never into a linked folder), then plays.
+# lists every entry under TOPS (os.walk: never into a linked folder), then
+# plays. Relative paths are relative to its own folder, which it reports
+# relative too (so the report reads the same wherever its files were put).
 PROBE = '''\
 import json, os, sys
 
+HERE = os.path.dirname(os.path.abspath(__file__))
 PATHS = {paths!r}
 TOPS = {tops!r}
 _done = []
+
+
+def _shown(path):
+    rel = os.path.relpath(path, HERE)
+    return path if rel.startswith("..") else rel
 
 
 def act(turn):
@@ -45,15 +53,15 @@ def act(turn):
         read = []
         for p in PATHS:
             try:
-                with open(p, "rb") as f:
+                with open(os.path.join(HERE, p), "rb") as f:
                     f.read(1)
                 read.append(p)
             except OSError:
                 pass
         seen = []
         for top in TOPS:
-            for dirpath, dirnames, filenames in os.walk(top):
-                seen += [os.path.join(dirpath, n) for n in dirnames + filenames]
+            for dirpath, dirnames, filenames in os.walk(os.path.join(HERE, top)):
+                seen += [_shown(os.path.join(dirpath, n)) for n in dirnames + filenames]
         print("PROBE " + json.dumps({{"read": read, "seen": sorted(seen)}}), file=sys.stderr, flush=True)
     return "dudo" if turn.legal.dudo else next(turn.legal.bids())
 '''
@@ -111,10 +119,10 @@ def refused(proj: Path, *needles: str) -> str:
     return result.output
 
 
-def plays(proj: Path, **env: str) -> tuple[list[dict[str, Any]], str]:
+def plays(proj: Path, *args: str, **env: str) -> tuple[list[dict[str, Any]], str]:
     """`arena run` in ``proj``; the records and every stderr the run kept."""
-    r = subprocess.run([*ARENA, "run", "league.yaml", "--out", "results/live"], cwd=proj,
-                       capture_output=True, text=True, timeout=300, env={**os.environ, **env})
+    r = subprocess.run([*ARENA, "run", "league.yaml", "--out", "results/live", *args], cwd=proj,
+                       capture_output=True, text=True, timeout=600, env={**os.environ, **env})
     assert r.returncode == 0, r.stdout + r.stderr
     out = proj / "results" / "live"
     kept = "\n".join(p.read_text(errors="replace") for p in sorted(out.rglob("*"))
@@ -180,35 +188,42 @@ def test_a_manifest_naming_another_bots_file_is_refused(tmp_path: Path) -> None:
 # -- plays, and sees nothing foreign ---------------------------------------------
 
 
-@needs_bwrap
-def test_symlinks_inside_the_data_folder_dangle(tmp_path: Path) -> None:
-    """Links in bots/<name>/ to a past run's and the live run's run.json
-    (relative and absolute), to /etc/hostname and to the project: the bot
-    plays, and none of them leads anywhere it can read."""
+LINKS = {"rel_old": "../../results/old/run.json", "rel_live": "../../results/live/run.json",
+         "host": "/etc/hostname", "up": ".."}
+
+
+def leaky_project(tmp_path: Path) -> tuple[Path, list[str]]:
+    """A bot whose data folder holds links out of it: to a past run's and the
+    live run's run.json (relative and absolute), to /etc/hostname and to the
+    project (relative and absolute). Returns the project and the data folder's
+    entries, relative to the bots' folder."""
     proj = project(tmp_path, ["bots/leaky.py"])
     data = proj / "bots" / "leaky"
     data.mkdir()
     (data / "own.txt").write_text("mine")
-    links = {"rel_old": "../../results/old/run.json", "rel_live": "../../results/live/run.json",
-             "abs_old": str(proj / "results" / "old" / "run.json"),
-             "abs_live": str(proj / "results" / "live" / "run.json"),
-             "host": "/etc/hostname", "up": "..", "abs_up": str(proj)}
+    links = {**LINKS, "abs_old": str(proj / "results" / "old" / "run.json"),
+             "abs_live": str(proj / "results" / "live" / "run.json"), "abs_up": str(proj)}
     for name, target in links.items():
         (data / name).symlink_to(target)
-    paths = [str(data / "own.txt"), *(str(data / n) for n in links),
-             str(data / "up" / "victim.py"), str(data / "abs_up" / "league.yaml"),
+    paths = ["leaky/own.txt", *(f"leaky/{n}" for n in links), "leaky/up/victim.py", "leaky/abs_up/league.yaml",
              str(proj / "bots" / "victim.py"), str(proj / "league.yaml"),
              str(proj / "results" / "old" / "run.json"), str(proj / "results" / "live" / "run.json"),
              "/etc/hostname"]
-    (proj / "bots" / "leaky.py").write_text(PROBE.format(paths=paths, tops=[str(proj)]))
+    (proj / "bots" / "leaky.py").write_text(PROBE.format(paths=paths, tops=[str(proj), "."]))
     assert os.path.exists("/etc/hostname")
+    return proj, ["leaky.py", "leaky", *(f"leaky/{n}" for n in ["own.txt", *links])]
+
+
+@needs_bwrap
+def test_symlinks_inside_the_data_folder_dangle(tmp_path: Path) -> None:
+    """The bot plays, and none of its links leads anywhere it can read."""
+    proj, own = leaky_project(tmp_path)
     records, kept = plays(proj)
     no_faults(records)
     report = probe_report(kept)
-    assert report["read"] == [str(data / "own.txt")]  # its own data, nothing through any link
-    own = {str(proj / "bots"), str(proj / "bots" / "leaky.py"), str(data),
-           *(str(data / n) for n in ["own.txt", *links])}
-    assert set(report["seen"]) == own  # no run folder, no config, no other bot
+    assert report["read"] == ["leaky/own.txt"]  # its own data, nothing through any link
+    # Everything it finds of the project: its own files (the bots' folder "." leads to them).
+    assert set(report["seen"]) == {".", *own}
 
 
 @needs_bwrap
@@ -225,3 +240,39 @@ def test_a_command_in_a_folder_of_other_bots_sees_only_its_own_files(tmp_path: P
     listed = {line.split(" ", 1)[1] for line in kept.splitlines() if line.startswith("PROBE-LS ")}
     assert listed == {"peek.sh", "peek.yaml"}
     assert "PROBE-READ" not in kept
+
+
+# -- bots copied to another node (the Ray backend's pack_bots / unpack_bots) -------
+
+
+def test_shipped_bots_carry_links_as_links_and_the_worker_checks_the_data_folder(tmp_path: Path) -> None:
+    from arena.backends.ray import pack_bots, unpack_bots
+    from arena.botfile import load_bot
+    from arena.errors import RunError
+
+    proj, own = leaky_project(tmp_path)
+    spec = load_bot(proj / "bots" / "leaky.py")
+    packed = pack_bots([("leaky", spec)])
+    entries = {rel: (kind, payload) for rel, kind, _, payload in packed[0][3]}
+    assert sorted(entries) == sorted(own)
+    assert entries["leaky/rel_old"] == ("link", b"../../results/old/run.json")  # the link, not run.json
+    assert all(b"4242" not in payload for _, payload in entries.values())
+    [(label, copy)] = unpack_bots(packed, tmp_path / "node")
+    assert label == "leaky" and copy.sha256 == spec.sha256
+    assert os.readlink(copy.folder / "leaky" / "abs_old") == str(proj / "results" / "old" / "run.json")
+    # A data folder that differs from the one the run recorded is refused on the worker.
+    label, name, sha, shipped = packed[0]
+    changed = [(rel, kind, x, b"not mine" if rel == "leaky/own.txt" else payload)
+               for rel, kind, x, payload in shipped]
+    with pytest.raises(RunError, match="leaky.*hash"):
+        unpack_bots([(label, name, sha, changed)], tmp_path / "node2")
+    relinked = [(rel, kind, x, b"/etc/passwd" if rel == "leaky/host" else payload)
+                for rel, kind, x, payload in shipped]
+    with pytest.raises(RunError, match="leaky.*hash"):
+        unpack_bots([(label, name, sha, relinked)], tmp_path / "node3")
+    # Nothing shipped is written outside the bot's folder or through a link.
+    for bad in ("../escape.txt", "leaky/up/victim.py", "/tmp/escape.txt"):
+        with pytest.raises(RunError, match="not"):
+            unpack_bots([(label, name, sha, [*shipped, (bad, "file", False, b"x")])], tmp_path / "node4")
+        shutil.rmtree(tmp_path / "node4")
+    assert not (tmp_path / "escape.txt").exists() and not Path("/tmp/escape.txt").exists()
