@@ -21,7 +21,7 @@ from typing import Callable
 
 from arena.untrusted import printable
 
-__all__ = ["causes", "excerpt", "stdout_hints"]
+__all__ = ["causes", "excerpt", "process_limit", "stdout_hints"]
 
 _WIDTH = 200
 _PY_FRAME = re.compile(r'^\s*File "(?P<path>[^"]+)", line (?P<line>\d+)')
@@ -71,9 +71,7 @@ def causes(text: str, *, own: Callable[[str], bool], program: str, processes: in
                    "into /etc/java-NN-openjdk): that file is not visible inside the sandbox")
     if re.search(r"pthread_create failed|unable to create native thread|Cannot create worker GC thread|"
                  r"can't start new thread", text) or pids_capped:
-        out.append(f"it hit the process limit: {processes} processes+threads; a bot may ask for more in its "
-                   f"manifest (limits: {{processes: 64}}; LIMITS = {{'processes': 64}} in a Python bot), up to "
-                   f"the run's sandbox.max_processes ({max_processes})")
+        out.append(process_limit(processes, max_processes))
     if re.search(r"insufficient memory for the Java Runtime|Could not reserve enough space", text):
         out.append(f"the JVM could not get its memory within {memory_mb} MB: give it -Xmx (below that) or ask "
                    f"for more (limits: {{memory_mb: ...}})")
@@ -84,6 +82,13 @@ def causes(text: str, *, own: Callable[[str], bool], program: str, processes: in
         out.append(f"Node cannot find the module {_safe(m.group(1))}: only the bot's own files are visible "
                    f"(keep node_modules in the bot's own folder)")
     return list(dict.fromkeys(out))
+
+
+def process_limit(processes: int, max_processes: int) -> str:
+    """The process limit was hit: what it is, and how a bot asks for more."""
+    return (f"it hit the process limit: {processes} processes+threads (sandbox limit processes); a bot may ask "
+            f"for more in its manifest (limits: {{processes: 64}}; LIMITS = {{'processes': 64}} in a Python "
+            f"bot), up to the run's sandbox.max_processes ({max_processes})")
 
 
 def _python(text: str, own: Callable[[str], bool]) -> list[str]:

@@ -431,8 +431,8 @@ class BotProcess:
                 wait = min(left, max(0.001, (cpu_budget_ns - used) / 1e9 / self._ncpu))
             if left <= 0:
                 if box.pids_capped():
-                    raise BotTimeout(f"bot {self.spec.name} sent no {what} in time while trying to run more "
-                                     f"than {self.limits.processes} processes/threads (sandbox limit processes)")
+                    raise BotTimeout(f"bot {self.spec.name} sent no {what} in time: "
+                                     + diagnose.process_limit(self.limits.processes, self.limits.max_processes))
                 if cpu_budget_ns is None:
                     raise BotTimeout(f"bot {self.spec.name} sent no {what} within {limit_name} "
                                      f"{limit_ms} ms of wall-clock time (is it slow to start, or not "
