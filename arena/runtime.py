@@ -200,7 +200,9 @@ def _host_program(word: str, path: str, bot: _Bot, depth: int = 0) -> Runtime:
     if not _executable_file(path):
         raise bot.fail(f"program {word!r} ({path}) is not an executable file")
     real = os.path.realpath(path)
-    if inside(real, bot.folder) and not bot.own(real):
+    if bot.own(real):  # a link to the bot's own program: the bot's to control, treated as such
+        return _own_program(word, real, bot)
+    if inside(real, bot.folder):
         raise bot.fail(f"program {word!r} is {real}, another bot's file; a bot sees only its own files")
     venv = _venv_root(path)
     if venv is not None and _PYTHON.fullmatch(os.path.basename(path)):

@@ -309,7 +309,9 @@ def java_bot(bots: Path, name: str, extra: str = "") -> Path:
     (src / "Bot.java").write_text(JAVA_BOT)
     subprocess.run([JAVAC or "javac", "-d", str(src), str(src / "Bot.java")], check=True, timeout=120)
     manifest = bots / f"{name}.yaml"
-    manifest.write_text(f"command: [java, -XX:+DisplayVMOutputToStderr, -cp, ./{name}, Bot]\n{extra}")
+    # The JVM's own messages go to stderr (docs/protocol.md): stdout is the protocol's.
+    manifest.write_text("command: [java, -XX:+DisplayVMOutputToStderr, -Xlog:disable, -Xlog:all=warning:stderr, "
+                        f"-cp, ./{name}, Bot]\n{extra}")
     return manifest
 
 
