@@ -107,29 +107,27 @@ def _view(folder: Path, name: str, where: str) -> tuple[Path, ...]:
 def _walk(folder: Path, top: Path, where: str) -> Iterator[Entry]:
     """Everything under ``top`` (the data folder), depth first in name order,
     without following any symlink."""
-    stack = [top]
+    stack = [(str(top), os.path.relpath(top, folder))]  # (path, path relative to folder)
     while stack:
-        d = stack.pop()
+        d, rel_d = stack.pop()
         try:
-            entries = sorted(os.scandir(d), key=lambda e: e.name, reverse=True)
+            entries = sorted(os.scandir(d), key=lambda e: e.name)
         except OSError as exc:
             raise ConfigError(f"{where}: {d} cannot be read: {exc.strerror}") from None
         below = []
-        out = []
-        for e in reversed(entries):
+        for e in entries:
             st = e.stat(follow_symlinks=False)
-            rel = os.path.relpath(e.path, folder)
+            rel = f"{rel_d}/{e.name}"
             if stat.S_ISLNK(st.st_mode):
-                out.append(Entry(rel, "link", link=os.readlink(e.path)))
+                yield Entry(rel, "link", link=os.readlink(e.path))
             elif stat.S_ISDIR(st.st_mode):
-                out.append(Entry(rel, "dir"))
-                below.append(Path(e.path))
+                yield Entry(rel, "dir")
+                below.append((e.path, rel))
             elif stat.S_ISREG(st.st_mode):
-                out.append(Entry(rel, "file", executable=bool(st.st_mode & 0o111)))
+                yield Entry(rel, "file", executable=bool(st.st_mode & 0o111))
             else:
                 raise ConfigError(f"{where}: {e.path} is not a regular file, folder or symlink "
                                   f"(a fifo, socket or device cannot be part of a bot)")
-        yield from out
         stack.extend(reversed(below))
 
 
@@ -158,10 +156,11 @@ def _hash(folder: Path, entries: list[Entry]) -> str:
     """sha256 over every entry: its kind, relative path, x bit, and content
     (a file's bytes, a link's text; a link is never followed)."""
     h = hashlib.sha256()
+    top = str(folder)
     for e in entries:
         h.update(f"{e.kind}\0{e.rel}\0{int(e.executable)}\0".encode())
         if e.kind == "file":
-            fd = os.open(folder / e.rel, os.O_RDONLY | os.O_NOFOLLOW)
+            fd = os.open(f"{top}/{e.rel}", os.O_RDONLY | os.O_NOFOLLOW)
             with os.fdopen(fd, "rb") as f:
                 h.update(hashlib.file_digest(f, "sha256").digest())
         elif e.kind == "link":
