@@ -311,8 +311,13 @@ def build_config(data: Mapping[str, Any], path: Path) -> RunConfig:
     fresh = _bool(path, "fresh_process", data.get("fresh_process", False))
     compress = _bool(path, "compress", data.get("compress", False))
     entrants = resolve_bots(path, data.get("bots"))
+    out_real = os.path.realpath(out)
     for e in entrants:  # a raise above the run's ceiling stops the run here, before any match
         sandbox.for_bot(e.spec.limits, f"{path}: bots: {e.label} ({e.spec.path})")
+        for own in e.spec.files():
+            if own.is_dir() and (out_real == str(own) or out_real.startswith(str(own) + os.sep)):
+                raise _fail(path, "out", f"{out!r} is inside the data folder of bot {e.label} ({own}), which "
+                            f"the bot sees: its run.json holds the seed of every die; put the run elsewhere")
     if len(entrants) < 2:
         raise _fail(path, "bots", f"a run needs at least 2 entrants, found {len(entrants)}")
     gauntlet = data.get("gauntlet")

@@ -103,19 +103,19 @@ def project(tmp_path: Path, bots: list[str]) -> Path:
     return proj
 
 
-def refused(proj: Path, *needles: str) -> str:
+def refused(proj: Path, *needles: str, out: str = "results/live") -> str:
     """`arena run` refuses before any match: exit status 1 or 2, one message
     naming each of ``needles``, and no run folder."""
     old = os.getcwd()
     os.chdir(proj)
     try:
-        result = CliRunner().invoke(main, ["run", "league.yaml", "--out", "results/live"])
+        result = CliRunner().invoke(main, ["run", "league.yaml", "--out", out])
     finally:
         os.chdir(old)
     assert result.exit_code in (1, 2), result.output
     for needle in needles:
         assert needle in result.output, (needle, result.output)
-    assert not (proj / "results" / "live").exists()
+    assert not (proj / out).exists()
     return result.output
 
 
@@ -183,6 +183,13 @@ def test_a_manifest_naming_another_bots_file_is_refused(tmp_path: Path) -> None:
     refused(proj, "thief", "../league.yaml", "not one of the bot's own files")
     (proj / "bots" / "thief.yaml").write_text(f"command: [{proj}/bots/victim.py]\n")
     refused(proj, "thief", str(proj / "bots" / "victim.py"))
+
+
+def test_a_run_folder_inside_a_bots_data_folder_is_refused(tmp_path: Path) -> None:
+    proj = project(tmp_path, ["bots/nest.py"])
+    (proj / "bots" / "nest.py").write_text(PROBE.format(paths=[], tops=[]))
+    (proj / "bots" / "nest").mkdir()
+    refused(proj, "out", "bots/nest/run", "data folder of bot nest", out="bots/nest/run")
 
 
 # -- plays, and sees nothing foreign ---------------------------------------------
