@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from typing import Literal, Mapping
+from typing import Any, Literal, Mapping
 
 from arena.errors import ConfigError, SandboxError
 
@@ -58,7 +58,7 @@ class SandboxLimits:
         each up to its ceiling; ``ConfigError`` naming ``who``, the key and the
         ceiling when one is above it. Asking for less than the run gives is
         not a raise: the run's value stands."""
-        changes: dict[str, int] = {}
+        changes: dict[str, Any] = {}
         for key, value in asked.items():
             ceiling_key = RAISABLE[key]
             current, ceiling = getattr(self, key), getattr(self, ceiling_key)
