@@ -386,3 +386,77 @@ def test_each_bot_runs_with_its_own_limits_recorded_in_run_json(tmp_path: Path) 
     with pytest.raises(BotFault) as err, BotProcess(load_bot(proj / "bots" / "roomy.py")) as bot:
         bot.start()  # the run's limits, without its raise
     assert "process limit: 16 processes+threads" in err.value.detail
+
+
+# -- Node outside the system folders, compiled programs -----------------------------------
+
+
+@needs_bwrap
+@pytest.mark.skipif(shutil.which("node") is None, reason="no node")
+def test_a_node_under_a_home_folder_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A Node installed under a home folder (nvm's layout), found on PATH
+    through a symlink: the program is shown at the path it is run by."""
+    from test_process import OPENING, TURN, match_start
+
+    home = Path(tempfile.mkdtemp(prefix=".arena-test-node-", dir=Path.home()))
+    try:
+        prefix = home / ".nvm" / "versions" / "node" / "v20" / "bin"
+        prefix.mkdir(parents=True)
+        shutil.copy2(os.path.realpath(shutil.which("node") or "node"), prefix / "node")
+        (home / "bin").mkdir()
+        (home / "bin" / "node").symlink_to(prefix / "node")
+        bots = tmp_path / "bots"
+        bots.mkdir()
+        shutil.copy(ROOT / "bots" / "node_probabilistic.js", bots / "nodey.js")
+        (bots / "nodey.yaml").write_text("command: [node, ./nodey.js]\n")
+        monkeypatch.setenv("PATH", f"{home / 'bin'}:/usr/bin:/bin")
+        spec = load_bot(bots / "nodey.yaml")
+        assert spec.command[0] == str(home / "bin" / "node") and spec.runtime == (str(home / "bin" / "node"),)
+        with BotProcess(spec, SandboxLimits(), TimeControl()) as bot:
+            bot.start()
+            bot.notify(match_start())
+            assert bot.request(OPENING)[0]["action"] == "bid"
+            assert bot.request(TURN)[0]["action"] in ("bid", "dudo", "calza")
+    finally:
+        shutil.rmtree(home, ignore_errors=True)
+
+
+C_BOT = r"""
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Doubts any bid; opens with the lowest legal quantity of twos. */
+int main(void) {
+    static char line[1 << 16];
+    while (fgets(line, sizeof line, stdin)) {
+        if (strstr(line, "\"type\":\"hello\"")) {
+            puts("{\"type\":\"ready\",\"name\":\"cbot\"}");
+        } else if (strstr(line, "\"type\":\"turn\"")) {
+            if (strstr(line, "\"dudo\":true")) {
+                puts("{\"action\":\"dudo\"}");
+            } else {
+                const char *q = strstr(line, "\"2\":");
+                printf("{\"action\":\"bid\",\"quantity\":%d,\"face\":2}\n", q ? atoi(q + 4) : 1);
+            }
+        }
+        fflush(stdout);
+    }
+    return 0;
+}
+"""
+
+
+@needs_bwrap
+@pytest.mark.skipif(shutil.which("gcc") is None, reason="no C compiler (gcc)")
+@pytest.mark.parametrize("how", ["dynamic", "static"])
+def test_a_compiled_program_in_the_bots_folder_plays(tmp_path: Path, how: str) -> None:
+    proj = league(tmp_path / "proj", ["bots/cbot.yaml"])
+    (proj / "bots" / "cbot").mkdir()
+    (proj / "bots" / "cbot" / "main.c").write_text(C_BOT)
+    flags = ["-static"] if how == "static" else []
+    subprocess.run(["gcc", "-O2", *flags, "-o", str(proj / "bots" / "cbot" / "cbot"),
+                    str(proj / "bots" / "cbot" / "main.c")], check=True, timeout=120)
+    (proj / "bots" / "cbot.yaml").write_text("command: [./cbot/cbot]\n")
+    records, _ = run_league(proj)
+    no_faults(records)
