@@ -460,3 +460,18 @@ def test_a_compiled_program_in_the_bots_folder_plays(tmp_path: Path, how: str) -
     (proj / "bots" / "cbot.yaml").write_text("command: [./cbot/cbot]\n")
     records, _ = run_league(proj)
     no_faults(records)
+
+
+@needs_bwrap
+@pytest.mark.skipif(not available().cgroup("pids"), reason="no writable pids cgroup: no process limit to raise")
+def test_arena_check_and_arena_play_start_a_bot_with_its_own_limits(tmp_path: Path) -> None:
+    (tmp_path / "roomy.py").write_text(ROOMY)
+    r = subprocess.run([*ARENA, "check", str(tmp_path / "roomy.py"), "--turns", "20"], capture_output=True,
+                       text=True, timeout=300, cwd=tmp_path)
+    assert r.returncode == 0 and "OK:" in r.stdout, r.stdout + r.stderr
+    out = tmp_path / "games.jsonl"
+    r = subprocess.run([*ARENA, "play", "--bots", str(tmp_path / "roomy.py"), "--bots", "random", "--out", str(out)],
+                       input="quit\n", capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert r.returncode == 0, r.stdout + r.stderr
+    record = json.loads(out.read_text())
+    assert [f["seat"] for f in record["faults"]] == [record["bots"].index("human")]  # only the human left
