@@ -24,7 +24,7 @@ import os
 import stat
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator, Literal, Mapping
+from typing import Any, Callable, Iterator, Literal, Mapping
 
 from arena.errors import ConfigError
 from arena.runtime import inside, resolve_program
@@ -169,7 +169,7 @@ def _hash(folder: Path, entries: list[Entry]) -> str:
     return h.hexdigest()
 
 
-def _owns(folder: Path, own: tuple[Path, ...]) -> Any:
+def _owns(folder: Path, own: tuple[Path, ...]) -> Callable[[str], bool]:
     """``own(real_path)``: whether a (resolved) path is one of the bot's own files or in its data folder."""
     files = {str(p) for p in own if not p.is_dir() or p.is_symlink()}
     dirs = [str(p) for p in own if p.is_dir() and not p.is_symlink()]
@@ -180,7 +180,7 @@ def _owns(folder: Path, own: tuple[Path, ...]) -> Any:
     return own_path
 
 
-def owns(spec: BotSpec) -> Any:
+def owns(spec: BotSpec) -> Callable[[str], bool]:
     """``own(real_path)`` for ``spec``: whether a path is one of its own files or in its data folder."""
     return _owns(spec.folder, spec.own)
 
@@ -266,7 +266,7 @@ def _load_manifest(p: Path, folder: Path, own: tuple[Path, ...], sha: str) -> Bo
                    limits=_limits(data.get("limits"), f"{where}: limits"))
 
 
-def _argument(part: str, folder: Path, name: str, owns: Any, where: str) -> str:
+def _argument(part: str, folder: Path, name: str, owns: Callable[[str], bool], where: str) -> str:
     """A command argument: a path into the bot's folder must be one of its own
     files (and is passed resolved); any other text is passed as it is. An
     argument is never made visible just because it is mentioned."""

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from arena import diagnose
-from arena.botfile import BotSpec
+from arena.botfile import BotSpec, owns
 from arena.errors import BotCrashed, BotFault, BotTimeout, ConfigError, ProtocolError
 from arena.sandbox import Sandbox, SandboxLimits
 from arena.wire import MAX_LINE, PROTOCOL_VERSION, clip, decode, encode
@@ -449,8 +449,6 @@ class BotProcess:
 
     def _causes(self, extra: str = "") -> list[str]:
         """The causes the bot's stderr (and ``extra``, e.g. its stdout) names (arena.diagnose)."""
-        from arena.botfile import owns
-
         box = self._box
         text = self._head.decode("utf-8", "replace") + "\n" + self._tail.decode("utf-8", "replace") + "\n" + extra
         return diagnose.causes(text, own=owns(self.spec), program=(self.spec.command or ("",))[0],
