@@ -44,6 +44,7 @@ from arena.view import match_end_message, match_start_message, round_end_message
 from arena.rules import PRESETS, Bid, Rules, State, apply, deal, legal_actions, new_match, why_illegal
 from arena.dice import roll_table
 from arena.supports import ADMIN_KEYS, Supports
+from arena.untrusted import printable
 from arena.wire import clip, parse_reply
 
 __all__ = ["CheckReport", "FuzzSpace", "Problem", "Transport", "fuzz_rules", "fuzz_space", "percentiles",
@@ -95,6 +96,7 @@ class Problem:
     context: str = ""  # the rules and table, in words
     stderr: str = ""
     reason: str = ""  # what makes problems alike (an illegal move's rule), for grouping
+    fix: str = ""  # what to do, when the kind's general advice does not fit
 
     @property
     def key(self) -> tuple[str, str]:
@@ -109,8 +111,8 @@ class Problem:
         if self.reply is not None:
             lines.append(f"  reply:   {self.reply}")
         if self.stderr:
-            lines.append(f"  stderr:  {_cut(self.stderr, 1500)}")
-        lines.append(f"  fix:     {ADVICE.get(self.kind, 'see PROTOCOL.md')}")
+            lines.append(f"  stderr:  {printable(_cut(self.stderr, 1500))}")
+        lines.append(f"  fix:     {self.fix or ADVICE.get(self.kind, 'see PROTOCOL.md')}")
         return "\n".join(lines)
 
 
@@ -451,7 +453,7 @@ def _session(factory: TransportFactory, report: CheckReport, run: _Run, *, recor
             ready = bot.start()
         except BotFault as exc:
             problems.append(Problem("handshake", "-", f"{exc.kind}: {exc.detail}", {"type": "hello", "protocol": 1},
-                                    stderr=_stderr(bot)))
+                                    stderr=_stderr(bot), fix=handshake_fix(exc)))
             return
         if record:
             if ready.get("type") != "ready" or not isinstance(ready.get("name"), str):
@@ -542,6 +544,20 @@ def _session(factory: TransportFactory, report: CheckReport, run: _Run, *, recor
             bot.close()
 
 
+def handshake_fix(exc: BotFault) -> str:
+    """What to do about a failed handshake: the hello advice only when the
+    process was alive and answered wrongly or not at all."""
+    if exc.kind == "crash":
+        # The detail reads "bot X exited ... with status N; CAUSE; ...; stderr: ...".
+        found = exc.detail.split("; stderr", 1)[0].split("; ")[1:2]
+        first = f"fix this first: {found[0]}. " if found else ""
+        return (f"{first}The process ended before it could answer hello, so the handshake itself was never "
+                f"reached; the first and last lines of its stderr are shown above")
+    if exc.kind == "timeout":
+        return ADVICE["handshake"] + " (load tables before answering, and flush stdout after the line)"
+    return ADVICE["handshake"] + "; write anything else to stderr"
+
+
 class _Restart(Exception):
     """The bot faulted: start a fresh one before the next match (as a tournament does)."""
 
@@ -557,7 +573,7 @@ def _restart(bot: Transport, factory: TransportFactory, report: CheckReport, rec
         fresh.start()
     except BotFault as exc:
         problems.append(Problem("handshake", "-", f"restarting after a fault: {exc.kind}: {exc.detail}",
-                                {"type": "hello", "protocol": 1}, stderr=_stderr(fresh)))
+                                {"type": "hello", "protocol": 1}, stderr=_stderr(fresh), fix=handshake_fix(exc)))
         fresh.close()
         return None
     return fresh
@@ -635,7 +651,8 @@ def check_bot(path: str, *, turns: int = 2000, seed: int | None = None, time_ms:
         space = fuzz_space(spec.supports, presets=presets, players=players, dice=dice)
     except ConfigError as exc:
         raise ConfigError(f"arena check {path}: {exc}") from None
-    limits = SandboxLimits(mode=sandbox)  # type: ignore[arg-type]  # the CLI restricts the choices
+    # The bot's own limits: the defaults, with the raises it asks for (up to the default ceilings).
+    limits = SandboxLimits(mode=sandbox).for_bot(spec.limits, f"bot {spec.name} ({spec.path})")  # type: ignore[arg-type]
     clock = TimeControl(budget_ms=time_ms)
     report = run_check(lambda: BotProcess(spec, limits, clock), turns=turns, seed=seed, time_ms=time_ms,
                        name=spec.name, space=space)

@@ -203,6 +203,12 @@ def resolve_variants(path: Path, data: Any) -> dict[str, dict[str, Any]]:
     return out
 
 
+def _bot_path(p: Path) -> Path:
+    """A bot file's absolute path in its real folder; the file itself is not
+    resolved, so a bot file that is a symlink is seen (and refused) as one."""
+    return p.absolute().parent.resolve() / p.name
+
+
 def _is_glob(text: str) -> bool:
     return any(c in text for c in "*?[")
 
@@ -220,7 +226,7 @@ def resolve_bots(path: Path, data: Any) -> tuple[Entrant, ...]:
             raise _fail(path, "bots", f"{item!r} is not a bot file, glob or name")
         item = item.strip()
         if _is_glob(item):
-            hits = sorted(Path(h).resolve() for h in globmod.glob(os.path.expanduser(item))
+            hits = sorted(_bot_path(Path(h)) for h in globmod.glob(os.path.expanduser(item))
                           if Path(h).suffix in (".py", ".yaml", ".yml") and not Path(h).name.startswith("_"))
             if not hits:
                 raise _fail(path, "bots", f"{item!r} matches no .py or .yaml bot file (from {Path.cwd()})")
@@ -233,13 +239,13 @@ def resolve_bots(path: Path, data: Any) -> tuple[Entrant, ...]:
         if "/" in item or candidate.suffix:
             if not candidate.is_file():
                 raise _fail(path, "bots", f"{item!r}: no such bot file (from {Path.cwd()})")
-            files.append(candidate.resolve())
+            files.append(_bot_path(candidate))
             continue
         found = None
         for folder in (Path("bots"), BUILTIN_BOTS):
             for suffix in (".py", ".yaml", ".yml"):
                 if (folder / f"{item}{suffix}").is_file():
-                    found = (folder / f"{item}{suffix}").resolve()
+                    found = _bot_path(folder / f"{item}{suffix}")
                     break
             if found:
                 break
@@ -306,6 +312,13 @@ def build_config(data: Mapping[str, Any], path: Path) -> RunConfig:
     fresh = _bool(path, "fresh_process", data.get("fresh_process", False))
     compress = _bool(path, "compress", data.get("compress", False))
     entrants = resolve_bots(path, data.get("bots"))
+    out_real = os.path.realpath(out)
+    for e in entrants:  # a raise above the run's ceiling stops the run here, before any match
+        sandbox.for_bot(e.spec.limits, f"{path}: bots: {e.label} ({e.spec.path})")
+        for own in e.spec.files():
+            if own.is_dir() and (out_real == str(own) or out_real.startswith(str(own) + os.sep)):
+                raise _fail(path, "out", f"{out!r} is inside the data folder of bot {e.label} ({own}), which "
+                            f"the bot sees: its run.json holds the seed of every die; put the run elsewhere")
     if len(entrants) < 2:
         raise _fail(path, "bots", f"a run needs at least 2 entrants, found {len(entrants)}")
     gauntlet = data.get("gauntlet")

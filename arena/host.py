@@ -151,6 +151,17 @@ def serve(path: str) -> int:
         # Unknown message types are ignored (PROTOCOL.md: forward compatible).
 
 
+def print_bot_traceback(exc: BaseException, path: str) -> None:
+    """The traceback from the bot's own code on: the host's and importlib's
+    frames above it say nothing to the bot's author (a SyntaxError has no
+    frame of the bot's at all: only its own file, line and caret are left)."""
+    tb = exc.__traceback__
+    bot = os.path.realpath(path)
+    while tb is not None and os.path.realpath(tb.tb_frame.f_code.co_filename) != bot:
+        tb = tb.tb_next
+    traceback.print_exception(type(exc), exc, tb, file=sys.stderr)
+
+
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     if len(args) != 1:
@@ -161,8 +172,8 @@ def main(argv: list[str] | None = None) -> int:
     except HostError as exc:
         print(f"arena.host: {exc}", file=sys.stderr)
         return 2
-    except Exception:
-        traceback.print_exc()  # the referee keeps the tail in the match record
+    except Exception as exc:
+        print_bot_traceback(exc, args[0])  # the referee shows its first and last lines
         return 1
 
 

@@ -359,7 +359,7 @@ def play_human(setup: PlaySetup, human: HumanPlayer, out_file: str | Path | None
     procs: list[BotProcess] = []
     try:
         for label, bot in setup.bots:
-            proc = BotProcess(bot, limits, time_control)
+            proc = BotProcess(bot, limits.for_bot(bot.limits, f"bot {label} ({bot.path})"), time_control)
             procs.append(proc)
             try:
                 proc.start()

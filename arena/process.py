@@ -25,7 +25,8 @@ import time as _time
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from arena.botfile import BotSpec
+from arena import diagnose
+from arena.botfile import BotSpec, owns
 from arena.errors import BotCrashed, BotFault, BotTimeout, ConfigError, ProtocolError
 from arena.sandbox import Sandbox, SandboxLimits
 from arena.wire import MAX_LINE, PROTOCOL_VERSION, clip, decode, encode
@@ -33,6 +34,7 @@ from arena.wire import MAX_LINE, PROTOCOL_VERSION, clip, decode, encode
 __all__ = ["TimeControl", "BotProcess"]
 
 _READ = 1 << 16
+_HEAD = 4096  # stderr bytes kept from the start, for start-up diagnostics
 _MAX_PENDING = 1 << 20  # notification bytes queued for a bot that does not read
 _IN = select.POLLIN | select.POLLPRI
 _GONE = select.POLLHUP | select.POLLERR | select.POLLNVAL
@@ -94,6 +96,7 @@ class BotProcess:
         self._tail = bytearray()  # last stderr bytes
         self._err_total = 0  # stderr bytes read over the process's life
         self._err_taken = 0  # ... of which take_stderr() has handed out (or passed over)
+        self._head = bytearray()  # first stderr bytes: a traceback's cause is at its top
         self._written = 0  # stdout + stderr bytes over the process's life
         self._fault: BotFault | None = None  # noticed by notify(), raised by the next request
         self._gone: str | None = None  # a closed pipe noticed by notify()
@@ -136,12 +139,13 @@ class BotProcess:
                 msg = decode(line)
             except ProtocolError as exc:
                 raise ProtocolError(f"bot {self.spec.name} answered hello with a line that is {exc.detail}; "
-                                    f'expected {{"type": "ready", "name": ...}}', "malformed") from None
+                                    f'expected {{"type": "ready", "name": ...}}' + self._why(line),
+                                    "malformed") from None
             if msg.get("type") != "ready":
                 raise ProtocolError(f'bot {self.spec.name}: expected {{"type": "ready", "name": ...}} in '
-                                    f"reply to hello, got {clip(line)}", "malformed")
+                                    f"reply to hello, got {clip(line)}" + self._why(line), "malformed")
         except _Gone as gone:
-            crash = self._crashed(gone.how)
+            crash = self._crashed(gone.how + " before answering hello", starting=True)
             self.close()
             raise crash from None
         except BotFault:
@@ -365,6 +369,8 @@ class BotProcess:
                 return
             if not data:
                 return
+            if len(self._head) < _HEAD:
+                self._head += data[: _HEAD - len(self._head)]
             self._err_total += len(data)
             self._tail += data
             if len(self._tail) > self.limits.stderr_tail:
@@ -439,8 +445,8 @@ class BotProcess:
                 wait = min(left, max(0.001, (cpu_budget_ns - used) / 1e9 / self._ncpu))
             if left <= 0:
                 if box.pids_capped():
-                    raise BotTimeout(f"bot {self.spec.name} sent no {what} in time while trying to run more "
-                                     f"than {self.limits.processes} processes/threads (sandbox limit processes)")
+                    raise BotTimeout(f"bot {self.spec.name} sent no {what} in time: "
+                                     + diagnose.process_limit(self.limits.processes, self.limits.max_processes))
                 if cpu_budget_ns is None:
                     raise BotTimeout(f"bot {self.spec.name} sent no {what} within {limit_name} "
                                      f"{limit_ms} ms of wall-clock time (is it slow to start, or not "
@@ -455,7 +461,28 @@ class BotProcess:
                 elif fd == self._err:
                     self._drain_err()
 
-    def _crashed(self, how: str) -> BotCrashed:
+    def _causes(self, extra: str = "") -> list[str]:
+        """The causes the bot's stderr (and ``extra``, e.g. its stdout) names (arena.diagnose)."""
+        box = self._box
+        text = self._head.decode("utf-8", "replace") + "\n" + self._tail.decode("utf-8", "replace") + "\n" + extra
+        return diagnose.causes(text, own=owns(self.spec), program=(self.spec.command or ("",))[0],
+                               processes=self.limits.processes, max_processes=self.limits.max_processes,
+                               memory_mb=self.limits.memory_mb,
+                               pids_capped=box is not None and box.pids_capped())
+
+    def _why(self, line: bytes) -> str:
+        """What to add to a wrong reply to hello: the causes, and the bot's stderr."""
+        self._drain_err()
+        text = line.decode("utf-8", "replace")
+        hints = self._causes(text) + diagnose.stdout_hints(line, (self.spec.command or ("",))[0])
+        err = self._stderr_excerpt()
+        return ("; " + "; ".join(hints) if hints else "") + (f"; stderr: {err}" if err else "")
+
+    def _stderr_excerpt(self) -> str:
+        tail = self._tail.decode("utf-8", "replace")
+        return diagnose.excerpt(self._head.decode("utf-8", "replace"), tail, self._err_total <= len(self._tail))
+
+    def _crashed(self, how: str, starting: bool = False) -> BotCrashed:
         proc, box = self._proc, self._box
         status = ""
         if proc is not None:
@@ -469,10 +496,12 @@ class BotProcess:
         why = []
         if box is not None and box.oom_killed():
             why.append(f"it hit the memory limit of {self.limits.memory_mb} MB")
-        if box is not None and box.pids_capped():
-            why.append(f"it tried to run more than {self.limits.processes} processes/threads")
         self._drain_err()
-        tail = self._tail.decode("utf-8", "replace").strip().splitlines()[-3:]
-        return BotCrashed(f"bot {self.spec.name} {how}{status}"
-                          + (f"; {'; '.join(why)}" if why else "")
-                          + (f"; stderr ends: {clip(' | '.join(tail), 300)}" if tail else ""))
+        why += self._causes()
+        if starting:  # the cause sits at the top of a traceback: its first lines and its last
+            err = self._stderr_excerpt()
+            shown = f"; stderr: {err}" if err else "; it wrote nothing on stderr"
+        else:
+            tail = self._tail.decode("utf-8", "replace").strip().splitlines()[-3:]
+            shown = f"; stderr ends: {clip(' | '.join(tail), 300)}" if tail else ""
+        return BotCrashed(f"bot {self.spec.name} {how}{status}" + (f"; {'; '.join(why)}" if why else "") + shown)

@@ -96,7 +96,7 @@ def preflight(config: RunConfig) -> None:
     distinct = {(e.spec.sha256, str(e.spec.path)): e for e in config.entrants}
 
     def handshake(e: Any) -> str | None:
-        proc = BotProcess(e.spec, config.sandbox, config.time)
+        proc = BotProcess(e.spec, config.sandbox.for_bot(e.spec.limits, f"bot {e.label}"), config.time)
         try:
             proc.start()
         except BotFault as exc:
@@ -146,7 +146,8 @@ def run(config: RunConfig, *, force: bool = False, progress: Progress | None = N
                   "sha256": e.spec.sha256, "version": e.spec.version,
                   # What it declared it can play ({}: anything), and the table sizes of this run it may sit at.
                   "supports": e.spec.supports.to_data(),
-                  "table_sizes": [size for size, ok in seatable.items() if i in ok]}
+                  "table_sizes": [size for size, ok in seatable.items() if i in ok],
+                  "limits": _own_limits(config.sandbox.for_bot(e.spec.limits, f"bot {e.label}"))}
                  for i, e in enumerate(config.entrants)],
         "schedule": {"format": config.format, "players": list(config.players), "seating": config.seating,
                      "matches_per_variant": config.matches, "total": len(specs)},
@@ -201,6 +202,13 @@ def run(config: RunConfig, *, force: bool = False, progress: Progress | None = N
 def _write_stderr(store: RunStore, item: dict[str, Any]) -> None:
     for label, match, note, data, lost in item.get("stderr", ()):
         store.write_stderr(label, data, match=match, worker=item.get("worker", "?"), note=note, lost=lost)
+
+
+def _own_limits(limits: Any) -> dict[str, int]:
+    """The limits a bot may raise, as it runs with them (run.json)."""
+    from arena.sandbox.limits import RAISABLE
+
+    return {key: getattr(limits, key) for key in RAISABLE}
 
 
 def _plain(obj: Any) -> Any:

@@ -76,6 +76,9 @@ class Worker:
         self.labels = [label for label, _ in entrants]
         self.specs = [spec for _, spec in entrants]
         self.limits = limits
+        # Each bot's own limits: the run's, with the raises it asked for (checked
+        # against the ceilings when the config was built).
+        self.bot_limits = [limits.for_bot(spec.limits, f"bot {label}") for label, spec in entrants]
         self.time = time
         self.fresh = fresh_process
         self.slots = max(1, slots)
@@ -99,7 +102,7 @@ class Worker:
             self.procs.pop(key, None)
         self._last.pop(key, None)
         self.deals[key] = set()
-        proc = BotProcess(self.specs[key[0]], self.limits, self.time)
+        proc = BotProcess(self.specs[key[0]], self.bot_limits[key[0]], self.time)
         try:
             proc.start()
         except BotFault as exc:

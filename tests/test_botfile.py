@@ -22,18 +22,19 @@ def test_python_bot(tmp_path: Path) -> None:
 
 def test_manifest_resolves_relative_and_path_programs(tmp_path: Path) -> None:
     (tmp_path / "mybot.js").write_text("// js\n")
-    (tmp_path / "lib").mkdir()
-    (tmp_path / "lib" / "x.js").write_text("// lib\n")
+    (tmp_path / "mybot").mkdir()
+    (tmp_path / "mybot" / "x.js").write_text("// lib\n")
     (tmp_path / "other.py").write_text("# another bot\n")
+    (tmp_path / "lib").mkdir()
     m = tmp_path / "mybot.yaml"
-    m.write_text("command: [sh, ./mybot.js, ./lib/x.js, --fast]\nversion: 1.2\nenv: {MODE: hard, N: 3}\n")
+    m.write_text("command: [sh, ./mybot.js, ./mybot/x.js, --fast]\nversion: 1.2\nenv: {MODE: hard, N: 3}\n")
     spec = load_bot(m)
     assert spec.kind == "program" and spec.name == "mybot"
     assert spec.command[0] == os.path.abspath(__import__("shutil").which("sh"))
-    assert spec.command[1:] == (str(tmp_path / "mybot.js"), str(tmp_path / "lib" / "x.js"), "--fast")
+    assert spec.command[1:] == (str(tmp_path / "mybot.js"), str(tmp_path / "mybot" / "x.js"), "--fast")
     assert spec.version == "1.2" and spec.env == {"MODE": "hard", "N": "3"}
-    # The sandbox shows only what the command names (and a folder named after the bot).
-    assert set(spec.files()) == {m, tmp_path / "mybot.js", tmp_path / "lib"}
+    # The sandbox shows the bot's own files and its folder, nothing else next to them.
+    assert set(spec.files()) == {m, tmp_path / "mybot.js", tmp_path / "mybot"}
 
 
 def test_hash_follows_the_program_file(tmp_path: Path) -> None:
@@ -47,9 +48,9 @@ def test_hash_follows_the_program_file(tmp_path: Path) -> None:
 
 
 def test_executable_relative_program(tmp_path: Path) -> None:
-    prog = tmp_path / "run.sh"
+    prog = tmp_path / "b.sh"
     prog.write_text("#!/bin/sh\n")
-    (tmp_path / "b.yaml").write_text("command: [./run.sh]\n")
+    (tmp_path / "b.yaml").write_text("command: [./b.sh]\n")
     with pytest.raises(ConfigError, match="not executable"):
         load_bot(tmp_path / "b.yaml")
     prog.chmod(0o755)
@@ -86,3 +87,127 @@ def test_file_errors(tmp_path: Path) -> None:
         load_bot(tmp_path / "my-bot.py")
     with pytest.raises(ConfigError, match="not a file"):
         load_bot(tmp_path)
+
+
+# -- what a bot is on disk: its own files, its data folder, the hash -------------------
+
+
+def test_own_files_are_the_bots_name_and_its_folder(tmp_path: Path) -> None:
+    (tmp_path / "mybot.yaml").write_text("command: [./mybot]\n")
+    (tmp_path / "mybot").write_text("#!/bin/sh\n")  # a compiled program may carry the bot's own name
+    (tmp_path / "mybot").chmod(0o755)
+    (tmp_path / "mybot.dat").write_text("table")
+    (tmp_path / "mybot_v2.py").write_text("# another bot\n")
+    (tmp_path / "mybot.d").mkdir()  # a folder is the bot's only under its exact name
+    (tmp_path / "other.yaml").write_text("command: [sh]\n")
+    spec = load_bot(tmp_path / "mybot.yaml")
+    assert set(spec.files()) == {tmp_path / "mybot.yaml", tmp_path / "mybot", tmp_path / "mybot.dat"}
+    assert spec.command == (str(tmp_path / "mybot"),)
+
+
+def test_the_hash_covers_the_data_folder_and_links_as_link_text(tmp_path: Path) -> None:
+    bot = tmp_path / "b.py"
+    bot.write_text("def act(turn): return 'dudo'\n")
+    data = tmp_path / "b"
+    (data / "sub").mkdir(parents=True)
+    (data / "sub" / "table.bin").write_bytes(b"\x00\x01")
+    outside = tmp_path / "outside.txt"
+    outside.write_text("one")
+    (data / "link").symlink_to(outside)
+    first = load_bot(bot).sha256
+    outside.write_text("two")  # the link's target is not the bot: never followed
+    assert load_bot(bot).sha256 == first
+    (data / "link").unlink()
+    (data / "link").symlink_to(tmp_path / "elsewhere.txt")  # a different link is a different bot
+    second = load_bot(bot).sha256
+    assert second != first
+    (data / "sub" / "table.bin").write_bytes(b"\x00\x02")
+    third = load_bot(bot).sha256
+    assert third != second
+    (data / "sub" / "table.bin").chmod(0o755)
+    assert load_bot(bot).sha256 != third
+    (data / "sub" / "new").mkdir()
+    assert load_bot(bot).sha256 != third
+    os.mkfifo(data / "pipe")  # reading it would hang the loader
+    with pytest.raises(ConfigError, match="fifo"):
+        load_bot(bot)
+
+
+def test_a_changed_data_folder_is_a_different_bot_for_resume(tmp_path: Path) -> None:
+    from arena.config import build_config
+
+    (tmp_path / "b.py").write_text("def act(turn): return 'dudo'\n")
+    (tmp_path / "b").mkdir()
+    (tmp_path / "b" / "weights.txt").write_text("1")
+    data = {"bots": [str(tmp_path / "b.py"), "random"], "players": 2, "out": str(tmp_path / "r")}
+    before = build_config(data, tmp_path / "c.yaml").fingerprint()
+    (tmp_path / "b" / "weights.txt").write_text("2")
+    assert build_config(data, tmp_path / "c.yaml").fingerprint() != before
+
+
+def test_command_arguments_are_passed_never_bound(tmp_path: Path) -> None:
+    (tmp_path / "a.sh").write_text("#!/bin/sh\n")
+    (tmp_path / "a").mkdir()
+    (tmp_path / "a" / "book.txt").write_text("")
+    (tmp_path / "a.yaml").write_text("command: [sh, ./a.sh, ./a/book.txt, /usr/share/dict, --depth=./x]\n")
+    spec = load_bot(tmp_path / "a.yaml")
+    assert spec.command[1:] == (str(tmp_path / "a.sh"), str(tmp_path / "a" / "book.txt"), "/usr/share/dict",
+                                "--depth=./x")
+    assert spec.runtime == ()  # sh is the system's: nothing to add
+
+
+@pytest.mark.skipif(__import__("shutil").which("java") is None, reason="no java")
+def test_the_jvm_brings_the_configuration_its_links_lead_to_not_all_of_etc(tmp_path: Path) -> None:
+    (tmp_path / "j.yaml").write_text("command: [java, -version]\n")
+    spec = load_bot(tmp_path / "j.yaml")
+    home = os.path.dirname(os.path.dirname(os.path.realpath(__import__("shutil").which("java"))))
+    expected = {os.path.join("/etc", os.path.relpath(os.path.realpath(os.path.join(d, n)), "/etc").split("/")[0])
+                for d, ds, fs in os.walk(home) for n in ds + fs
+                if os.path.islink(os.path.join(d, n)) and os.path.realpath(os.path.join(d, n)).startswith("/etc/")}
+    assert "/etc" not in spec.runtime
+    assert expected <= set(spec.runtime) | {"/etc/ssl"}
+
+
+# -- limits a bot may raise -------------------------------------------------------------
+
+
+def test_limits_a_bot_asks_for(tmp_path: Path) -> None:
+    from arena.sandbox import SandboxLimits
+
+    (tmp_path / "j.sh").write_text("#!/bin/sh\n")
+    (tmp_path / "j.yaml").write_text("command: [sh, ./j.sh]\nlimits: {processes: 64, memory_mb: 1024}\n")
+    assert load_bot(tmp_path / "j.yaml").limits == {"processes": 64, "memory_mb": 1024}
+    (tmp_path / "p.py").write_text("LIMITS = {'open_files': 256}\ndef act(turn): return 'dudo'\n")
+    assert load_bot(tmp_path / "p.py").limits == {"open_files": 256}
+    base = SandboxLimits()
+    mine = base.for_bot({"processes": 64, "memory_mb": 1024})
+    assert (mine.processes, mine.memory_mb, mine.open_files) == (64, 1024, base.open_files)
+    assert base.for_bot({"processes": 4}).processes == base.processes  # asking for less is not a raise
+    with pytest.raises(ConfigError, match=r"bot j: limits.processes = 300 .* sandbox.max_processes = 256"):
+        base.for_bot({"processes": 300}, "bot j")
+    assert SandboxLimits(max_processes=512).for_bot({"processes": 300}).processes == 300
+
+
+@pytest.mark.parametrize("text, what", [
+    ("limits: {threads: 64}\n", "'threads' cannot be raised"),
+    ("limits: {processes: many}\n", "limits.processes: 'many' is not a positive integer"),
+    ("limits: [64]\n", "expected a mapping"),
+])
+def test_bad_limits_are_refused_naming_the_key(tmp_path: Path, text: str, what: str) -> None:
+    (tmp_path / "j.yaml").write_text("command: [sh]\n" + text)
+    with pytest.raises(ConfigError) as err:
+        load_bot(tmp_path / "j.yaml")
+    assert what in str(err.value) and "j.yaml" in str(err.value)
+
+
+def test_a_run_refuses_a_raise_above_its_ceiling(tmp_path: Path) -> None:
+    from arena.config import build_config
+
+    (tmp_path / "j.yaml").write_text("command: [sh]\nlimits: {memory_mb: 4096}\n")
+    data = {"bots": [str(tmp_path / "j.yaml"), "random"], "players": 2}
+    with pytest.raises(ConfigError) as err:
+        build_config(data, tmp_path / "c.yaml")
+    assert "c.yaml: bots: j" in str(err.value) and "limits.memory_mb = 4096" in str(err.value)
+    assert "sandbox.max_memory_mb = 2048" in str(err.value)
+    cfg = build_config({**data, "sandbox": {"max_memory_mb": 8192}}, tmp_path / "c.yaml")
+    assert cfg.sandbox.for_bot(cfg.entrants[0].spec.limits).memory_mb == 4096

@@ -72,3 +72,17 @@ def test_ray_backend_matches_local_and_resumes(tmp_path: Path) -> None:
     ids = [r["match"] for r in iter_records(out)]
     assert len(ids) == len(set(ids)) == 80
     assert lines(out) == lines(tmp_path / "local")
+
+
+@pytest.mark.slow
+def test_links_in_a_data_folder_arrive_dangling_on_a_ray_worker(tmp_path: Path) -> None:
+    """The Ray backend used to copy a link's target (a run's run.json,
+    /etc/hostname) as a plain file into the bot's folder on the worker."""
+    from test_fileview import leaky_project, no_faults, plays, probe_report
+
+    proj, own = leaky_project(tmp_path)
+    records, kept = plays(proj, "--backend", "ray", RAY_ADDRESS="", RAY_USAGE_STATS_ENABLED="0")
+    no_faults(records)
+    report = probe_report(kept)
+    assert report["read"] == ["leaky/own.txt"]
+    assert set(report["seen"]) == set(own)  # the worker's copy: its own files; the project is not there

@@ -4,12 +4,14 @@ Each Ray actor is one worker (one CPU) holding an :class:`arena.worker.Worker`,
 exactly like a process of the local pool: it keeps its bot processes alive
 between matches and runs every bot in the sandbox of the node it lives on.
 
-What travels: the bot files themselves (bytes, in the actor's constructor),
-written to a private folder on the worker's node and re-hashed there, so a
-node never runs a bot other than the one the run recorded; and, when joining
-an existing cluster, the ``arena`` package (Ray's ``py_modules``). Matches go
-out as plain :class:`MatchSpec` data and come back as records; the driver
-writes the one run folder, so resume works exactly as with the local backend.
+What travels: each bot exactly as :func:`arena.botfile.bot_tree` lists it (its
+own files and its data folder, symlinks as link text, never followed), written
+to a private folder on the worker's node and loaded there, so the worker
+re-hashes all of it (the data folder included) and refuses a bot whose hash
+is not the one the run recorded; and, when joining an existing cluster, the
+``arena`` package (Ray's ``py_modules``). Matches go out as plain
+:class:`MatchSpec` data and come back as records; the driver writes the one
+run folder, so resume works exactly as with the local backend.
 """
 
 from __future__ import annotations
@@ -22,35 +24,63 @@ from arena.errors import RunError
 from arena.records import MatchSpec
 
 
-def pack_bots(entrants: Sequence[tuple[str, Any]]) -> list[tuple[str, str, str, dict[str, bytes]]]:
-    """(label, file name, sha256, {relative path: bytes}) for every entrant."""
+Packed = tuple[str, str, str, list[tuple[str, str, bool, bytes]]]  # label, file, sha256, entries
+
+
+def pack_bots(entrants: Sequence[tuple[str, Any]]) -> list[Packed]:
+    """(label, bot file name, sha256, entries) for every entrant; an entry is
+    (relative path, kind, executable, payload): a file's bytes, a link's text,
+    nothing for a folder. No link is followed."""
+    from arena.botfile import bot_tree
+
     packed = []
     for label, spec in entrants:
-        files: dict[str, bytes] = {}
-        for path in spec.files():
-            paths = [path] if path.is_file() else [p for p in sorted(path.rglob("*")) if p.is_file()]
-            for p in paths:
-                files[str(p.relative_to(spec.folder))] = p.read_bytes()
-        packed.append((label, str(spec.path.relative_to(spec.folder)), spec.sha256, files))
+        entries: list[tuple[str, str, bool, bytes]] = []
+        for e in bot_tree(spec):
+            if e.kind == "file":
+                fd = os.open(spec.folder / e.rel, os.O_RDONLY | os.O_NOFOLLOW)
+                with os.fdopen(fd, "rb") as f:
+                    payload = f.read()
+            elif e.kind == "link":
+                payload = os.fsencode(e.link)
+            else:
+                payload = b""
+            entries.append((e.rel, e.kind, e.executable, payload))
+        packed.append((label, spec.path.name, spec.sha256, entries))
     return packed
 
 
-def unpack_bots(packed: Sequence[tuple[str, str, str, dict[str, bytes]]], root: Path) -> list[tuple[str, Any]]:
-    """Write shipped bot files under ``root`` and load them; the hashes must match."""
+def unpack_bots(packed: Sequence[Packed], root: Path) -> list[tuple[str, Any]]:
+    """Write shipped bots under ``root`` (entries as they were: files, folders,
+    links) and load them; each must hash to what the run recorded."""
     from arena.botfile import load_bot
 
     out = []
-    for i, (label, name, sha, files) in enumerate(packed):
+    for i, (label, name, sha, entries) in enumerate(packed):
         folder = root / f"bot{i}"
-        for rel, data in files.items():
+        folder.mkdir(parents=True)
+        made = {str(folder)}
+        for rel, kind, executable, payload in entries:
+            parts = rel.split("/")
+            if os.path.isabs(rel) or any(p in ("", ".", "..") for p in parts):
+                raise RunError(f"bot {label}: shipped entry {rel!r} is not a path inside its folder")
             target = folder / rel
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_bytes(data)
-            if rel.endswith((".sh", ".js", ".py")) or os.access(target, os.X_OK):
-                target.chmod(0o755)
+            if str(target.parent) not in made:  # never through a link, never outside
+                raise RunError(f"bot {label}: shipped entry {rel!r} is not under a folder it shipped")
+            if kind == "dir":
+                os.mkdir(target, 0o755)
+                made.add(str(target))
+            elif kind == "link":
+                os.symlink(os.fsdecode(payload), target)
+            else:
+                fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW,
+                             0o755 if executable else 0o644)
+                with os.fdopen(fd, "wb") as f:
+                    f.write(payload)
         spec = load_bot(folder / name)
         if spec.sha256 != sha:
-            raise RunError(f"bot {label}: the shipped files hash to {spec.sha256[:12]}, not {sha[:12]}")
+            raise RunError(f"bot {label}: the shipped files hash to {spec.sha256[:12]}, not {sha[:12]} "
+                           f"(its files or data folder changed after the run recorded it)")
         out.append((label, spec))
     return out
 
@@ -110,7 +140,7 @@ class RayBackend:
                          log_to_driver=False)
             self.owns = True
         actor: Any = ray.remote(num_cpus=1)(_RayWorker)
-        packed = pack_bots(entrants)
+        packed = ray.put(pack_bots(entrants))  # once in the object store, whatever the number of actors
         self.actors: list[Any] = [actor.remote(packed, limits, time, fresh_process, k, slots)
                                   for k in range(workers)]
 

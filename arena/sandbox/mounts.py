@@ -1,14 +1,22 @@
-"""What a bot sees of the file system inside bubblewrap: the bwrap arguments."""
+"""What a bot sees of the file system inside bubblewrap: the bwrap arguments.
+
+The system part (:func:`system_args`) is the same for every bot; the bot's
+part (:func:`view_args`) is exactly its runtime (:mod:`arena.runtime`, resolved
+when the bot was loaded) and its own files (:func:`arena.botfile.bot_tree`'s
+top level), each bound read-only at its real path. Nothing is bound because a
+command mentions it.
+"""
 
 from __future__ import annotations
 
 import os
-import sys
 import sysconfig
 from pathlib import Path
 
 import arena
 from arena.botfile import BotSpec
+from arena.errors import SandboxError
+from arena.runtime import host_python
 from arena.sandbox.limits import SandboxLimits
 
 __all__ = ["WORK", "bwrap_args", "python_paths", "system_args", "view_args"]
@@ -21,7 +29,7 @@ WORK = "/tmp"  # the bot's private working folder inside bwrap
 
 def python_paths() -> tuple[str, str, str]:
     """(interpreter, the folder holding the arena package, site-packages)."""
-    exe = os.path.realpath(sys.executable)
+    exe, _ = host_python()
     pkg_parent = str(Path(arena.__file__).resolve().parent.parent)
     return exe, pkg_parent, sysconfig.get_paths()["purelib"]
 
@@ -47,20 +55,26 @@ def system_args(limits: SandboxLimits) -> list[str]:
 
 
 def view_args(spec: BotSpec) -> list[str]:
-    """The bot's runtime and its own files, read-only."""
+    """The bot's runtime and its own files, read-only, each at its real path;
+    parents before children, so no bind hides another. Comes after
+    :func:`system_args`: a runtime under the host's /tmp lands on top of the
+    private tmpfs there."""
     binds: list[str] = []
     if spec.kind == "python":
-        exe, pkg, site = python_paths()
-        binds += [sys.base_prefix, os.path.join(pkg, "arena"), site]
-        if not exe.startswith(sys.base_prefix):
-            binds.append(exe)
+        _, runtime = host_python()
+        _, pkg, _ = python_paths()
+        paths = sysconfig.get_paths()
+        binds += [*runtime, os.path.join(pkg, "arena"), paths["purelib"], paths["platlib"]]
     else:
-        prog = os.path.realpath(spec.command[0])
-        if not prog.startswith(("/usr/", "/bin/", "/lib")):
-            d = os.path.dirname(prog)
-            binds.append(os.path.dirname(d) if os.path.basename(d) == "bin" else d)
-    binds += [str(f) for f in spec.files()]
+        binds += spec.runtime
+    for f in spec.files():
+        # Checked again now: what was loaded as a real folder must not have become a link.
+        if f.name == spec.name and os.path.islink(f):
+            raise SandboxError(f"bot {spec.name}: {f} became a symlink after the bot was loaded")
+        binds.append(str(f))
     a: list[str] = []
-    for b in dict.fromkeys(binds):
+    for b in sorted(dict.fromkeys(binds)):
+        if b in SYSTEM_ETC or not os.path.lexists(b):
+            continue
         a += ["--ro-bind", b, b]
     return a
