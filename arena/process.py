@@ -9,10 +9,18 @@ every process in the sandbox killed). Every misbehaviour becomes a
 happened; after a fault the process is killed (the referee starts a new one
 before the bot's next match).
 
-Time control: the per-decision budget is the bot's CPU time (its cpuacct
-cgroup, or /proc without one), so a busy machine does not make a bot time
+Time control: the per-decision budget is the bot's CPU time (its cgroup's
+CPU counter, or /proc without one), so a busy machine does not make a bot time
 out; a wall-clock cap of ``budget x wall_factor`` catches bots that sleep or
 block. The hot path is a handful of system calls (docs/performance.md).
+
+No CPU outside one's own turn: a bot runs only while it is asked (start-up
+and handshake, each turn, closing). It is frozen (its cgroup freezer) after
+``ready`` and after each reply line is read, and thawed just before a turn is
+written or it is closed; notifications to a frozen bot wait in its pipe and
+are read when it next runs. The CPU budget of a decision counts from the
+bot's previous reply, so whatever it used in between (the tail of a freeze,
+or everything, where the machine has no freezer) is charged to it.
 """
 
 from __future__ import annotations
@@ -96,6 +104,7 @@ class BotProcess:
         self._fault: BotFault | None = None  # noticed by notify(), raised by the next request
         self._gone: str | None = None  # a closed pipe noticed by notify()
         self._closed = False
+        self._mark = 0  # the bot's CPU time (ns) at its last reply: the next decision counts from here
         self._ncpu = max(1, len(os.sched_getaffinity(0)))
 
     # -- life cycle -------------------------------------------------------------
@@ -145,23 +154,30 @@ class BotProcess:
         except BotFault:
             self.close()
             raise
+        # Start-up is over: from now on the bot runs only while it is asked.
+        self._mark = box.cpu_ns()
+        box.freeze()
         return msg
 
-    def close(self) -> None:
-        """Close stdin, wait ``grace_ms``, kill everything in the sandbox, clean up. Idempotent."""
+    def close(self, grace: bool = True) -> None:
+        """Thaw, close stdin, wait ``grace_ms`` (unless ``grace`` is false: a
+        faulted bot), kill everything in the sandbox, clean up. Idempotent."""
         if self._closed:
             return
         self._closed = True
         proc, box = self._proc, self._box
+        if box is not None and grace:
+            box.thaw()  # closing is the bot's to run: it reads what is queued, then EOF
         if proc is not None:
             try:
                 proc.stdin.close()  # type: ignore[union-attr]
             except OSError:
                 pass
-            try:
-                proc.wait(self.time.grace_ms / 1000)
-            except subprocess.TimeoutExpired:
-                pass
+            if grace:
+                try:
+                    proc.wait(self.time.grace_ms / 1000)
+                except subprocess.TimeoutExpired:
+                    pass
         if box is not None:
             box.kill_all()  # first: without cgroups it finds the tree from the live top process
         if proc is not None:
@@ -257,7 +273,8 @@ class BotProcess:
             data = encode(msg)
             if self._log:
                 self._log(f"[{self.pid}] > {data[:-1].decode()}")
-            cpu0 = box.cpu_ns()
+            cpu0 = self._mark
+            box.thaw()
             deadline = _time.monotonic() + budget * self.time.wall_factor / 1000
             if self._pending:
                 self._send(data, deadline, str(msg.get("type", "request")))
@@ -271,10 +288,13 @@ class BotProcess:
                 if n < len(data):
                     self._send(data[n:], deadline, str(msg.get("type", "request")))
             line = self._read_line(deadline, budget * 1_000_000, cpu0, "reply", "time_ms", budget)
-            used = box.cpu_ns() - cpu0
+            now = box.cpu_ns()
+            box.freeze()
+            self._mark = now
+            used = now - cpu0
             if used > budget * 1_000_000:
-                raise BotTimeout(f"bot {self.spec.name} replied after {used / 1e6:.0f} ms of CPU time, "
-                                 f"over its budget of {budget} ms")
+                raise self._timeout(f"bot {self.spec.name} replied after {used / 1e6:.0f} ms of CPU time "
+                                    f"(counted from its previous reply), over its budget of {budget} ms")
             try:
                 return decode(line), used / 1e9
             except ProtocolError as exc:
@@ -292,8 +312,25 @@ class BotProcess:
 
     def _kill(self) -> None:
         """A faulted bot is not reused: kill it now (its late output would only
-        confuse the next request)."""
-        self.close()
+        confuse the next request), without the grace of a clean close, which
+        would be CPU outside anyone's turn for a bot that may be hostile."""
+        self.close(grace=False)
+
+    def _timeout(self, detail: str) -> BotFault:
+        """A bot out of time; or, if it is at its memory limit, one killed by it.
+
+        A bot that allocates without bound spends its last moments at the
+        limit while the kernel reclaims (evicting and re-reading its own code
+        pages), CPU charged to the bot: whether it runs out of budget first or
+        the OOM killer ends it is a race, so both are reported as the crash
+        the memory limit is.
+        """
+        box = self._box
+        if box is not None and box.at_memory_limit():
+            return BotCrashed(f"bot {self.spec.name} was killed: it hit the memory limit of "
+                              f"{self.limits.memory_mb} MB (sandbox limit memory_mb) and ran out of time "
+                              f"there, while the kernel reclaimed memory to keep it under the limit")
+        return BotTimeout(detail)
 
     def _flush(self) -> None:
         """Write what the bot's stdin pipe takes now."""
@@ -417,7 +454,7 @@ class BotProcess:
             elif cpu_budget_ns is not None:
                 used = box.cpu_ns(refresh=True) - cpu0
                 if used > cpu_budget_ns:
-                    raise BotTimeout(f"bot {self.spec.name} used {used / 1e6:.0f} ms of CPU time without "
+                    raise self._timeout(f"bot {self.spec.name} used {used / 1e6:.0f} ms of CPU time without "
                                      f"a {what}, over its budget of {limit_ms} ms ({limit_name})")
                 # The earliest the CPU budget could run out, on every core it may use.
                 wait = min(left, max(0.001, (cpu_budget_ns - used) / 1e9 / self._ncpu))
@@ -426,10 +463,10 @@ class BotProcess:
                     raise BotTimeout(f"bot {self.spec.name} sent no {what} in time while trying to run more "
                                      f"than {self.limits.processes} processes/threads (sandbox limit processes)")
                 if cpu_budget_ns is None:
-                    raise BotTimeout(f"bot {self.spec.name} sent no {what} within {limit_name} "
+                    raise self._timeout(f"bot {self.spec.name} sent no {what} within {limit_name} "
                                      f"{limit_ms} ms of wall-clock time (is it slow to start, or not "
                                      f"flushing its output?)")
-                raise BotTimeout(f"bot {self.spec.name} sent no {what} within the wall-clock cap of "
+                raise self._timeout(f"bot {self.spec.name} sent no {what} within the wall-clock cap of "
                                  f"{limit_ms * self.time.wall_factor / 1000:g} s ({limit_name} {limit_ms} ms "
                                  f"x wall_factor {self.time.wall_factor:g}) after using {used / 1e6:.0f} ms "
                                  f"of CPU: is it sleeping, blocked, or not flushing its output?")
