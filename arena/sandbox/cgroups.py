@@ -522,8 +522,11 @@ class BotCgroups:
         pending SIGKILL is acted on first).
         """
         v2 = self.paths.get(V2)
-        if v2 and self.plan.kill == "v2":
-            _try_write(os.path.join(v2, "cgroup.kill"), "1")
+        if v2 and self.plan.kill == "v2" and _try_write(os.path.join(v2, "cgroup.kill"), "1"):
+            for _ in range(200):  # the tasks die asynchronously; the cgroup says when all have
+                if _keyed(v2, "cgroup.events", "populated") == 0:
+                    break
+                time.sleep(0.002)
         freezer = self.paths.get("freezer")
         for _ in range(200):
             pids: set[int] = set()
