@@ -156,7 +156,7 @@ class BotProcess:
             raise
         # Start-up is over: from now on the bot runs only while it is asked.
         self._mark = box.cpu_ns()
-        box.freeze()
+        box.settle()
         return msg
 
     def close(self, grace: bool = True) -> None:
@@ -274,9 +274,9 @@ class BotProcess:
             if self._log:
                 self._log(f"[{self.pid}] > {data[:-1].decode()}")
             cpu0 = self._mark
-            box.thaw()
             deadline = _time.monotonic() + budget * self.time.wall_factor / 1000
             if self._pending:
+                box.thaw()  # it must run to take what is queued
                 self._send(data, deadline, str(msg.get("type", "request")))
             else:  # the usual case, one write, kept short: it is the per-decision path
                 try:
@@ -285,6 +285,9 @@ class BotProcess:
                     n = 0
                 except OSError:
                     raise _Gone("stopped reading its input (closed stdin or exited)") from None
+                # Thawed after the write: it wakes once, to a turn already in its pipe
+                # (thawed before, it would wake to an empty pipe and sleep again).
+                box.thaw()
                 if n < len(data):
                     self._send(data[n:], deadline, str(msg.get("type", "request")))
             line = self._read_line(deadline, budget * 1_000_000, cpu0, "reply", "time_ms", budget)

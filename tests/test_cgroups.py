@@ -124,18 +124,33 @@ def test_a_bot_is_frozen_between_turns_and_thawed_to_close(prefer: str, monkeypa
         pytest.skip(f"no {prefer} freezer here")
     monkeypatch.setenv(PREFER_ENV, prefer)
     bot = BotProcess(spec("steady.py"), LIMITS, FAST)
-    bot.start()
-    box = bot._box
-    assert box is not None and box.can_freeze
-    for _ in range(500):  # asynchronous: the tasks stop a moment after the write
-        if box.frozen():
-            break
-        time.sleep(0.002)
-    assert box.frozen()  # after the handshake
-    bot.notify(match_start())  # queued in the pipe, read when it next runs
-    assert bot.request(TURN)[0]["turns"] == 1
-    bot.close()  # thawed, it reads EOF and exits within the grace
+    try:
+        bot.start()
+        box = bot._box
+        assert box is not None and box.can_freeze
+        assert wait_frozen(box)  # after the handshake
+        bot.notify(match_start())  # queued in the pipe, read when it next runs
+        assert bot.request(TURN)[0]["turns"] == 1
+        assert wait_frozen(box)  # after the reply
+        # Only the bot's own processes are frozen per turn; bwrap's two wait outside.
+        inner = box.cgroups._target
+        assert inner is not None and os.path.basename(inner) == "bot"
+        frozen = {int(p) for p in Path(inner, "cgroup.procs").read_text().split()}
+        outer = {int(p) for p in Path(os.path.dirname(inner), "cgroup.procs").read_text().split()}
+        if MECH.bwrap:
+            assert len(outer) == 2 and bot.pid in outer and bot.pid not in frozen
+        assert frozen and not frozen & outer
+    finally:
+        bot.close()  # thawed, it reads EOF and exits within the grace
     assert bot._proc is not None and bot._proc.returncode == 0
+
+
+def wait_frozen(box: object) -> bool:
+    for _ in range(500):  # asynchronous: the tasks stop a moment after the write
+        if box.frozen():  # type: ignore[attr-defined]
+            return True
+        time.sleep(0.002)
+    return False
 
 
 @needs_v2("kill")

@@ -103,9 +103,16 @@ def prefer_env(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) 
     yield prefer
 
 
-@pytest.mark.parametrize("prefer_env", prefers(), indirect=True)
-def test_a_cpu_thief_gets_no_cpu_while_others_think(prefer_env: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    entrants = [entrant(BOTS / "cpu_thief.py", ARENA_TEST_SPINNERS=str(SPINNERS)),
+CASES = [(p, "turn") for p in prefers()] + [(prefers()[0], "import")]
+
+
+@pytest.mark.parametrize("prefer_env,spawn", CASES, indirect=["prefer_env"],
+                         ids=[f"{p}-spawn-at-{w}" for p, w in CASES])
+def test_a_cpu_thief_gets_no_cpu_while_others_think(prefer_env: str, spawn: str,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """Spinners forked at its first turn, or while it is imported (before the
+    handshake, when the sandbox's wrappers and the bot are still one cgroup)."""
+    entrants = [entrant(BOTS / "cpu_thief.py", ARENA_TEST_SPINNERS=str(SPINNERS), ARENA_TEST_SPAWN=spawn),
                 entrant(BOTS / "cpu_half.py"), entrant(BOTS / "cpu_half.py")]
     worker = Worker(entrants, LIMITS, CLOCK)
     stolen: list[int] = []  # the thief's cgroup CPU (ns) during each decision of another bot

@@ -203,6 +203,19 @@ class Sandbox:
     def thaw(self) -> None:
         self.cgroups.thaw()
 
+    def settle(self) -> None:
+        """Start-up is over: freeze the bot, and from now on freeze and thaw
+        only its own processes, not the sandbox's wrappers (bwrap's outer
+        process and its pid-namespace init; unshare's), which only wait:
+        each task of a frozen cgroup is woken twice per turn."""
+        wrappers: set[int] = set()
+        if self._pid is not None and self.limits.mode != "off":
+            if self.mech.bwrap:
+                wrappers = {self._pid, *procfs.children(self._pid)}
+            elif self.mech.unshare:
+                wrappers = {self._pid}
+        self.cgroups.settle(wrappers)
+
     def frozen(self) -> bool:
         """Whether a freeze has completed (every task stopped)."""
         return self.cgroups.frozen()

@@ -285,21 +285,35 @@ def reap_stale(parent_dirs: tuple[tuple[str, str], ...], v2_parent: str | None =
             stale.append(path)  # no cgroup.kill (Linux < 5.14): signals, then thaw
             _try_write(os.path.join(path, "cgroup.freeze"), "0")
     for path in stale:
-        for pid in _pids(path):
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except OSError:
-                pass
-        _try_write(os.path.join(path, "freezer.state"), "THAWED")
+        for folder in _subtree(path):  # a bot's cgroup holds a child cgroup for the bot itself
+            for pid in _pids(folder):
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except OSError:
+                    pass
+            _try_write(os.path.join(folder, "freezer.state"), "THAWED")
     for path in dict.fromkeys(stale + stale2):
-        for _ in range(100):  # a killed process leaves its cgroup a moment later
-            try:
-                os.rmdir(path)
-                break
-            except FileNotFoundError:
-                break
-            except OSError:
-                time.sleep(0.005)
+        for folder in _subtree(path):
+            _rmdir(folder, tries=100, pause=0.005)
+
+
+def _subtree(path: str) -> list[str]:
+    """``path`` and the cgroups below it, deepest first (the order to remove them in)."""
+    out = []
+    for top, dirs, _ in os.walk(path, topdown=False):
+        out += [os.path.join(top, d) for d in dirs]
+    return out + [path]
+
+
+def _rmdir(path: str, tries: int = 100, pause: float = 0.01) -> None:
+    for _ in range(tries):  # a killed process leaves its cgroup a moment later
+        try:
+            os.rmdir(path)
+            return
+        except FileNotFoundError:
+            return
+        except OSError:
+            time.sleep(pause)
 
 
 def _try_write(path: str, value: str) -> bool:
@@ -355,8 +369,10 @@ class BotCgroups:
         self.paths: dict[str, str] = {}  # v1 controller, or V2 -> cgroup folder
         self._cpu_fd: int | None = None
         self._cpu_v2 = False
-        self._freeze_fd: int | None = None
+        self._freeze_fd: int | None = None  # the freeze file of the cgroup frozen between turns
         self._freeze_v2 = False
+        self._inner: str | None = None  # the child cgroup holding the bot but not the sandbox's wrappers
+        self._target: str | None = None  # the folder whose freeze file _freeze_fd is
 
     def __bool__(self) -> bool:
         return bool(self.paths)
@@ -406,8 +422,11 @@ class BotCgroups:
             if self.has("freeze"):
                 self._freeze_v2 = self.plan.freeze == "v2"
                 folder = self.paths[V2 if self._freeze_v2 else "freezer"]
-                self._freeze_fd = os.open(os.path.join(folder, "cgroup.freeze" if self._freeze_v2
-                                                       else "freezer.state"), os.O_WRONLY)
+                self._freeze_fd = os.open(os.path.join(folder, self._freeze_name), os.O_WRONLY)
+                self._target = folder
+                inner = os.path.join(folder, "bot")
+                os.mkdir(inner)
+                self._inner = inner
         except OSError as exc:
             raise SandboxError(f"cannot open the cgroup files of {self.tag}: {exc}") from None
 
@@ -415,8 +434,70 @@ class BotCgroups:
         """The ``cgroup.procs`` files the child writes itself into between fork and exec."""
         return [os.path.join(p, "cgroup.procs") for p in self.paths.values()]
 
+    @property
+    def _freeze_name(self) -> str:
+        return "cgroup.freeze" if self._freeze_v2 else "freezer.state"
+
+    def _freeze_word(self, on: bool) -> bytes:
+        if self._freeze_v2:
+            return b"1" if on else b"0"
+        return b"FROZEN" if on else b"THAWED"
+
     def started(self, pid: int) -> None:
         pass  # the files were opened by create()
+
+    def settle(self, wrappers: set[int]) -> None:
+        """Freeze the bot for the first time, and from now on freeze only its
+        own processes: every process but the sandbox's ``wrappers`` (bwrap's
+        two, which only wait) moves into a child cgroup, and only that child is
+        frozen and thawed per turn.
+
+        Why: every task of a cgroup is woken to be frozen and again to be
+        thawed; bwrap's two would triple the per-decision cost of freezing a
+        one-process bot (docs/performance.md). The whole cgroup is frozen
+        first, until the freeze has completed, so nothing forks while the
+        processes are moved; the child is frozen before they arrive, so they
+        stay frozen. Where the move fails, the whole cgroup stays the one frozen.
+        """
+        if self._freeze_fd is None:
+            return
+        if self._inner is None or not wrappers:
+            self.freeze()
+            return
+        outer = os.path.dirname(self._inner)
+        name = self._freeze_name
+        moved = False
+        try:
+            _write(self._inner, name, self._freeze_word(True).decode())
+            os.pwrite(self._freeze_fd, self._freeze_word(True), 0)
+            for _ in range(500):
+                if self._frozen(outer):
+                    break
+                time.sleep(0.001)
+            for _ in range(10):
+                left = set(_pids(outer)) - wrappers
+                if not left:
+                    moved = True
+                    break
+                for pid in left:
+                    try:
+                        _write(self._inner, "cgroup.procs", str(pid))
+                    except ProcessLookupError:
+                        pass
+        except OSError:
+            moved = False
+        if not moved:
+            try:
+                _write(self._inner, name, self._freeze_word(False).decode())
+            except OSError:
+                pass
+            self.freeze()
+            return  # the outer cgroup stays frozen, and is the one frozen per turn
+        inner_fd = os.open(os.path.join(self._inner, name), os.O_WRONLY)
+        os.pwrite(self._freeze_fd, self._freeze_word(False), 0)  # the wrappers run again; the bot does not
+        os.close(self._freeze_fd)
+        self._freeze_fd = inner_fd
+        self._target = self._inner
 
     # -- per decision ---------------------------------------------------------------
 
@@ -442,28 +523,31 @@ class BotCgroups:
         """Stop every process in the cgroup (asynchronous: see :meth:`frozen`)."""
         if self._freeze_fd is not None:
             try:
-                os.pwrite(self._freeze_fd, b"1" if self._freeze_v2 else b"FROZEN", 0)
+                os.pwrite(self._freeze_fd, self._freeze_word(True), 0)
             except OSError:
                 pass  # removed under us: nothing left to freeze
 
     def thaw(self) -> None:
         if self._freeze_fd is not None:
             try:
-                os.pwrite(self._freeze_fd, b"0" if self._freeze_v2 else b"THAWED", 0)
+                os.pwrite(self._freeze_fd, self._freeze_word(False), 0)
             except OSError:
                 pass
 
     def frozen(self) -> bool:
-        """Whether the freeze has completed: every task of the cgroup is stopped
+        """Whether the freeze has completed: every task of the bot is stopped
         (v2 ``cgroup.events`` ``frozen 1``, v1 ``freezer.state`` ``FROZEN``)."""
+        if self._freeze_fd is None:
+            return False
+        return self._target is not None and self._frozen(self._target)
+
+    def _frozen(self, folder: str) -> bool:
         try:
             if self._freeze_v2:
-                return _keyed(self.paths[V2], "cgroup.events", "frozen") == 1
-            if "freezer" in self.paths:
-                return _read(self.paths["freezer"], "freezer.state").strip() == "FROZEN"
+                return _keyed(folder, "cgroup.events", "frozen") == 1
+            return _read(folder, "freezer.state").strip() == "FROZEN"
         except OSError:
-            pass
-        return False
+            return False
 
     # -- after the fact ---------------------------------------------------------------
 
@@ -528,9 +612,10 @@ class BotCgroups:
                     break
                 time.sleep(0.002)
         freezer = self.paths.get("freezer")
+        folders = list(self.paths.values()) + ([self._inner] if self._inner else [])
         for _ in range(200):
             pids: set[int] = set()
-            for path in self.paths.values():
+            for path in folders:
                 pids.update(_pids(path))
             if not pids:
                 return
@@ -540,7 +625,9 @@ class BotCgroups:
                 except ProcessLookupError:
                     pass
             if freezer:
-                _try_write(os.path.join(freezer, "freezer.state"), "THAWED")
+                for path in (self._inner, freezer):
+                    if path and path.startswith(freezer):
+                        _try_write(os.path.join(path, "freezer.state"), "THAWED")
             time.sleep(0.005)
 
     def remove(self) -> None:
@@ -549,6 +636,10 @@ class BotCgroups:
             if fd is not None:
                 os.close(fd)
         self._cpu_fd = self._freeze_fd = None
+        self._target = None
+        if self._inner is not None:
+            _rmdir(self._inner)
+            self._inner = None
         for key, path in list(self.paths.items()):
             for _ in range(100):  # a killed process leaves its cgroup a moment later
                 try:

@@ -1,6 +1,7 @@
 """Steals CPU between its turns (issue 11, item 3).
 
-On its first turn it forks spinners, each in a session of its own (so each
+On its first turn (or, with ARENA_TEST_SPAWN=import, while it is imported,
+before the handshake) it forks spinners, each in a session of its own (so each
 would get its own scheduler share under autogroup) and allowed on every core.
 During its own turns it stops them (SIGSTOP), so its per-decision CPU stays
 tiny; 2 ms after replying it resumes them (SIGCONT), so they burn CPU while
@@ -49,3 +50,7 @@ def act(turn):
     resume.daemon = True
     resume.start()
     return "dudo" if turn.legal.dudo else next(turn.legal.bids())
+
+
+if os.environ.get("ARENA_TEST_SPAWN") == "import":
+    _spawn()
