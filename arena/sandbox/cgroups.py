@@ -567,21 +567,25 @@ class BotCgroups:
             return False
 
     def at_memory_limit(self) -> bool:
-        """Whether the bot's memory is at its limit now and the limit was hit:
-        the kernel is reclaiming to keep it under, which burns CPU charged to
-        the bot (a bot that allocates without bound spends its budget there
-        before the OOM killer ends it)."""
+        """Whether the bot is at its memory limit now, or the kernel has
+        OOM-killed in its cgroup: the kernel is reclaiming to keep it under
+        the limit, which burns CPU charged to the bot (a bot that allocates
+        without bound spends its budget there before, or while, the OOM
+        killer ends it).
+
+        Usage now, not the limit's fail counter: on recent kernels the v1
+        ``memory.failcnt`` stays 0 at the limit (seen on 6.18 here)."""
         limit = self.limits.memory_mb << 20
         slack = max(4 << 20, limit // 32)
         try:
             if self.plan.memory == "v2" and V2 in self.paths:
                 d = self.paths[V2]
                 return (int(_read(d, "memory.current")) >= limit - slack
-                        and _keyed(d, "memory.events", "max") > 0)
+                        or _keyed(d, "memory.events", "oom_kill") > 0)
             mem = self.paths.get("memory")
             if mem:
                 return (int(_read(mem, "memory.usage_in_bytes")) >= limit - slack
-                        and int(_read(mem, "memory.failcnt")) > 0)
+                        or _keyed(mem, "memory.oom_control", "oom_kill") > 0)
         except (OSError, ValueError):
             pass
         return False
