@@ -28,8 +28,11 @@ merged: its per-decision cost is whatever its system calls add on the hot
 path (filters run on every call the bot makes); add a "seccomp-off"
 arrangement beside "unfrozen" then, in the place marked below.
 
-Reports the median microseconds per decision over trials and the median of
-the per-trial ratios to the floor (target for sandboxed: at most 2x).
+Reports, per decision, the median wall-clock microseconds over trials, the
+median of the per-trial ratios to the floor (target for sandboxed: at most
+2x), the CPU microseconds (this process's and the bot's: what moves least
+with load) and this process's context switches (a freeze wakes the bot once
+more per decision, to stop it).
 Figures go to docs/performance.md.
 """
 
@@ -141,13 +144,29 @@ def per_decision(request: Callable[[dict[str, Any]], Any], n: int,
     the time spent waiting for a core that others' work had: the figure that
     moves least with machine load."""
     c0 = child_cpu() if child_cpu else 0
+    s0 = switches()
     p0 = time.process_time_ns()
     t = time.perf_counter()
     for _ in range(n):
         request(TURN)
     wall = (time.perf_counter() - t) / n * 1e6
     cpu = (time.process_time_ns() - p0 + ((child_cpu() - c0) if child_cpu else 0)) / n / 1000
+    SWITCHES.append((switches() - s0) / n)
     return wall, cpu
+
+
+SWITCHES: list[float] = []  # this process's context switches per decision, trial by trial
+
+
+def switches() -> int:
+    """This process's context switches so far (voluntary + involuntary): each
+    one a trip through the scheduler, a load-independent part of the cost."""
+    n = 0
+    with open("/proc/self/status") as f:
+        for line in f:
+            if "ctxt_switches" in line:
+                n += int(line.split()[1])
+    return n
 
 
 def schedstat(pid: int) -> Callable[[], int]:
@@ -208,11 +227,13 @@ def main() -> None:
         per_decision(req, 200)
     times: dict[str, list[float]] = {k: [] for k in arrangements}
     cpus: dict[str, list[float]] = {k: [] for k in arrangements}
+    sw: dict[str, list[float]] = {k: [] for k in arrangements}
     for _ in range(args.trials):
         for name, req in arrangements.items():
             wall, cpu = per_decision(req, args.decisions, cpu_of[name])
             times[name].append(wall)
             cpus[name].append(cpu)
+            sw[name].append(SWITCHES[-1])
     floor.close()
     floor_stdlib.close()
     for bot in bots:
@@ -226,10 +247,10 @@ def main() -> None:
           f"{os.getloadavg()[0]:.1f} (figures under load are indicative)")
     print(describe_sandbox(SandboxLimits()))
     print(f"{'arrangement':<12} {'median us':>10} {'min':>8} {'max':>8} {'x floor':>8}   "
-          f"{'CPU us':>7} {'x floor':>8}")
+          f"{'CPU us':>7} {'x floor':>8}   {'switches':>8}")
     for name, v in times.items():
         print(f"{name:<12} {med[name]:>10.1f} {min(v):>8.1f} {max(v):>8.1f} {ratio[name]:>8.2f}   "
-              f"{cmed[name]:>7.1f} {cratio[name]:>8.2f}")
+              f"{cmed[name]:>7.1f} {cratio[name]:>8.2f}   {statistics.median(sw[name]):>8.2f}")
     print(f"freezing costs {med['sandboxed'] - med['unfrozen']:.1f} us per decision of wall time, "
           f"{cmed['sandboxed'] - cmed['unfrozen']:.1f} us of CPU (sandboxed - unfrozen)")
     r = ratio["sandboxed"]

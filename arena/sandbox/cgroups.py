@@ -371,6 +371,7 @@ class BotCgroups:
         self._cpu_v2 = False
         self._freeze_fd: int | None = None  # the freeze file of the cgroup frozen between turns
         self._freeze_v2 = False
+        self._on = self._off = b""  # what freeze() and thaw() write
         self._inner: str | None = None  # the child cgroup holding the bot but not the sandbox's wrappers
         self._target: str | None = None  # the folder whose freeze file _freeze_fd is
 
@@ -421,6 +422,7 @@ class BotCgroups:
                                        os.O_RDONLY)
             if self.has("freeze"):
                 self._freeze_v2 = self.plan.freeze == "v2"
+                self._on, self._off = self._freeze_word(True), self._freeze_word(False)
                 folder = self.paths[V2 if self._freeze_v2 else "freezer"]
                 self._freeze_fd = os.open(os.path.join(folder, self._freeze_name), os.O_WRONLY)
                 self._target = folder
@@ -523,14 +525,14 @@ class BotCgroups:
         """Stop every process in the cgroup (asynchronous: see :meth:`frozen`)."""
         if self._freeze_fd is not None:
             try:
-                os.pwrite(self._freeze_fd, self._freeze_word(True), 0)
+                os.pwrite(self._freeze_fd, self._on, 0)
             except OSError:
                 pass  # removed under us: nothing left to freeze
 
     def thaw(self) -> None:
         if self._freeze_fd is not None:
             try:
-                os.pwrite(self._freeze_fd, self._freeze_word(False), 0)
+                os.pwrite(self._freeze_fd, self._off, 0)
             except OSError:
                 pass
 
