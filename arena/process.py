@@ -16,8 +16,8 @@ block. The hot path is a handful of system calls (docs/performance.md).
 
 No CPU outside one's own turn: a bot runs only while it is asked (start-up
 and handshake, each turn, closing). It is frozen (its cgroup freezer) after
-``ready`` and after each reply line is read, and thawed just before a turn is
-written or it is closed; notifications to a frozen bot wait in its pipe and
+``ready`` and after each reply line is read, and thawed once a turn is
+written into its pipe, or to close; notifications to a frozen bot wait in its pipe and
 are read when it next runs. The CPU budget of a decision counts from the
 bot's previous reply, so whatever it used in between (the tail of a freeze,
 or everything, where the machine has no freezer) is charged to it.
@@ -458,7 +458,7 @@ class BotProcess:
                 used = box.cpu_ns(refresh=True) - cpu0
                 if used > cpu_budget_ns:
                     raise self._timeout(f"bot {self.spec.name} used {used / 1e6:.0f} ms of CPU time without "
-                                     f"a {what}, over its budget of {limit_ms} ms ({limit_name})")
+                                        f"a {what}, over its budget of {limit_ms} ms ({limit_name})")
                 # The earliest the CPU budget could run out, on every core it may use.
                 wait = min(left, max(0.001, (cpu_budget_ns - used) / 1e9 / self._ncpu))
             if left <= 0:
@@ -467,12 +467,12 @@ class BotProcess:
                                      f"than {self.limits.processes} processes/threads (sandbox limit processes)")
                 if cpu_budget_ns is None:
                     raise self._timeout(f"bot {self.spec.name} sent no {what} within {limit_name} "
-                                     f"{limit_ms} ms of wall-clock time (is it slow to start, or not "
-                                     f"flushing its output?)")
+                                        f"{limit_ms} ms of wall-clock time (is it slow to start, or not "
+                                        f"flushing its output?)")
                 raise self._timeout(f"bot {self.spec.name} sent no {what} within the wall-clock cap of "
-                                 f"{limit_ms * self.time.wall_factor / 1000:g} s ({limit_name} {limit_ms} ms "
-                                 f"x wall_factor {self.time.wall_factor:g}) after using {used / 1e6:.0f} ms "
-                                 f"of CPU: is it sleeping, blocked, or not flushing its output?")
+                                    f"{limit_ms * self.time.wall_factor / 1000:g} s ({limit_name} {limit_ms} ms "
+                                    f"x wall_factor {self.time.wall_factor:g}) after using {used / 1e6:.0f} ms "
+                                    f"of CPU: is it sleeping, blocked, or not flushing its output?")
             for fd, ev in poll(max(1, int(wait * 1000) + 1)):
                 if fd == out:
                     self._fill()

@@ -257,3 +257,26 @@ def test_a_later_run_ends_a_dead_referees_frozen_bot(where: str) -> None:
                     pass
             left.wait()
             os.rmdir(group)
+
+
+@pytest.mark.parametrize("prefer", ["v2", "v1"])
+def test_a_bot_killed_while_frozen_dies_at_once(prefer: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A fault noticed between turns kills a frozen bot without thawing it
+    first: SIGKILL works on frozen v2 tasks; v1 ones take it only once thawed,
+    which kill_all does after sending the signals."""
+    if plan_for(prefer).freeze != prefer:
+        pytest.skip(f"no {prefer} freezer here")
+    monkeypatch.setenv(PREFER_ENV, prefer)
+    bot = BotProcess(spec("steady.py"), LIMITS, FAST)
+    try:
+        bot.start()
+        bot.notify(match_start())
+        bot.request(TURN)
+        assert bot._box is not None and wait_frozen(bot._box)
+        t = time.monotonic()
+        bot.close(grace=False)  # what a fault does
+        assert time.monotonic() - t < 2.0
+        assert bot._proc is not None and bot._proc.returncode is not None
+    finally:
+        bot.close()
+    assert leftovers("steady") == []
