@@ -613,7 +613,7 @@ class BotCgroups:
         """
         v2 = self.paths.get(V2)
         if v2 and self.plan.kill == "v2" and _try_write(os.path.join(v2, "cgroup.kill"), "1"):
-            for _ in range(200):  # the tasks die asynchronously; the cgroup says when all have
+            for _ in range(1000):  # the tasks die asynchronously; the cgroup says when all have (ms, even loaded)
                 if _keyed(v2, "cgroup.events", "populated") == 0:
                     break
                 time.sleep(0.002)
