@@ -24,6 +24,8 @@ from arena.sandbox.cgroups import PREFER_ENV
 
 from test_process import FAST, LIMITS, TURN, leftovers, match_start, spec
 
+pytestmark = pytest.mark.sandbox  # run as root and as an unprivileged user in CI
+
 MECH = available()
 V2 = MECH.unified.parent if MECH.unified else None
 
@@ -39,7 +41,7 @@ def needs_v2(job: str) -> pytest.MarkDecorator:
         why = "no cgroup2 mount we may create cgroups in" + (f" ({MECH.unified.why})" if MECH.unified else "")
     elif job in ("memory", "pids"):
         offered = Path(V2, "cgroup.controllers").read_text().split()
-        why = (f"the {job} controller is not offered to cgroup v2 here ({V2}cgroup.controllers: "
+        why = (f"the {job} controller is not offered to cgroup v2 here ({os.path.join(V2, 'cgroup.controllers')}: "
                f"{' '.join(offered) or 'none'}): a controller is bound to one hierarchy, and on this "
                f"machine {job} is mounted as cgroup v1" if job not in offered else
                f"the {job} controller could not be enabled: {MECH.unified.why}")  # type: ignore[union-attr]

@@ -166,7 +166,8 @@ def test_without_a_freezer_the_thief_is_charged_for_its_cpu_between_turns(
     v2 = dataclasses.replace(MECH.unified, freeze=False) if MECH.unified else None
     v1 = tuple((c, p) for c, p in MECH.cgroups if c != "freezer")
     if not v1 and (v2 is None or v2.parent is None):
-        pytest.skip("no writable cgroups at all: CPU time then comes from /proc (test_sandbox covers it)")
+        pytest.skip("no writable cgroups at all: CPU time then comes from /proc, which does not "
+                    "reliably charge CPU between turns (docs/sandbox.md, what is not stopped)")
     monkeypatch.setattr(box_mod, "available", lambda: Mechanisms(MECH.bwrap, MECH.unshare, v1, MECH.root, v2))
     monkeypatch.setattr(box_mod, "_warned", set())
     entrants = [entrant(BOTS / "cpu_thief.py", ARENA_TEST_SPINNERS=str(SPINNERS)),

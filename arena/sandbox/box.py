@@ -40,8 +40,7 @@ def describe_sandbox(limits: SandboxLimits = SandboxLimits()) -> str:
     else:
         parts = ["no namespaces (network, processes and files NOT hidden)"]
     plan = m.plan()
-    parts.append(f"cgroups ({plan.describe()})" if plan.v1 or plan.v2 else
-                 "no cgroups (CPU time from /proc, no process cap for root, no freezing between turns)")
+    parts.append(f"cgroups ({plan.describe()})" if plan.v1 or plan.v2 else f"no cgroups ({plan.describe()})")
     parts.append(f"rlimits (files {limits.open_files}, cpu {limits.cpu_seconds}s"
                  + ("" if plan.has("memory") else f", address space {limits.memory_mb} MB") + ")")
     parts.append(f"memory {limits.memory_mb} MB, {limits.processes} processes+threads, "
