@@ -37,6 +37,8 @@ SPINNERS = 4
 CLOCK = TimeControl(budget_ms=100, wall_factor=3.0, hello_ms=5000, grace_ms=200)
 LIMITS = SandboxLimits(memory_mb=256, processes=16, output_bytes=1 << 20)
 
+pytestmark = pytest.mark.sandbox  # run as root and as an unprivileged user in CI
+
 MECH = available()
 
 
@@ -67,25 +69,27 @@ def match(i: int, entrants: tuple[int, ...]) -> MatchSpec:
                      seed=derive_seed("theft", i), dice_seed=derive_seed("theft-dice", i), table=i, rotation=0)
 
 
-def spinner_runtime_ns(cgroup_procs: str) -> dict[int, int]:
+def spinner_runtime_ns(folders: list[str]) -> dict[int, int]:
     """The thief's spinners and each one's time on a CPU so far, in ns
     (``/proc/<pid>/schedstat``, exact).
 
-    Spinners are forks of the Python host, not execs: the Python processes
-    (bwrap's are not) whose parent is a Python process too."""
-    with open(cgroup_procs) as f:
-        pids = [int(p) for p in f.read().split()]
-    python = os.path.realpath(sys.executable)
-    parent = {}
+    Spinners are forks of the Python host, not execs: the processes that are
+    not bubblewrap's and whose parent is not bubblewrap's either (the host's
+    parent is bwrap's init). Told apart by the command name in
+    ``/proc/<pid>/stat``, which anyone may read (``/proc/<pid>/exe`` is not
+    readable for another user's namespace when the referee is not root)."""
+    pids = [int(p) for folder in folders for p in Path(folder, "cgroup.procs").read_text().split()]
+    comm, parent = {}, {}
     for pid in pids:
         try:
-            if os.path.realpath(f"/proc/{pid}/exe") == python:
-                parent[pid] = int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
-        except (OSError, ValueError):
+            stat = Path(f"/proc/{pid}/stat").read_text()
+        except OSError:
             continue
+        comm[pid] = stat[stat.index("(") + 1:stat.rindex(")")]
+        parent[pid] = int(stat.rsplit(")", 1)[1].split()[1])
     out = {}
-    for pid, pp in parent.items():
-        if pp in parent:
+    for pid, name in comm.items():
+        if name != "bwrap" and comm.get(parent[pid], "bwrap") != "bwrap":
             try:
                 out[pid] = int(Path(f"/proc/{pid}/schedstat").read_text().split()[0])
             except (OSError, ValueError):
@@ -126,7 +130,8 @@ def test_a_cpu_thief_gets_no_cpu_while_others_think(prefer_env: str, spawn: str,
         if thief is None or self is thief or thief._box is None or not thief._box.cgroups:
             return real(self, msg)  # (a thief already killed for a fault has no cgroups left)
         cg = thief._box.cgroups
-        procs = os.path.join(next(iter(cg.paths.values())), "cgroup.procs")
+        # Every cgroup of the thief (a v2 one holds bwrap's two, its child "bot" the rest).
+        procs = list(cg.paths.values()) + ([cg._inner] if cg._inner else [])
         before, spin0 = cg.cpu_ns(), spinner_runtime_ns(procs)
         try:
             reply, cpu = real(self, msg)
