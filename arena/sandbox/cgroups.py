@@ -205,7 +205,8 @@ class Plan:
                  ("memory", "v1"): "cgroup v1 memory", ("memory", "v2"): "cgroup v2 memory.max",
                  ("pids", "v1"): "cgroup v1 pids", ("pids", "v2"): "cgroup v2 pids.max"}
         none = {"cpu": "none (from /proc, clock ticks)",
-                "freeze": "none (CPU between turns is charged to the next decision)",
+                "freeze": ("none (CPU between turns is charged to the next decision)" if self.cpu else
+                           "none (CPU between turns charged only as far as /proc shows)"),
                 "kill": "none (the process tree from /proc)", "memory": "none (RLIMIT_AS)",
                 "pids": "none (RLIMIT_NPROC, not for root)"}
         label = {"cpu": "CPU time", "freeze": "freezing", "kill": "killing", "memory": "memory",
