@@ -105,6 +105,10 @@ class BotProcess:
         self._gone: str | None = None  # a closed pipe noticed by notify()
         self._closed = False
         self._mark = 0  # the bot's CPU time (ns) at its last reply: the next decision counts from here
+        # Without a CPU cgroup, /proc's process tree is walked again at each reply
+        # (tens of us), so that processes started around quick replies are charged
+        # too; not for trusted bots (mode off).
+        self._charge_tree = False
         self._ncpu = max(1, len(os.sched_getaffinity(0)))
 
     # -- life cycle -------------------------------------------------------------
@@ -115,6 +119,7 @@ class BotProcess:
             raise BotCrashed(f"bot {self.spec.name}: start() called twice; make a new BotProcess")
         box = self._box = Sandbox(self.spec, self.limits)
         argv, env, cwd = box.command()
+        self._charge_tree = self.limits.mode != "off" and not box.cgroups.has("cpu")  # (made by command())
         try:
             proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                     stderr=subprocess.PIPE, env=env, cwd=cwd, bufsize=0,
@@ -155,7 +160,7 @@ class BotProcess:
             self.close()
             raise
         # Start-up is over: from now on the bot runs only while it is asked.
-        self._mark = box.cpu_ns()
+        self._mark = box.cpu_ns(refresh=self._charge_tree)
         box.settle()
         return msg
 
@@ -291,7 +296,7 @@ class BotProcess:
                 if n < len(data):
                     self._send(data[n:], deadline, str(msg.get("type", "request")))
             line = self._read_line(deadline, budget * 1_000_000, cpu0, "reply", "time_ms", budget)
-            now = box.cpu_ns()
+            now = box.cpu_ns(refresh=self._charge_tree)
             box.freeze()
             self._mark = now
             used = now - cpu0

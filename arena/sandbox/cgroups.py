@@ -206,7 +206,7 @@ class Plan:
                  ("pids", "v1"): "cgroup v1 pids", ("pids", "v2"): "cgroup v2 pids.max"}
         none = {"cpu": "none (from /proc, clock ticks)",
                 "freeze": ("none (CPU between turns is charged to the next decision)" if self.cpu else
-                           "none (CPU between turns charged only as far as /proc shows)"),
+                           "none (CPU between turns charged to the next decision, from /proc)"),
                 "kill": "none (the process tree from /proc)", "memory": "none (RLIMIT_AS)",
                 "pids": "none (RLIMIT_NPROC, not for root)"}
         label = {"cpu": "CPU time", "freeze": "freezing", "kill": "killing", "memory": "memory",

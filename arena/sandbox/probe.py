@@ -42,7 +42,7 @@ class Mechanisms:
         what = {"cpu": "exact CPU time (cgroup v1 cpuacct or v2 cpu.stat)",
                 "freeze": "freezing bots between turns (cgroup v2 cgroup.freeze or v1 freezer; CPU a bot "
                           "uses between its turns is charged to its next decision instead"
-                          + ("" if p.has("cpu") else ", as far as /proc shows it") + ")",
+                          + ("" if p.has("cpu") else ", from /proc") + ")",
                 "memory": "a memory cgroup (v1 memory, or v2 with the memory controller enabled)",
                 "pids": "a process cap cgroup (v1 pids, or v2 with the pids controller enabled)"}
         for job, text in what.items():
