@@ -9,10 +9,18 @@ every process in the sandbox killed). Every misbehaviour becomes a
 happened; after a fault the process is killed (the referee starts a new one
 before the bot's next match).
 
-Time control: the per-decision budget is the bot's CPU time (its cpuacct
-cgroup, or /proc without one), so a busy machine does not make a bot time
+Time control: the per-decision budget is the bot's CPU time (its cgroup's
+CPU counter, or /proc without one), so a busy machine does not make a bot time
 out; a wall-clock cap of ``budget x wall_factor`` catches bots that sleep or
 block. The hot path is a handful of system calls (docs/performance.md).
+
+No CPU outside one's own turn: a bot runs only while it is asked (start-up
+and handshake, each turn, closing). It is frozen (its cgroup freezer) after
+``ready`` and after each reply line is read, and thawed once a turn is
+written into its pipe, or to close; notifications to a frozen bot wait in its pipe and
+are read when it next runs. The CPU budget of a decision counts from the
+bot's previous reply, so whatever it used in between (the tail of a freeze,
+or everything, where the machine has no freezer) is charged to it.
 """
 
 from __future__ import annotations
@@ -101,6 +109,11 @@ class BotProcess:
         self._fault: BotFault | None = None  # noticed by notify(), raised by the next request
         self._gone: str | None = None  # a closed pipe noticed by notify()
         self._closed = False
+        self._mark = 0  # the bot's CPU time (ns) at its last reply: the next decision counts from here
+        # Without a CPU cgroup, /proc's process tree is walked again at each reply
+        # (tens of us), so that processes started around quick replies are charged
+        # too; not for trusted bots (mode off).
+        self._charge_tree = False
         self._ncpu = max(1, len(os.sched_getaffinity(0)))
 
     # -- life cycle -------------------------------------------------------------
@@ -111,6 +124,7 @@ class BotProcess:
             raise BotCrashed(f"bot {self.spec.name}: start() called twice; make a new BotProcess")
         box = self._box = Sandbox(self.spec, self.limits)
         argv, env, cwd = box.command()
+        self._charge_tree = self.limits.mode != "off" and not box.cgroups.has("cpu")  # (made by command())
         try:
             proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                     stderr=subprocess.PIPE, env=env, cwd=cwd, bufsize=0,
@@ -151,23 +165,30 @@ class BotProcess:
         except BotFault:
             self.close()
             raise
+        # Start-up is over: from now on the bot runs only while it is asked.
+        self._mark = box.cpu_ns(refresh=self._charge_tree)
+        box.settle()
         return msg
 
-    def close(self) -> None:
-        """Close stdin, wait ``grace_ms``, kill everything in the sandbox, clean up. Idempotent."""
+    def close(self, grace: bool = True) -> None:
+        """Thaw, close stdin, wait ``grace_ms`` (unless ``grace`` is false: a
+        faulted bot), kill everything in the sandbox, clean up. Idempotent."""
         if self._closed:
             return
         self._closed = True
         proc, box = self._proc, self._box
+        if box is not None and grace:
+            box.thaw()  # closing is the bot's to run: it reads what is queued, then EOF
         if proc is not None:
             try:
                 proc.stdin.close()  # type: ignore[union-attr]
             except OSError:
                 pass
-            try:
-                proc.wait(self.time.grace_ms / 1000)
-            except subprocess.TimeoutExpired:
-                pass
+            if grace:
+                try:
+                    proc.wait(self.time.grace_ms / 1000)
+                except subprocess.TimeoutExpired:
+                    pass
         if box is not None:
             box.kill_all()  # first: without cgroups it finds the tree from the live top process
         if proc is not None:
@@ -276,9 +297,10 @@ class BotProcess:
             data = encode(msg)
             if self._log:
                 self._log(f"[{self.pid}] > {data[:-1].decode()}")
-            cpu0 = box.cpu_ns()
+            cpu0 = self._mark
             deadline = _time.monotonic() + budget * self.time.wall_factor / 1000
             if self._pending:
+                box.thaw()  # it must run to take what is queued
                 self._send(data, deadline, str(msg.get("type", "request")))
             else:  # the usual case, one write, kept short: it is the per-decision path
                 try:
@@ -287,13 +309,19 @@ class BotProcess:
                     n = 0
                 except OSError:
                     raise _Gone("stopped reading its input (closed stdin or exited)") from None
+                # Thawed after the write: it wakes once, to a turn already in its pipe
+                # (thawed before, it would wake to an empty pipe and sleep again).
+                box.thaw()
                 if n < len(data):
                     self._send(data[n:], deadline, str(msg.get("type", "request")))
             line = self._read_line(deadline, budget * 1_000_000, cpu0, "reply", "time_ms", budget)
-            used = box.cpu_ns() - cpu0
+            now = box.cpu_ns(refresh=self._charge_tree)
+            box.freeze()
+            self._mark = now
+            used = now - cpu0
             if used > budget * 1_000_000:
-                raise BotTimeout(f"bot {self.spec.name} replied after {used / 1e6:.0f} ms of CPU time, "
-                                 f"over its budget of {budget} ms")
+                raise self._timeout(f"bot {self.spec.name} replied after {used / 1e6:.0f} ms of CPU time "
+                                    f"(counted from its previous reply), over its budget of {budget} ms")
             try:
                 return decode(line), used / 1e9
             except ProtocolError as exc:
@@ -311,8 +339,25 @@ class BotProcess:
 
     def _kill(self) -> None:
         """A faulted bot is not reused: kill it now (its late output would only
-        confuse the next request)."""
-        self.close()
+        confuse the next request), without the grace of a clean close, which
+        would be CPU outside anyone's turn for a bot that may be hostile."""
+        self.close(grace=False)
+
+    def _timeout(self, detail: str) -> BotFault:
+        """A bot out of time; or, if it is at its memory limit, one killed by it.
+
+        A bot that allocates without bound spends its last moments at the
+        limit while the kernel reclaims (evicting and re-reading its own code
+        pages), CPU charged to the bot: whether it runs out of budget first or
+        the OOM killer ends it is a race, so both are reported as the crash
+        the memory limit is.
+        """
+        box = self._box
+        if box is not None and box.at_memory_limit():
+            return BotCrashed(f"bot {self.spec.name} was killed: it hit the memory limit of "
+                              f"{self.limits.memory_mb} MB (sandbox limit memory_mb) and ran out of time "
+                              f"there, while the kernel reclaimed memory to keep it under the limit")
+        return BotTimeout(detail)
 
     def _flush(self) -> None:
         """Write what the bot's stdin pipe takes now."""
@@ -439,8 +484,8 @@ class BotProcess:
             elif cpu_budget_ns is not None:
                 used = box.cpu_ns(refresh=True) - cpu0
                 if used > cpu_budget_ns:
-                    raise BotTimeout(f"bot {self.spec.name} used {used / 1e6:.0f} ms of CPU time without "
-                                     f"a {what}, over its budget of {limit_ms} ms ({limit_name})")
+                    raise self._timeout(f"bot {self.spec.name} used {used / 1e6:.0f} ms of CPU time without "
+                                        f"a {what}, over its budget of {limit_ms} ms ({limit_name})")
                 # The earliest the CPU budget could run out, on every core it may use.
                 wait = min(left, max(0.001, (cpu_budget_ns - used) / 1e9 / self._ncpu))
             if left <= 0:
@@ -448,13 +493,13 @@ class BotProcess:
                     raise BotTimeout(f"bot {self.spec.name} sent no {what} in time: "
                                      + diagnose.process_limit(self.limits.processes, self.limits.max_processes))
                 if cpu_budget_ns is None:
-                    raise BotTimeout(f"bot {self.spec.name} sent no {what} within {limit_name} "
-                                     f"{limit_ms} ms of wall-clock time (is it slow to start, or not "
-                                     f"flushing its output?)")
-                raise BotTimeout(f"bot {self.spec.name} sent no {what} within the wall-clock cap of "
-                                 f"{limit_ms * self.time.wall_factor / 1000:g} s ({limit_name} {limit_ms} ms "
-                                 f"x wall_factor {self.time.wall_factor:g}) after using {used / 1e6:.0f} ms "
-                                 f"of CPU: is it sleeping, blocked, or not flushing its output?")
+                    raise self._timeout(f"bot {self.spec.name} sent no {what} within {limit_name} "
+                                        f"{limit_ms} ms of wall-clock time (is it slow to start, or not "
+                                        f"flushing its output?)")
+                raise self._timeout(f"bot {self.spec.name} sent no {what} within the wall-clock cap of "
+                                    f"{limit_ms * self.time.wall_factor / 1000:g} s ({limit_name} {limit_ms} ms "
+                                    f"x wall_factor {self.time.wall_factor:g}) after using {used / 1e6:.0f} ms "
+                                    f"of CPU: is it sleeping, blocked, or not flushing its output?")
             for fd, ev in poll(max(1, int(wait * 1000) + 1)):
                 if fd == out:
                     self._fill()

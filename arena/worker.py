@@ -151,12 +151,17 @@ class Worker:
             return {"error": traceback.format_exc(), "match": spec.match, "pid": os.getpid()}
 
     def drain(self) -> list[StderrChunk]:
-        """What the live processes wrote since their last match, filed under that
-        match: at the end of a run, before they are closed (a bot logs on match_end too)."""
+        """Close the live processes and hand over what they wrote since their last
+        match, filed under that match: the end of a run. Closed first, because a
+        bot frozen after its last reply reads its last ``match_end`` (and logs
+        on it) only when it is thawed to be closed."""
         out: list[StderrChunk] = []
         for key, proc in self.procs.items():
+            proc.close()
             if key in self._last:
                 self._take(out, key, proc, self._last[key], "after its end")
+        self.procs.clear()
+        self.deals.clear()
         return out
 
     def close(self) -> None:

@@ -12,13 +12,28 @@ inheriting that pinning (NOTES.md: the fastest arrangement here):
 - floor-stdlib: the same echo the way NOTES.md measured it (subprocess file
   objects, readline, the stdlib json): about 40-55 us there;
 - sandboxed: BotProcess.request() to a trivial bot through arena.host, in
-  the full sandbox (bwrap, cgroups, rlimits) on this machine, CPU time read
-  from its cgroup on every request;
+  the full sandbox (bwrap, cgroups, rlimits) on this machine, as `arena run`
+  runs bots: thawed before the turn is written, frozen after the reply is
+  read (the cgroup freezer this machine offers), CPU time read from its
+  cgroup once per decision;
+- unfrozen: the same bot and sandbox with freezing switched off (the
+  difference is what freezing costs);
+- v1-freezer: the same with ARENA_CGROUP_PREFER=v1 (no cgroup v2: the v1
+  freezer and cpuacct), where the machine has them;
 - off: the same without the sandbox (mode off), to show what the sandbox
   itself adds.
 
-Reports the median microseconds per decision over trials and the ratio to
-the floor (target: at most 2x). Figures go to docs/performance.md.
+The seccomp filter (issue 11) joins the sandboxed arrangement when it is
+merged: its per-decision cost is whatever its system calls add on the hot
+path (filters run on every call the bot makes); add a "seccomp-off"
+arrangement beside "unfrozen" then, in the place marked below.
+
+Reports, per decision, the median wall-clock microseconds over trials, the
+median of the per-trial ratios to the floor (target for sandboxed: at most
+2x), the CPU microseconds (this process's and the bot's: what moves least
+with load) and this process's context switches (a freeze wakes the bot once
+more per decision, to stop it).
+Figures go to docs/performance.md.
 """
 
 from __future__ import annotations
@@ -38,7 +53,7 @@ sys.path.insert(0, str(HERE.parent))
 from arena.botfile import load_bot  # noqa: E402
 from arena.process import BotProcess, TimeControl  # noqa: E402
 from arena.rules import Rules  # noqa: E402
-from arena.sandbox import SandboxLimits, describe_sandbox  # noqa: E402
+from arena.sandbox import SandboxLimits, available, cgroups, describe_sandbox  # noqa: E402
 from arena.wire import encode  # noqa: E402
 
 TURN: dict[str, Any] = {
@@ -122,12 +137,44 @@ class Floor:
         self.proc.wait()
 
 
-def per_decision(request: Callable[[dict[str, Any]], Any], n: int) -> float:
-    """Mean microseconds per round trip over n requests."""
+def per_decision(request: Callable[[dict[str, Any]], Any], n: int,
+                 child_cpu: Callable[[], int] | None = None) -> tuple[float, float]:
+    """(wall, CPU) microseconds per round trip over n requests. CPU is this
+    process's plus the bot's (its whole cgroup or process), so it leaves out
+    the time spent waiting for a core that others' work had: the figure that
+    moves least with machine load."""
+    c0 = child_cpu() if child_cpu else 0
+    s0 = switches()
+    p0 = time.process_time_ns()
     t = time.perf_counter()
     for _ in range(n):
         request(TURN)
-    return (time.perf_counter() - t) / n * 1e6
+    wall = (time.perf_counter() - t) / n * 1e6
+    cpu = (time.process_time_ns() - p0 + ((child_cpu() - c0) if child_cpu else 0)) / n / 1000
+    SWITCHES.append((switches() - s0) / n)
+    return wall, cpu
+
+
+SWITCHES: list[float] = []  # this process's context switches per decision, trial by trial
+
+
+def switches() -> int:
+    """This process's context switches so far (voluntary + involuntary): each
+    one a trip through the scheduler, a load-independent part of the cost."""
+    n = 0
+    with open("/proc/self/status") as f:
+        for line in f:
+            if "ctxt_switches" in line:
+                n += int(line.split()[1])
+    return n
+
+
+def schedstat(pid: int) -> Callable[[], int]:
+    """A process's time on a CPU so far, in ns (``/proc/<pid>/schedstat``)."""
+    def read() -> int:
+        with open(f"/proc/{pid}/schedstat") as f:
+            return int(f.read().split()[0])
+    return read
 
 
 def main() -> None:
@@ -143,33 +190,72 @@ def main() -> None:
     floor = Floor()
     floor_stdlib = FloorStdlib()
     boxed = BotProcess(load_bot(bot_file), SandboxLimits(), clock)
+    unfrozen = BotProcess(load_bot(bot_file), SandboxLimits(), clock)
     plain = BotProcess(load_bot(bot_file), SandboxLimits(mode="off"), clock)
-    for bot in (boxed, plain):
-        bot.start()
-        bot.notify(MATCH_START)
+    bots = [boxed, unfrozen, plain]
     arrangements: dict[str, Callable[[dict[str, Any]], Any]] = {
         "floor": floor.request, "floor-stdlib": floor_stdlib.request,
-        "sandboxed": boxed.request, "off": plain.request}
+        "sandboxed": boxed.request, "unfrozen": unfrozen.request}
+    # (seccomp: when the filter is merged, add "seccomp-off" here: a BotProcess
+    # with the filter switched off, beside "unfrozen".)
+    if cgroups.plan(available().cgroups, available().unified, "v1").freeze == "v1":
+        v1 = BotProcess(load_bot(bot_file), SandboxLimits(), clock)
+        os.environ[cgroups.PREFER_ENV] = "v1"  # read when its sandbox is made, in start()
+        try:
+            v1.start()
+        finally:
+            del os.environ[cgroups.PREFER_ENV]
+        v1.notify(MATCH_START)
+        arrangements["v1-freezer"] = v1.request
+    arrangements["off"] = plain.request
+    for bot in bots:
+        bot.start()
+        bot.notify(MATCH_START)
+    if "v1-freezer" in arrangements:
+        bots.append(v1)
+    box = unfrozen._box
+    assert box is not None
+    box.thaw()  # it was frozen after ready; from now on it never is
+    box.freeze = box.thaw = lambda: None  # type: ignore[method-assign]
+    cpu_of: dict[str, Callable[[], int]] = {"floor": schedstat(floor.proc.pid),
+                                             "floor-stdlib": schedstat(floor_stdlib.proc.pid)}
+    for name, bot in (("sandboxed", boxed), ("unfrozen", unfrozen), ("v1-freezer", bots[-1]), ("off", plain)):
+        if name in arrangements:
+            assert bot._box is not None and bot.pid is not None
+            cpu_of[name] = bot._box.cpu_ns if bot._box.cgroups.has("cpu") else schedstat(bot.pid)
     for req in arrangements.values():  # warm up caches, JIT-free but still
         per_decision(req, 200)
     times: dict[str, list[float]] = {k: [] for k in arrangements}
+    cpus: dict[str, list[float]] = {k: [] for k in arrangements}
+    sw: dict[str, list[float]] = {k: [] for k in arrangements}
     for _ in range(args.trials):
         for name, req in arrangements.items():
-            times[name].append(per_decision(req, args.decisions))
+            wall, cpu = per_decision(req, args.decisions, cpu_of[name])
+            times[name].append(wall)
+            cpus[name].append(cpu)
+            sw[name].append(SWITCHES[-1])
     floor.close()
     floor_stdlib.close()
-    boxed.close()
-    plain.close()
+    for bot in bots:
+        bot.close()
     med = {k: statistics.median(v) for k, v in times.items()}
+    ratio = {k: statistics.median(t / f for t, f in zip(v, times["floor"])) for k, v in times.items()}
+    cmed = {k: statistics.median(v) for k, v in cpus.items()}
+    cratio = {k: statistics.median(t / f for t, f in zip(v, cpus["floor"])) for k, v in cpus.items()}
     print(f"message: {len(encode(TURN))} bytes; pinned: {'core ' + str(args.cpu) if args.cpu >= 0 else 'no'}; "
-          f"{args.trials} interleaved trials x {args.decisions} decisions")
+          f"{args.trials} interleaved trials x {args.decisions} decisions; load average "
+          f"{os.getloadavg()[0]:.1f} (figures under load are indicative)")
     print(describe_sandbox(SandboxLimits()))
-    print(f"{'arrangement':<12} {'median us':>10} {'min':>8} {'max':>8} {'x floor':>8}")
+    print(f"{'arrangement':<12} {'median us':>10} {'min':>8} {'max':>8} {'x floor':>8}   "
+          f"{'CPU us':>7} {'x floor':>8}   {'switches':>8}")
     for name, v in times.items():
-        print(f"{name:<12} {med[name]:>10.1f} {min(v):>8.1f} {max(v):>8.1f} {med[name] / med['floor']:>8.2f}")
-    for base in ("floor", "floor-stdlib"):
-        ratio = med["sandboxed"] / med[base]
-        print(f"sandboxed / {base} = {ratio:.2f} (target <= 2.00): {'OK' if ratio <= 2.0 else 'OVER TARGET'}")
+        print(f"{name:<12} {med[name]:>10.1f} {min(v):>8.1f} {max(v):>8.1f} {ratio[name]:>8.2f}   "
+              f"{cmed[name]:>7.1f} {cratio[name]:>8.2f}   {statistics.median(sw[name]):>8.2f}")
+    print(f"freezing costs {med['sandboxed'] - med['unfrozen']:.1f} us per decision of wall time, "
+          f"{cmed['sandboxed'] - cmed['unfrozen']:.1f} us of CPU (sandboxed - unfrozen)")
+    r = ratio["sandboxed"]
+    print(f"sandboxed / floor = {r:.2f} wall, {cratio['sandboxed']:.2f} CPU (medians of per-trial ratios; "
+          f"target <= 2.00): {'OK' if r <= 2.0 else 'OVER TARGET'}")
 
 
 if __name__ == "__main__":

@@ -65,11 +65,13 @@ def test_one_worker_and_two_workers_give_identical_records(tmp_path: Path) -> No
 
 @pytest.mark.slow
 def test_kill_9_at_random_moments_then_resume_equals_an_uninterrupted_run(tmp_path: Path) -> None:
-    # Private copies of the bots: their paths mark this test's bot processes.
+    # Private copies of the bots: their paths mark this test's bot processes,
+    # their names (in every cgroup's name) this test's cgroups.
     mine = tmp_path / "bots"
     mine.mkdir()
+    mark = f"k{os.getpid()}"
     for name in ("random", "probabilistic", "cautious", "bluffer", "calza"):
-        (mine / f"{name}.py").write_text((ROOT / "bots" / f"{name}.py").read_text())
+        (mine / f"{name}{mark}.py").write_text((ROOT / "bots" / f"{name}.py").read_text())
     cfg = write_config(tmp_path, matches=60, bots=[str(mine / "*.py")])
     clean = tmp_path / "clean"
     assert run_cli("run", str(cfg), "--out", str(clean)).returncode == 0
@@ -77,7 +79,10 @@ def test_kill_9_at_random_moments_then_resume_equals_an_uninterrupted_run(tmp_pa
     rng = random.Random(4)
     kills = 0
     for attempt in range(5):
-        proc = subprocess.Popen([*ARENA, "run", str(cfg), "--out", str(out)], cwd=ROOT,
+        # Every other attempt on the unified mount for all it can do (cgroup v2
+        # freezing, cpu.stat, cgroup.kill): a kill -9 must leave no cgroup there either.
+        env = {**os.environ, "ARENA_CGROUP_PREFER": "v2" if attempt % 2 == 0 else "auto"}
+        proc = subprocess.Popen([*ARENA, "run", str(cfg), "--out", str(out)], cwd=ROOT, env=env,
                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
         time.sleep(rng.uniform(0.8, 2.5))
         if proc.poll() is None:
@@ -95,6 +100,12 @@ def test_kill_9_at_random_moments_then_resume_equals_an_uninterrupted_run(tmp_pa
     time.sleep(0.5)
     left = subprocess.run(["pgrep", "-f", str(mine)], capture_output=True, text=True).stdout.split()
     assert left == []
+    # ... and no cgroup of theirs is left, v1 or v2: the resumed run swept the killed runs' ones.
+    from arena.sandbox import available
+
+    m = available()
+    parents = [p for _, p in m.cgroups] + ([m.unified.parent] if m.unified and m.unified.parent else [])
+    assert [d for p in parents for d in os.listdir(p) if d.startswith("arena-") and d.endswith(mark)] == []
 
 
 def test_rotate_seating_gives_each_seat_position_the_same_dice(tmp_path: Path) -> None:

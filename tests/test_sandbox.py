@@ -48,8 +48,10 @@ def play(name: str, *, limits: SandboxLimits = LIMITS, time: TimeControl = FAST,
 
 
 def cgroup_dirs(tag_part: str) -> list[str]:
+    """Bot cgroups left in the v1 hierarchies or the unified one."""
     out = []
-    for _, parent in MECH.cgroups:
+    v2 = [MECH.unified.parent] if MECH.unified and MECH.unified.parent else []
+    for parent in [p for _, p in MECH.cgroups] + v2:
         out += [d for d in os.listdir(parent) if d.startswith("arena-") and tag_part in d]
     return out
 

@@ -39,10 +39,10 @@ def describe_sandbox(limits: SandboxLimits = SandboxLimits()) -> str:
         parts = ["unshare (pid + net namespaces; files NOT hidden)"]
     else:
         parts = ["no namespaces (network, processes and files NOT hidden)"]
-    cg = [c for c in cgroups.CONTROLLERS if m.cgroup(c)]
-    parts.append(f"cgroups {'+'.join(cg)}" if cg else "no cgroups (CPU time from /proc, no process cap for root)")
+    plan = m.plan()
+    parts.append(f"cgroups ({plan.describe()})" if plan.v1 or plan.v2 else f"no cgroups ({plan.describe()})")
     parts.append(f"rlimits (files {limits.open_files}, cpu {limits.cpu_seconds}s"
-                 + ("" if m.cgroup("memory") else f", address space {limits.memory_mb} MB") + ")")
+                 + ("" if plan.has("memory") else f", address space {limits.memory_mb} MB") + ")")
     parts.append(f"memory {limits.memory_mb} MB, {limits.processes} processes+threads, "
                  f"output {limits.output_bytes} bytes")
     return f"sandbox {limits.mode}: " + "; ".join(parts)
@@ -74,7 +74,7 @@ class Sandbox:
         self.limits = limits
         self.mech = _check(limits) if limits.mode != "off" else Mechanisms(None, None, (), os.geteuid() == 0)
         self.tag = f"arena-{os.getpid()}-{next(Sandbox._serial)}-{spec.name}"
-        self.cgroups = cgroups.BotCgroups(self.tag, limits, self.mech.cgroups)
+        self.cgroups = cgroups.BotCgroups(self.tag, limits, self.mech.plan())
         self.workdir: str | None = None  # on the host, when not inside bwrap
         self._tree: procfs.TreeCpu | None = None  # CPU time from /proc, without cpuacct
         self._pid: int | None = None
@@ -180,8 +180,51 @@ class Sandbox:
             self._tree = procfs.TreeCpu(self._pid)
         return self._tree.ns(refresh)
 
+    @property
+    def can_freeze(self) -> bool:
+        """Whether the bot can be frozen between its turns (a cgroup freezer)."""
+        return self.cgroups.can_freeze
+
+    def freeze(self) -> None:
+        """Stop every process of the bot, without waiting for it to complete.
+
+        Why not wait: the write returns once every task in the cgroup has the
+        freeze pending (v2 sets a job-control trap and wakes each task; v1
+        marks it freezing and does the same), so none runs another user
+        instruction past its next entry to the kernel, which a task running
+        on another core gets within microseconds through the wake-up's
+        interrupt. Waiting for ``frozen 1`` would cost a read or a poll per
+        decision and only shave that tail, whose CPU is anyway charged to the
+        bot's next decision (the budget counts from its previous reply).
+        """
+        self.cgroups.freeze()
+
+    def thaw(self) -> None:
+        self.cgroups.thaw()
+
+    def settle(self) -> None:
+        """Start-up is over: freeze the bot, and from now on freeze and thaw
+        only its own processes, not the sandbox's wrappers (bwrap's outer
+        process and its pid-namespace init; unshare's), which only wait:
+        each task of a frozen cgroup is woken twice per turn."""
+        wrappers: set[int] = set()
+        if self._pid is not None and self.limits.mode != "off":
+            if self.mech.bwrap:
+                wrappers = {self._pid, *procfs.children(self._pid)}
+            elif self.mech.unshare:
+                wrappers = {self._pid}
+        self.cgroups.settle(wrappers)
+
+    def frozen(self) -> bool:
+        """Whether a freeze has completed (every task stopped)."""
+        return self.cgroups.frozen()
+
     def oom_killed(self) -> bool:
         return self.cgroups.oom_killed()
+
+    def at_memory_limit(self) -> bool:
+        """Whether the bot is at its memory limit now (the kernel reclaiming for it)."""
+        return self.cgroups.at_memory_limit()
 
     def pids_capped(self) -> bool:
         return self.cgroups.pids_capped()

@@ -1,101 +1,337 @@
-"""The cgroups of one bot process: limits, exact CPU time, killing everything in it.
+"""The cgroups of one bot process: limits, exact CPU time, freezing between
+turns, killing everything in it.
 
-cgroup v1 controllers, when writable: ``pids`` (processes + threads; the
-only limit that holds for uid 0, which ``RLIMIT_NPROC`` ignores), ``memory``
-(resident memory, tmpfs included) and ``cpuacct`` (exact CPU time of the
-bot and all its descendants, for the per-decision budget).
+A process belongs to one cgroup in each hierarchy, so a bot can be in cgroup
+v1 groups (one per controller mounted as v1) and one cgroup v2 group at once.
+Each job goes to the mechanism that does it best on this machine
+(:func:`plan`):
 
-Every bot's cgroup is named ``arena-<referee pid>-<serial>-<bot>``, so a later
-run can find and end what a referee killed outright left behind
-(:func:`reap_stale`).
+============ =============================== =================================
+job          cgroup v2 (unified)             cgroup v1
+============ =============================== =================================
+CPU time     ``cpu.stat`` ``usage_usec``     ``cpuacct.usage`` (ns)
+             (no controller needed)
+freezing     ``cgroup.freeze`` (no           ``freezer.state``: about 7x the
+             controller needed; cheap)       cost per turn (NOTES: ~129 us a
+                                             pair against ~18.5 us)
+killing      ``cgroup.kill`` (one write,     SIGKILL to every pid in
+             escaped processes included)     ``cgroup.procs`` until empty
+memory       ``memory.max`` +                ``memory.limit_in_bytes`` (+
+             ``memory.swap.max``, if the     ``memsw``)
+             controller is enabled
+processes    ``pids.max``, likewise          ``pids.max``
+============ =============================== =================================
+
+By default (``auto``): CPU time from v1 ``cpuacct`` when it is there (ns, one
+short number), freezing and killing by v2 when the unified mount offers them,
+memory and processes by v2 when those controllers are enabled for the
+referee's cgroup, else by v1. On this project's hybrid machine that is v1
+memory, pids and cpuacct with v2 freezing and killing.
+
+The environment variable ``ARENA_CGROUP_PREFER`` overrides the choice (a test
+switch, docs/sandbox.md): ``v2`` uses the unified mount for every job it can
+do (here: CPU time, freezing, killing; memory and processes stay v1, whose
+controllers the kernel binds to the v1 mounts), ``v1`` uses no cgroup v2 at
+all (the v1 freezer included).
+
+Every bot's cgroup is named ``arena-<referee pid>-<serial>-<bot>``, in each
+hierarchy, so a later run can find and end what a referee killed outright
+left behind (:func:`reap_stale`).
 """
 
 from __future__ import annotations
 
+import errno
 import os
 import signal
 import threading
 import time
+from dataclasses import dataclass
 
 from arena.errors import SandboxError
 from arena.sandbox.limits import SandboxLimits
 
-__all__ = ["CONTROLLERS", "BotCgroups", "parents", "reap_stale"]
+__all__ = ["CONTROLLERS", "JOBS", "PREFER_ENV", "BotCgroups", "Plan", "Unified", "parents", "plan",
+           "reap_stale", "unified"]
 
-CONTROLLERS = ("pids", "memory", "cpuacct")
+CONTROLLERS = ("pids", "memory", "cpuacct", "freezer")  # the v1 controllers used
+JOBS = ("cpu", "freeze", "kill", "memory", "pids")
+PREFER_ENV = "ARENA_CGROUP_PREFER"
+_V2_LIMITS = ("memory", "pids")  # controllers worth enabling for the bots' cgroups
+
+
+def _probe_dir(parent: str) -> bool:
+    """Whether we may create (and remove) a child cgroup in ``parent``."""
+    probe = os.path.join(parent, f"arena-probe-{os.getpid()}-{threading.get_ident()}")
+    try:
+        os.mkdir(probe)
+        os.rmdir(probe)
+    except OSError:
+        return False
+    return True
+
+
+def _mounts() -> tuple[dict[str, str], str | None]:
+    """(v1 controller -> mount point, the cgroup2 mount point or None)."""
+    v1: dict[str, str] = {}
+    v2: str | None = None
+    with open("/proc/self/mounts") as f:
+        for line in f:
+            parts = line.split()
+            if len(parts) < 4:
+                continue
+            if parts[2] == "cgroup":
+                for opt in parts[3].split(","):
+                    if opt in CONTROLLERS:
+                        v1[opt] = parts[1]
+            elif parts[2] == "cgroup2" and v2 is None:
+                v2 = parts[1]
+    return v1, v2
+
+
+def _own() -> dict[str, str]:
+    """This process's cgroup path per v1 controller, and under ``""`` in the unified hierarchy."""
+    own: dict[str, str] = {}
+    with open("/proc/self/cgroup") as f:
+        for line in f:
+            hid, ctrls, path = line.rstrip("\n").split(":", 2)
+            if hid == "0" and ctrls == "":
+                own[""] = path
+            for c in ctrls.split(","):
+                if c:
+                    own[c] = path
+    return own
 
 
 def parents() -> list[tuple[str, str]]:
     """cgroup v1 controllers mounted here whose own cgroup we may create children in."""
-    mounts: dict[str, str] = {}
     try:
-        with open("/proc/self/mounts") as f:
-            for line in f:
-                parts = line.split()
-                if len(parts) >= 4 and parts[2] == "cgroup":
-                    for opt in parts[3].split(","):
-                        if opt in CONTROLLERS:
-                            mounts[opt] = parts[1]
-        own: dict[str, str] = {}
-        with open("/proc/self/cgroup") as f:
-            for line in f:
-                _, ctrls, path = line.rstrip("\n").split(":", 2)
-                for c in ctrls.split(","):
-                    own[c] = path
+        mounts, _ = _mounts()
+        own = _own()
     except OSError:
         return []
     out = []
     for c, mnt in mounts.items():
         parent = os.path.join(mnt, own.get(c, "/").lstrip("/"))
-        probe = os.path.join(parent, f"arena-probe-{os.getpid()}-{threading.get_ident()}")
-        try:
-            os.mkdir(probe)
-            os.rmdir(probe)
-        except OSError:
-            continue
-        out.append((c, parent))
+        if _probe_dir(parent):
+            out.append((c, parent))
     return sorted(out)
 
 
-def reap_stale(parent_dirs: tuple[tuple[str, str], ...]) -> None:
+@dataclass(frozen=True)
+class Unified:
+    """The cgroup v2 (unified) hierarchy as this process may use it."""
+
+    mount: str  # where cgroup2 is mounted (/sys/fs/cgroup, or /sys/fs/cgroup/unified on a hybrid)
+    parent: str | None  # this process's own v2 cgroup, if we may create children in it
+    controllers: frozenset[str] = frozenset()  # enabled for children (parent's cgroup.subtree_control)
+    freeze: bool = False  # cgroup.freeze exists (Linux 5.2)
+    kill: bool = False  # cgroup.kill exists (Linux 5.14)
+    why: str = ""  # why parent is None, or why a controller could not be enabled
+
+
+def unified() -> Unified | None:
+    """Find the unified hierarchy, our place in it, and enable the memory and
+    pids controllers for our children when we may (they are then where the
+    limits go). ``None`` when there is no cgroup2 mount."""
+    try:
+        _, mnt = _mounts()
+        own = _own().get("")
+    except OSError:
+        return None
+    if mnt is None or own is None:
+        return None
+    parent = os.path.join(mnt, own.lstrip("/"))
+    if not _probe_dir(parent) or not os.access(os.path.join(parent, "cgroup.procs"), os.W_OK):
+        # Moving a bot into a child needs write access to cgroup.procs of
+        # this cgroup too (the common ancestor of where it starts and where it goes).
+        return Unified(mnt, None, why=f"this process's cgroup {parent} is not delegated to uid {os.geteuid()}")
+    why = ""
+    try:
+        with open(os.path.join(parent, "cgroup.controllers")) as f:
+            offered = set(f.read().split())
+        with open(os.path.join(parent, "cgroup.subtree_control")) as f:
+            enabled = set(f.read().split())
+    except OSError:
+        offered, enabled = set(), set()
+    for c in _V2_LIMITS:
+        if c in offered and c not in enabled:
+            try:
+                with open(os.path.join(parent, "cgroup.subtree_control"), "w") as f:
+                    f.write(f"+{c}")
+                enabled.add(c)
+            except OSError as exc:
+                # EBUSY: our cgroup holds processes (ours) and is not the root;
+                # the v2 "no internal processes" rule forbids it.
+                why = (f"cannot enable the {c} controller in {parent}: {os.strerror(exc.errno or 0)}"
+                       + (" (start the arena in a cgroup of its own, e.g. systemd-run --scope)"
+                          if exc.errno == errno.EBUSY else ""))
+    # The root cgroup has neither file; a child shows what the kernel offers.
+    probe = os.path.join(parent, f"arena-probe-{os.getpid()}-{threading.get_ident()}")
+    try:
+        os.mkdir(probe)
+        try:
+            freeze = os.path.exists(os.path.join(probe, "cgroup.freeze"))
+            kill = os.path.exists(os.path.join(probe, "cgroup.kill"))
+        finally:
+            os.rmdir(probe)
+    except OSError:
+        freeze = kill = False
+    return Unified(mnt, parent, frozenset(enabled & set(_V2_LIMITS)), freeze, kill, why)
+
+
+@dataclass(frozen=True)
+class Plan:
+    """Which hierarchy does each job for a bot: ``"v1"``, ``"v2"`` or ``None``
+    (``kill`` is ``"v2"`` for ``cgroup.kill``, ``"signals"`` for the loop
+    over ``cgroup.procs``)."""
+
+    cpu: str | None = None
+    freeze: str | None = None
+    kill: str | None = None
+    memory: str | None = None
+    pids: str | None = None
+    v1: tuple[tuple[str, str], ...] = ()  # (v1 controller, parent folder) to create a cgroup in
+    v2: str | None = None  # parent folder of the bot's v2 cgroup, if it has one
+
+    def has(self, job: str) -> bool:
+        return getattr(self, job) is not None
+
+    def describe(self) -> str:
+        """``CPU time: cgroup v1 cpuacct, freezing: cgroup v2 cgroup.freeze, ...``"""
+        names = {("cpu", "v1"): "cgroup v1 cpuacct", ("cpu", "v2"): "cgroup v2 cpu.stat",
+                 ("freeze", "v1"): "cgroup v1 freezer", ("freeze", "v2"): "cgroup v2 cgroup.freeze",
+                 ("kill", "v2"): "cgroup v2 cgroup.kill", ("kill", "signals"): "SIGKILL to the cgroup's pids",
+                 ("memory", "v1"): "cgroup v1 memory", ("memory", "v2"): "cgroup v2 memory.max",
+                 ("pids", "v1"): "cgroup v1 pids", ("pids", "v2"): "cgroup v2 pids.max"}
+        none = {"cpu": "none (from /proc, clock ticks)",
+                "freeze": ("none (CPU between turns is charged to the next decision)" if self.cpu else
+                           "none (CPU between turns charged to the next decision, from /proc)"),
+                "kill": "none (the process tree from /proc)", "memory": "none (RLIMIT_AS)",
+                "pids": "none (RLIMIT_NPROC, not for root)"}
+        label = {"cpu": "CPU time", "freeze": "freezing", "kill": "killing", "memory": "memory",
+                 "pids": "processes"}
+        return ", ".join(f"{label[j]}: {names.get((j, getattr(self, j)), none[j])}" for j in JOBS)
+
+
+def plan(v1: tuple[tuple[str, str], ...], v2: Unified | None, prefer: str | None = None) -> Plan:
+    """Assign each job to a hierarchy (see the module docstring).
+
+    ``prefer``: ``None``/``""``/``"auto"``, ``"v2"`` or ``"v1"``; by default
+    read from ``ARENA_CGROUP_PREFER``.
+    """
+    if prefer is None:
+        prefer = os.environ.get(PREFER_ENV, "")
+    prefer = prefer.strip().lower()
+    if prefer not in ("", "auto", "v1", "v2"):
+        raise SandboxError(f"{PREFER_ENV}={prefer!r} is not one of auto, v1, v2 (docs/sandbox.md)")
+    have1 = dict(v1)
+    if prefer == "v1" or v2 is None or v2.parent is None:
+        v2 = None
+    ctrl2 = v2.controllers if v2 else frozenset()
+    jobs: dict[str, str | None] = {}
+    # CPU time: v1 cpuacct is one short number in ns; v2 cpu.stat is exact to the us.
+    if v2 and (prefer == "v2" or "cpuacct" not in have1):
+        jobs["cpu"] = "v2"
+    else:
+        jobs["cpu"] = "v1" if "cpuacct" in have1 else None
+    # Freezing: v2 first (7x cheaper; and SIGKILL works on frozen v2 tasks).
+    if v2 and v2.freeze:
+        jobs["freeze"] = "v2"
+    else:
+        jobs["freeze"] = "v1" if "freezer" in have1 else None
+    for c in ("memory", "pids"):
+        jobs[c] = "v2" if c in ctrl2 else ("v1" if c in have1 else None)
+    used1 = {"cpuacct": jobs["cpu"] == "v1", "freezer": jobs["freeze"] == "v1",
+             "memory": jobs["memory"] == "v1", "pids": jobs["pids"] == "v1"}
+    chosen1 = tuple((c, p) for c, p in v1 if used1.get(c))
+    if v2 and v2.kill:
+        jobs["kill"] = "v2"
+    else:
+        jobs["kill"] = "signals" if chosen1 or v2 else None
+    return Plan(v1=chosen1, v2=v2.parent if v2 else None, **jobs)
+
+
+def _stale(parent: str) -> list[str]:
+    try:
+        names = os.listdir(parent)
+    except OSError:
+        return []
+    out = []
+    for name in names:
+        parts = name.split("-")
+        if len(parts) > 2 and parts[0] == "arena" and parts[1].isdigit() and not os.path.exists(f"/proc/{parts[1]}"):
+            out.append(os.path.join(parent, name))
+    return out
+
+
+def reap_stale(parent_dirs: tuple[tuple[str, str], ...], v2_parent: str | None = None) -> None:
     """Clear the cgroups of referees that died without cleaning up
-    (``arena-<pid>-...`` whose pid is gone): kill what is left in them, then
-    remove them.
+    (``arena-<pid>-...`` whose pid is gone), in the v1 hierarchies and the
+    unified one: kill what is left in them, then remove them.
 
     A referee killed outright (``kill -9`` of a run) takes its sandboxes with
     it through the parent-death signal, but bwrap's outer process was seen to
     survive now and then (the kernel clears that signal when a process changes
     its credentials, which bwrap does as it drops capabilities). It stays in
-    the bot's cgroup, so this sweep, run by every later run, finds and ends it.
+    the bot's cgroups, so this sweep, run by every later run, finds and ends
+    it. A dead referee may have left its bot frozen: v2 kills frozen tasks
+    (``cgroup.kill``), v1 only once they are thawed, so v1 groups are thawed
+    after the signals.
     """
-    stale: list[str] = []
-    for _, parent in parent_dirs:
+    stale = [p for _, parent in parent_dirs for p in _stale(parent)]
+    stale2 = _stale(v2_parent) if v2_parent else []
+    for path in stale2:
+        if not _try_write(os.path.join(path, "cgroup.kill"), "1"):
+            stale.append(path)  # no cgroup.kill (Linux < 5.14): signals, then thaw
+            _try_write(os.path.join(path, "cgroup.freeze"), "0")
+    for path in stale:
+        for folder in _subtree(path):  # a bot's cgroup holds a child cgroup for the bot itself
+            for pid in _pids(folder):
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except OSError:
+                    pass
+            _try_write(os.path.join(folder, "freezer.state"), "THAWED")
+    for path in dict.fromkeys(stale + stale2):
+        for folder in _subtree(path):
+            _rmdir(folder, tries=100, pause=0.005)
+
+
+def _subtree(path: str) -> list[str]:
+    """``path`` and the cgroups below it, deepest first (the order to remove them in)."""
+    out = []
+    for top, dirs, _ in os.walk(path, topdown=False):
+        out += [os.path.join(top, d) for d in dirs]
+    return out + [path]
+
+
+def _rmdir(path: str, tries: int = 100, pause: float = 0.01) -> None:
+    for _ in range(tries):  # a killed process leaves its cgroup a moment later
         try:
-            names = os.listdir(parent)
+            os.rmdir(path)
+            return
+        except FileNotFoundError:
+            return
         except OSError:
-            continue
-        for name in names:
-            parts = name.split("-")
-            if len(parts) > 2 and parts[0] == "arena" and parts[1].isdigit() and not os.path.exists(f"/proc/{parts[1]}"):
-                stale.append(os.path.join(parent, name))
-    for path in stale:
-        try:
-            with open(os.path.join(path, "cgroup.procs")) as f:
-                pids = [int(p) for p in f.read().split()]
-        except (OSError, ValueError):
-            pids = []
-        for pid in pids:
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except OSError:
-                pass
-    for path in stale:
-        for _ in range(20):  # a killed process leaves its cgroup a moment later
-            try:
-                os.rmdir(path)
-                break
-            except OSError:
-                time.sleep(0.005)
+            time.sleep(pause)
+
+
+def _try_write(path: str, value: str) -> bool:
+    try:
+        with open(path, "w") as f:
+            f.write(value)
+        return True
+    except OSError:
+        return False
+
+
+def _pids(path: str) -> list[int]:
+    try:
+        with open(os.path.join(path, "cgroup.procs")) as f:
+            return [int(p) for p in f.read().split()]
+    except (OSError, ValueError):
+        return []
 
 
 def _write(folder: str, name: str, value: str) -> None:
@@ -103,26 +339,60 @@ def _write(folder: str, name: str, value: str) -> None:
         f.write(value)
 
 
-class BotCgroups:
-    """One bot process's cgroups (one per usable controller), named ``tag``."""
+def _read(folder: str, name: str) -> str:
+    with open(os.path.join(folder, name)) as f:
+        return f.read()
 
-    def __init__(self, tag: str, limits: SandboxLimits, parent_dirs: tuple[tuple[str, str], ...]) -> None:
+
+def _keyed(folder: str, name: str, key: str) -> int:
+    """The value of ``key`` in a flat-keyed file (``key value`` lines); 0 if absent or unreadable."""
+    try:
+        for line in _read(folder, name).splitlines():
+            k, _, v = line.partition(" ")
+            if k == key:
+                return int(v)
+    except (OSError, ValueError):
+        pass
+    return 0
+
+
+V2 = "unified"  # the key of the bot's v2 cgroup in BotCgroups.paths
+
+
+class BotCgroups:
+    """One bot process's cgroups: one per v1 controller used, and one v2
+    cgroup, named ``tag``, doing the jobs :func:`plan` gave them."""
+
+    def __init__(self, tag: str, limits: SandboxLimits, plan: Plan) -> None:
         self.tag = tag
         self.limits = limits
-        self._parents = parent_dirs
-        self.paths: dict[str, str] = {}  # controller -> cgroup folder
+        self.plan = plan
+        self.paths: dict[str, str] = {}  # v1 controller, or V2 -> cgroup folder
         self._cpu_fd: int | None = None
+        self._cpu_v2 = False
+        self._freeze_fd: int | None = None  # the freeze file of the cgroup frozen between turns
+        self._freeze_v2 = False
+        self._on = self._off = b""  # what freeze() and thaw() write
+        self._inner: str | None = None  # the child cgroup holding the bot but not the sandbox's wrappers
+        self._target: str | None = None  # the folder whose freeze file _freeze_fd is
 
     def __bool__(self) -> bool:
         return bool(self.paths)
 
-    def has(self, controller: str) -> bool:
-        return controller in self.paths
+    def has(self, job: str) -> bool:
+        """Whether ``job`` (cpu, freeze, kill, memory, pids) is done by a cgroup of this bot."""
+        where = getattr(self.plan, job)
+        if where == "v2":
+            return V2 in self.paths
+        if where == "v1":
+            return {"cpu": "cpuacct", "freeze": "freezer"}.get(job, job) in self.paths
+        return where == "signals" and bool(self.paths)
 
     def create(self) -> None:
         """Make the cgroups and set their limits (before the bot is spawned)."""
         lim = self.limits
-        for controller, parent in self._parents:
+        wanted = list(self.plan.v1) + ([(V2, self.plan.v2)] if self.plan.v2 else [])
+        for key, parent in wanted:
             path = os.path.join(parent, self.tag)
             try:
                 os.mkdir(path)
@@ -130,69 +400,230 @@ class BotCgroups:
                 if lim.mode == "strict":
                     raise SandboxError(f"cannot create cgroup {path}: {exc}") from None
                 continue
-            self.paths[controller] = path
+            self.paths[key] = path
             try:
-                if controller == "pids":
+                if key == "pids" or (key == V2 and self.plan.pids == "v2"):
                     _write(path, "pids.max", str(lim.processes))
-                elif controller == "memory":
+                if key == "memory":
                     _write(path, "memory.limit_in_bytes", str(lim.memory_mb << 20))
                     if os.path.exists(os.path.join(path, "memory.memsw.limit_in_bytes")):
                         _write(path, "memory.memsw.limit_in_bytes", str(lim.memory_mb << 20))
+                if key == V2 and self.plan.memory == "v2":
+                    _write(path, "memory.max", str(lim.memory_mb << 20))
+                    if os.path.exists(os.path.join(path, "memory.swap.max")):
+                        _write(path, "memory.swap.max", "0")  # the limit is the bot's RAM, not RAM+swap
             except OSError as exc:
-                raise SandboxError(f"cannot set the {controller} limit in {path}: {exc}") from None
+                raise SandboxError(f"cannot set the {key} limit in {path}: {exc}") from None
+        # The per-decision files stay open: a read or write each, no open/close on the hot path.
+        try:
+            if self.has("cpu"):
+                self._cpu_v2 = self.plan.cpu == "v2"
+                folder = self.paths[V2 if self._cpu_v2 else "cpuacct"]
+                self._cpu_fd = os.open(os.path.join(folder, "cpu.stat" if self._cpu_v2 else "cpuacct.usage"),
+                                       os.O_RDONLY)
+            if self.has("freeze"):
+                self._freeze_v2 = self.plan.freeze == "v2"
+                self._on, self._off = self._freeze_word(True), self._freeze_word(False)
+                folder = self.paths[V2 if self._freeze_v2 else "freezer"]
+                self._freeze_fd = os.open(os.path.join(folder, self._freeze_name), os.O_WRONLY)
+                self._target = folder
+                inner = os.path.join(folder, "bot")
+                os.mkdir(inner)
+                self._inner = inner
+        except OSError as exc:
+            raise SandboxError(f"cannot open the cgroup files of {self.tag}: {exc}") from None
 
     def procs_files(self) -> list[str]:
         """The ``cgroup.procs`` files the child writes itself into between fork and exec."""
         return [os.path.join(p, "cgroup.procs") for p in self.paths.values()]
 
+    @property
+    def _freeze_name(self) -> str:
+        return "cgroup.freeze" if self._freeze_v2 else "freezer.state"
+
+    def _freeze_word(self, on: bool) -> bytes:
+        if self._freeze_v2:
+            return b"1" if on else b"0"
+        return b"FROZEN" if on else b"THAWED"
+
     def started(self, pid: int) -> None:
-        acct = self.paths.get("cpuacct")
-        if acct:
-            self._cpu_fd = os.open(os.path.join(acct, "cpuacct.usage"), os.O_RDONLY)
+        pass  # the files were opened by create()
+
+    def settle(self, wrappers: set[int]) -> None:
+        """Freeze the bot for the first time, and from now on freeze only its
+        own processes: every process but the sandbox's ``wrappers`` (bwrap's
+        two, which only wait) moves into a child cgroup, and only that child is
+        frozen and thawed per turn.
+
+        Why: every task of a cgroup is woken to be frozen and again to be
+        thawed; bwrap's two would triple the per-decision cost of freezing a
+        one-process bot (docs/performance.md). The whole cgroup is frozen
+        first, until the freeze has completed, so nothing forks while the
+        processes are moved; the child is frozen before they arrive, so they
+        stay frozen. Where the move fails, the whole cgroup stays the one frozen.
+        """
+        if self._freeze_fd is None:
+            return
+        if self._inner is None or not wrappers:
+            self.freeze()
+            return
+        outer = os.path.dirname(self._inner)
+        name = self._freeze_name
+        moved = False
+        try:
+            _write(self._inner, name, self._freeze_word(True).decode())
+            os.pwrite(self._freeze_fd, self._freeze_word(True), 0)
+            for _ in range(500):
+                if self._frozen(outer):
+                    break
+                time.sleep(0.001)
+            for _ in range(10):
+                left = set(_pids(outer)) - wrappers
+                if not left:
+                    moved = True
+                    break
+                for pid in left:
+                    try:
+                        _write(self._inner, "cgroup.procs", str(pid))
+                    except ProcessLookupError:
+                        pass
+        except OSError:
+            moved = False
+        if not moved:
+            try:
+                _write(self._inner, name, self._freeze_word(False).decode())
+            except OSError:
+                pass
+            self.freeze()
+            return  # the outer cgroup stays frozen, and is the one frozen per turn
+        inner_fd = os.open(os.path.join(self._inner, name), os.O_WRONLY)
+        os.pwrite(self._freeze_fd, self._freeze_word(False), 0)  # the wrappers run again; the bot does not
+        os.close(self._freeze_fd)
+        self._freeze_fd = inner_fd
+        self._target = self._inner
+
+    # -- per decision ---------------------------------------------------------------
 
     def cpu_ns(self) -> int | None:
-        """CPU time of everything in the cgroup, in ns; ``None`` without CPU accounting."""
-        if self._cpu_fd is None:
+        """CPU time of everything in the cgroup, in ns; ``None`` without CPU accounting.
+
+        v1 ``cpuacct.usage`` is in ns; v2 ``cpu.stat`` starts with
+        ``usage_usec N``, exact to the microsecond.
+        """
+        fd = self._cpu_fd
+        if fd is None:
             return None
-        return int(os.pread(self._cpu_fd, 32, 0))
+        data = os.pread(fd, 64, 0)
+        if self._cpu_v2:
+            return int(data[11:data.index(b"\n")]) * 1000  # b"usage_usec " is 11 bytes
+        return int(data)
+
+    @property
+    def can_freeze(self) -> bool:
+        return self._freeze_fd is not None
+
+    def freeze(self) -> None:
+        """Stop every process in the cgroup (asynchronous: see :meth:`frozen`)."""
+        if self._freeze_fd is not None:
+            try:
+                os.pwrite(self._freeze_fd, self._on, 0)
+            except OSError:
+                pass  # removed under us: nothing left to freeze
+
+    def thaw(self) -> None:
+        if self._freeze_fd is not None:
+            try:
+                os.pwrite(self._freeze_fd, self._off, 0)
+            except OSError:
+                pass
+
+    def frozen(self) -> bool:
+        """Whether the freeze has completed: every task of the bot is stopped
+        (v2 ``cgroup.events`` ``frozen 1``, v1 ``freezer.state`` ``FROZEN``)."""
+        if self._freeze_fd is None:
+            return False
+        return self._target is not None and self._frozen(self._target)
+
+    def _frozen(self, folder: str) -> bool:
+        try:
+            if self._freeze_v2:
+                return _keyed(folder, "cgroup.events", "frozen") == 1
+            return _read(folder, "freezer.state").strip() == "FROZEN"
+        except OSError:
+            return False
+
+    # -- after the fact ---------------------------------------------------------------
 
     def oom_killed(self) -> bool:
         """Whether the memory limit was hit (the kernel killed a process for it)."""
+        if self.plan.memory == "v2" and V2 in self.paths:
+            d = self.paths[V2]
+            return _keyed(d, "memory.events", "oom_kill") > 0 or _keyed(d, "memory.events", "max") > 0
         mem = self.paths.get("memory")
         if not mem:
             return False
+        if _keyed(mem, "memory.oom_control", "oom_kill") > 0:
+            return True
         try:
-            with open(os.path.join(mem, "memory.oom_control")) as f:
-                for line in f:
-                    if line.startswith("oom_kill ") and int(line.split()[1]) > 0:
-                        return True
-            with open(os.path.join(mem, "memory.failcnt")) as f:
-                return int(f.read()) > 0
+            return int(_read(mem, "memory.failcnt")) > 0
         except (OSError, ValueError):
             return False
+
+    def at_memory_limit(self) -> bool:
+        """Whether the bot is at its memory limit now, or the kernel has
+        OOM-killed in its cgroup: the kernel is reclaiming to keep it under
+        the limit, which burns CPU charged to the bot (a bot that allocates
+        without bound spends its budget there before, or while, the OOM
+        killer ends it).
+
+        Usage now, not the limit's fail counter: on recent kernels the v1
+        ``memory.failcnt`` stays 0 at the limit (seen on 6.18 here)."""
+        limit = self.limits.memory_mb << 20
+        slack = max(4 << 20, limit // 32)
+        try:
+            if self.plan.memory == "v2" and V2 in self.paths:
+                d = self.paths[V2]
+                return (int(_read(d, "memory.current")) >= limit - slack
+                        or _keyed(d, "memory.events", "oom_kill") > 0)
+            mem = self.paths.get("memory")
+            if mem:
+                return (int(_read(mem, "memory.usage_in_bytes")) >= limit - slack
+                        or _keyed(mem, "memory.oom_control", "oom_kill") > 0)
+        except (OSError, ValueError):
+            pass
+        return False
 
     def pids_capped(self) -> bool:
         """Whether the bot tried to start more processes/threads than allowed."""
-        p = self.paths.get("pids")
-        if not p:
-            return False
-        try:
-            with open(os.path.join(p, "pids.events")) as f:
-                return any(line.startswith("max ") and int(line.split()[1]) > 0 for line in f)
-        except (OSError, ValueError):
-            return False
+        where = self.plan.pids
+        folder = self.paths.get(V2 if where == "v2" else "pids") if where else None
+        return bool(folder) and _keyed(folder, "pids.events", "max") > 0  # type: ignore[arg-type]
+
+    # -- tear down -------------------------------------------------------------------
 
     def kill_all(self) -> None:
         """SIGKILL every process in the cgroups (escaped sessions and process
-        groups included), until none is left."""
+        groups included), until none is left.
+
+        v2: one write to ``cgroup.kill`` (the kernel kills every task, and
+        any forked meanwhile; frozen tasks die too). Otherwise a signal to each
+        pid listed, repeated until the lists are empty; a v1-frozen task
+        takes a SIGKILL only once thawed, so the v1 freezer is thawed after
+        the signals are sent (nothing runs a user instruction in between: a
+        pending SIGKILL is acted on first).
+        """
+        v2 = self.paths.get(V2)
+        if v2 and self.plan.kill == "v2" and _try_write(os.path.join(v2, "cgroup.kill"), "1"):
+            for _ in range(1000):  # the tasks die asynchronously; the cgroup says when all have (ms, even loaded)
+                if _keyed(v2, "cgroup.events", "populated") == 0:
+                    break
+                time.sleep(0.002)
+        freezer = self.paths.get("freezer")
+        folders = list(self.paths.values()) + ([self._inner] if self._inner else [])
         for _ in range(200):
             pids: set[int] = set()
-            for path in self.paths.values():
-                try:
-                    with open(os.path.join(path, "cgroup.procs")) as f:
-                        pids.update(int(x) for x in f.read().split())
-                except OSError:
-                    pass
+            for path in folders:
+                pids.update(_pids(path))
             if not pids:
                 return
             for pid in pids:
@@ -200,14 +631,23 @@ class BotCgroups:
                     os.kill(pid, signal.SIGKILL)
                 except ProcessLookupError:
                     pass
+            if freezer:
+                for path in (self._inner, freezer):
+                    if path and path.startswith(freezer):
+                        _try_write(os.path.join(path, "freezer.state"), "THAWED")
             time.sleep(0.005)
 
     def remove(self) -> None:
-        """Close the CPU file and remove the (empty) cgroups. Idempotent."""
-        if self._cpu_fd is not None:
-            os.close(self._cpu_fd)
-            self._cpu_fd = None
-        for controller, path in list(self.paths.items()):
+        """Close the files kept open and remove the (empty) cgroups. Idempotent."""
+        for fd in (self._cpu_fd, self._freeze_fd):
+            if fd is not None:
+                os.close(fd)
+        self._cpu_fd = self._freeze_fd = None
+        self._target = None
+        if self._inner is not None:
+            _rmdir(self._inner)
+            self._inner = None
+        for key, path in list(self.paths.items()):
             for _ in range(100):  # a killed process leaves its cgroup a moment later
                 try:
                     os.rmdir(path)
@@ -216,4 +656,4 @@ class BotCgroups:
                     break
                 except OSError:
                     time.sleep(0.01)
-            del self.paths[controller]
+            del self.paths[key]

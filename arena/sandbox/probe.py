@@ -20,11 +20,17 @@ class Mechanisms:
 
     bwrap: str | None  # path of a working bubblewrap
     unshare: tuple[str, ...] | None  # a working unshare prefix (net + pid namespaces)
-    cgroups: tuple[tuple[str, str], ...]  # (controller, writable parent folder)
+    cgroups: tuple[tuple[str, str], ...]  # (v1 controller, writable parent folder)
     root: bool
+    unified: cgroups.Unified | None = None  # the cgroup v2 hierarchy, if mounted
 
     def cgroup(self, controller: str) -> str | None:
+        """The writable parent folder of a cgroup v1 ``controller``, if any."""
         return dict(self.cgroups).get(controller)
+
+    def plan(self) -> cgroups.Plan:
+        """Which cgroup mechanism does which job (``ARENA_CGROUP_PREFER`` read now)."""
+        return cgroups.plan(self.cgroups, self.unified)
 
     def missing(self) -> list[str]:
         out = []
@@ -32,9 +38,22 @@ class Mechanisms:
             out.append("bubblewrap (file system hidden, private /tmp): apt-get install bubblewrap"
                        + ("" if self.unshare else "; no working `unshare` either, so no network or "
                           "pid namespace"))
-        for c in cgroups.CONTROLLERS:
-            if not self.cgroup(c):
-                out.append(f"cgroup v1 `{c}` controller (writable)")
+        p = self.plan()
+        what = {"cpu": "exact CPU time (cgroup v1 cpuacct or v2 cpu.stat)",
+                "freeze": "freezing bots between turns (cgroup v2 cgroup.freeze or v1 freezer; CPU a bot "
+                          "uses between its turns is charged to its next decision instead"
+                          + ("" if p.has("cpu") else ", from /proc") + ")",
+                "memory": "a memory cgroup (v1 memory, or v2 with the memory controller enabled)",
+                "pids": "a process cap cgroup (v1 pids, or v2 with the pids controller enabled)"}
+        for job, text in what.items():
+            if not p.has(job):
+                out.append(text)
+        u = self.unified
+        if u is not None and u.parent is None:
+            out.append(f"a delegated cgroup v2 subtree ({u.why}; run the arena inside one, e.g. "
+                       f"`systemd-run --user --scope -p Delegate=yes arena run ...`)")
+        elif u is not None and u.why and u.parent is not None and p.v2 and not (p.has("memory") and p.has("pids")):
+            out.append(u.why)
         return out
 
 
@@ -74,5 +93,6 @@ def _probe() -> Mechanisms:
         if _run_ok([*prefix, "true"]):
             unshare = prefix
     found = tuple(cgroups.parents())
-    cgroups.reap_stale(found)
-    return Mechanisms(bwrap=bwrap, unshare=unshare, cgroups=found, root=root)
+    v2 = cgroups.unified()
+    cgroups.reap_stale(found, v2.parent if v2 else None)
+    return Mechanisms(bwrap=bwrap, unshare=unshare, cgroups=found, root=root, unified=v2)

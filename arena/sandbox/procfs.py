@@ -8,7 +8,7 @@ import ctypes.util
 import os
 import signal
 
-__all__ = ["PR_SET_PDEATHSIG", "TICK_NS", "die_with_parent", "gone", "libc", "proc_tree", "user_tasks"]
+__all__ = ["PR_SET_PDEATHSIG", "TICK_NS", "children", "die_with_parent", "gone", "libc", "proc_tree", "user_tasks"]
 
 # prctl(PR_SET_PDEATHSIG) for the spawned process: if the referee dies, even
 # by SIGKILL, the kernel kills the sandbox's top process, and bwrap (its
@@ -56,6 +56,18 @@ def gone(pid: int) -> bool:
             return f.read().rsplit(b")", 1)[1].split()[0] == b"Z"
     except (OSError, IndexError):
         return True
+
+
+def children(pid: int) -> list[int]:
+    """The live children of ``pid`` (every thread's)."""
+    out: list[int] = []
+    try:
+        for t in os.listdir(f"/proc/{pid}/task"):
+            with open(f"/proc/{pid}/task/{t}/children", "rb") as f:
+                out.extend(int(x) for x in f.read().split())
+    except (OSError, ValueError):
+        pass
+    return out
 
 
 def proc_tree(pid: int) -> list[int]:

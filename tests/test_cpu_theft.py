@@ -1,0 +1,220 @@
+"""No CPU outside one's own turn (issue 11, item 3): a bot whose spinners run
+between its turns (tests/bots/cpu_thief.py) beside honest bots that use half
+their budget, in real matches. The thief is frozen outside its turns, so the
+honest bots never time out and the spinners get no CPU while others think;
+where the machine has no freezer, the thief is charged for what it used
+between its turns."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import logging
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any, Iterator
+
+import pytest
+
+import arena.sandbox.box as box_mod
+from arena.botfile import load_bot
+from arena.process import BotProcess, TimeControl
+from arena.records import MatchSpec, derive_seed
+from arena.replay import check
+from arena.rules import Rules
+from arena.sandbox import Mechanisms, SandboxLimits, available
+from arena.sandbox.cgroups import PREFER_ENV
+from arena.store import iter_records
+from arena.worker import Worker
+
+ROOT = Path(__file__).resolve().parent.parent
+BOTS = ROOT / "tests" / "bots"
+OWNER = f"{os.getpid()}-theft"
+SPINNERS = 4
+
+CLOCK = TimeControl(budget_ms=100, wall_factor=3.0, hello_ms=5000, grace_ms=200)
+LIMITS = SandboxLimits(memory_mb=256, processes=16, output_bytes=1 << 20)
+
+pytestmark = pytest.mark.sandbox  # run as root and as an unprivileged user in CI
+
+MECH = available()
+
+
+def prefers() -> list[str]:
+    """The cgroup arrangements this machine can freeze with: auto (hybrid
+    here: v2 freezing), v2 (the unified mount for every job it can do), and
+    v1 (the v1 freezer) where there is one."""
+    out = []
+    for prefer in ("auto", "v2", "v1"):
+        os.environ[PREFER_ENV] = prefer
+        try:
+            plan = MECH.plan()
+        finally:
+            del os.environ[PREFER_ENV]
+        if plan.has("freeze") and (prefer != "v2" or plan.freeze == "v2") and (prefer != "v1" or plan.freeze == "v1"):
+            out.append(prefer)
+    return out or ["none"]
+
+
+def entrant(path: Path, **env: str) -> tuple[str, Any]:
+    spec = load_bot(path)
+    return spec.name, dataclasses.replace(spec, env={**spec.env, **env, "ARENA_TEST_OWNER": OWNER})
+
+
+def match(i: int, entrants: tuple[int, ...]) -> MatchSpec:
+    rules = Rules.preset("classic", {"seating": "fixed", "first": "seat0"}).to_dict()
+    return MatchSpec(index=i, match=f"m-{i:06d}", variant="classic", rules=rules, entrants=entrants,
+                     seed=derive_seed("theft", i), dice_seed=derive_seed("theft-dice", i), table=i, rotation=0)
+
+
+def spinner_runtime_ns(folders: list[str]) -> dict[int, int]:
+    """The thief's spinners and each one's time on a CPU so far, in ns
+    (``/proc/<pid>/schedstat``, exact).
+
+    Spinners are forks of the Python host, not execs: the processes that are
+    not bubblewrap's and whose parent is not bubblewrap's either (the host's
+    parent is bwrap's init). Told apart by the command name in
+    ``/proc/<pid>/stat``, which anyone may read (``/proc/<pid>/exe`` is not
+    readable for another user's namespace when the referee is not root)."""
+    pids = [int(p) for folder in folders for p in Path(folder, "cgroup.procs").read_text().split()]
+    comm, parent = {}, {}
+    for pid in pids:
+        try:
+            stat = Path(f"/proc/{pid}/stat").read_text()
+        except OSError:
+            continue
+        comm[pid] = stat[stat.index("(") + 1:stat.rindex(")")]
+        parent[pid] = int(stat.rsplit(")", 1)[1].split()[1])
+    out = {}
+    for pid, name in comm.items():
+        if name != "bwrap" and comm.get(parent[pid], "bwrap") != "bwrap":
+            try:
+                out[pid] = int(Path(f"/proc/{pid}/schedstat").read_text().split()[0])
+            except (OSError, ValueError):
+                continue
+    return out
+
+
+@pytest.fixture
+def prefer_env(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    prefer = request.param
+    if prefer == "none":
+        pytest.skip("no cgroup freezer on this machine (neither cgroup v2 cgroup.freeze nor a writable "
+                    "v1 freezer): the fallback test covers it")
+    monkeypatch.setenv(PREFER_ENV, prefer)
+    yield prefer
+
+
+CASES = [(p, "turn") for p in prefers()] + [(prefers()[0], "import")]
+
+
+@pytest.mark.parametrize("prefer_env,spawn", CASES, indirect=["prefer_env"],
+                         ids=[f"{p}-spawn-at-{w}" for p, w in CASES])
+def test_a_cpu_thief_gets_no_cpu_while_others_think(prefer_env: str, spawn: str,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """Spinners forked at its first turn, or while it is imported (before the
+    handshake, when the sandbox's wrappers and the bot are still one cgroup)."""
+    entrants = [entrant(BOTS / "cpu_thief.py", ARENA_TEST_SPINNERS=str(SPINNERS), ARENA_TEST_SPAWN=spawn),
+                entrant(BOTS / "cpu_half.py"), entrant(BOTS / "cpu_half.py")]
+    worker = Worker(entrants, LIMITS, CLOCK)
+    stolen: list[int] = []  # the thief's cgroup CPU (ns) during each decision of another bot
+    spun: list[int] = []  # its spinners' time on a CPU (ns, /proc) during each decision of another bot
+    seen: list[int] = []  # how many spinners it had then
+    others_cpu: list[float] = []
+    real = BotProcess.request
+
+    def watched(self: BotProcess, msg: dict[str, Any]) -> tuple[dict[str, Any], float]:
+        thief = worker.procs.get((0, 0))  # (entrant, repetition slot)
+        if thief is None or self is thief or thief._box is None or not thief._box.cgroups:
+            return real(self, msg)  # (a thief already killed for a fault has no cgroups left)
+        cg = thief._box.cgroups
+        # Every cgroup of the thief (a v2 one holds bwrap's two, its child "bot" the rest).
+        procs = list(cg.paths.values()) + ([cg._inner] if cg._inner else [])
+        before, spin0 = cg.cpu_ns(), spinner_runtime_ns(procs)
+        try:
+            reply, cpu = real(self, msg)
+        finally:
+            after, spin1 = cg.cpu_ns(), spinner_runtime_ns(procs)
+            stolen.append(after - before)
+            spun.append(sum(spin1.values()) - sum(spin0.get(p, 0) for p in spin1))
+            seen.append(len(spin1))
+        others_cpu.append(cpu)
+        return reply, cpu
+
+    monkeypatch.setattr(BotProcess, "request", watched)
+    try:
+        for i in range(2):
+            result = worker.play(match(i, (0, 1, 2)))
+            assert "line" in result, result.get("error")
+            rec = json.loads(result["line"])
+            check(rec)
+            assert rec["faults"] == [], rec["faults"]  # nobody times out, the thief included
+    finally:
+        worker.close()
+    assert max(seen) == SPINNERS  # the attack really ran: its spinners were there
+    assert len(stolen) >= 10 and sum(others_cpu) > 0.5  # others thought for a while beside it
+    # While others thought, the thief's cgroup got no CPU beyond the microseconds
+    # of its freeze taking hold (kernel time), and its spinners none at all
+    # (they run only during the thief's own turns, charged to it; unfrozen they
+    # would have had a core each time).
+    assert max(stolen) < 1_000_000, stolen
+    assert sum(stolen) < 5_000_000, (sum(stolen), len(stolen))
+    assert sum(spun) < 1_000_000, spun
+
+
+@pytest.mark.parametrize("cgroups", ["no freezer", "no cgroups"])
+def test_without_a_freezer_the_thief_is_charged_for_its_cpu_between_turns(
+        cgroups: str, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+    """No cgroup freezer (or no cgroup at all: CPU time from /proc): said
+    once, and CPU used since a bot's previous reply counts against its next
+    decision, so the thief times out. (The others at its table may still be
+    slowed until then, and time out on the wall clock: not asserted.)"""
+    v1: tuple[tuple[str, str], ...] = ()
+    v2 = None
+    if cgroups == "no freezer":
+        v2 = dataclasses.replace(MECH.unified, freeze=False) if MECH.unified else None
+        v1 = tuple((c, p) for c, p in MECH.cgroups if c != "freezer")
+        if not v1 and (v2 is None or v2.parent is None):
+            pytest.skip("no writable cgroups at all here: the no-cgroups case covers it")
+    monkeypatch.setattr(box_mod, "available", lambda: Mechanisms(MECH.bwrap, MECH.unshare, v1, MECH.root, v2))
+    monkeypatch.setattr(box_mod, "_warned", set())
+    entrants = [entrant(BOTS / "cpu_thief.py", ARENA_TEST_SPINNERS=str(SPINNERS)),
+                entrant(BOTS / "cpu_half.py"), entrant(BOTS / "cpu_half.py")]
+    worker = Worker(entrants, LIMITS, CLOCK)
+    try:
+        with caplog.at_level(logging.WARNING, logger="arena.sandbox"):
+            result = worker.play(match(0, (0, 1, 2)))
+    finally:
+        worker.close()
+    rec = json.loads(result["line"])
+    check(rec)
+    thief = [f for f in rec["faults"] if f["seat"] == 0]
+    assert thief and thief[0]["kind"] == "timeout" and "previous reply" in thief[0]["detail"], rec["faults"]
+    assert caplog.text.count("freezing bots between turns") == 1
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("prefer_env", prefers(), indirect=True)
+def test_arena_run_two_matches_in_parallel_beside_a_thief(prefer_env: str, tmp_path: Path) -> None:
+    """`arena run` with 2 workers on 2 cores: two tables at once, each with the
+    thief and two honest bots using half their budget: no timeouts."""
+    mine = tmp_path / "bots"
+    mine.mkdir()
+    for name in ("cpu_thief.py", "cpu_half.py"):
+        (mine / name).write_text((BOTS / name).read_text())
+    (mine / "cpu_half2.py").write_text((BOTS / "cpu_half.py").read_text())
+    cfg = {"name": "theft", "seed": 3, "bots": [str(mine / "*.py")], "players": 3, "matches": 4,
+           "variants": {"classic": {"preset": "classic"}}, "workers": 2,
+           "time": {"budget_ms": 100, "wall_factor": 3, "grace_ms": 200}}
+    path = tmp_path / "c.yaml"
+    path.write_text(json.dumps(cfg))
+    env = {**os.environ, PREFER_ENV: prefer_env}
+    r = subprocess.run([sys.executable, "-m", "arena", "run", str(path), "--out", str(tmp_path / "out")],
+                       cwd=ROOT, capture_output=True, text=True, timeout=300, env=env)
+    assert r.returncode == 0, r.stderr
+    assert "freezing: cgroup" in r.stdout + r.stderr  # the one line says what freezes
+    recs = list(iter_records(tmp_path / "out"))
+    assert len(recs) == 4
+    assert [f for rec in recs for f in rec["faults"]] == []
