@@ -17,7 +17,7 @@ from typing import Callable
 
 from arena.botfile import BotSpec
 from arena.errors import SandboxError
-from arena.sandbox import cgroups, mounts, procfs
+from arena.sandbox import cgroups, mounts, procfs, seccomp
 from arena.sandbox.limits import SandboxLimits
 from arena.sandbox.probe import Mechanisms, available
 
@@ -26,6 +26,7 @@ __all__ = ["Sandbox", "describe_sandbox"]
 log = logging.getLogger("arena.sandbox")
 
 _warned: set[str] = set()
+_PRLIMIT = shutil.which("prlimit") or ""  # util-linux: sets a limit, then runs the bot
 
 
 def describe_sandbox(limits: SandboxLimits = SandboxLimits()) -> str:
@@ -35,6 +36,8 @@ def describe_sandbox(limits: SandboxLimits = SandboxLimits()) -> str:
     m = available()
     if m.bwrap:
         parts = ["bwrap (user, pid, net, mount, ipc namespaces; read-only system + own files; private /tmp)"]
+        why = seccomp.unavailable()
+        parts.append("no system-call filter" if why else f"seccomp filter ({len(seccomp.DENY)} rules)")
     elif m.unshare:
         parts = ["unshare (pid + net namespaces; files NOT hidden)"]
     else:
@@ -48,9 +51,23 @@ def describe_sandbox(limits: SandboxLimits = SandboxLimits()) -> str:
     return f"sandbox {limits.mode}: " + "; ".join(parts)
 
 
+def _filter_missing(m: Mechanisms) -> list[str]:
+    """Why bots would run without the system-call filter (docs/sandbox.md).
+
+    Without bubblewrap there is none: it would have to be loaded after
+    ``unshare`` has built the namespaces (the filter denies that), by a
+    launcher costing an interpreter start per bot; and that fallback leaves
+    the file system, hence the run seed, readable anyway.
+    """
+    if not m.bwrap:
+        return ["a system-call filter (seccomp; it is loaded by bubblewrap)"]
+    why = seccomp.unavailable()
+    return [why] if why else []
+
+
 def _check(limits: SandboxLimits) -> Mechanisms:
     m = available()
-    missing = m.missing()
+    missing = m.missing() + _filter_missing(m)
     if missing and limits.mode == "strict":
         raise SandboxError("sandbox: strict, but this machine lacks: " + "; ".join(missing)
                            + " (use sandbox: auto to run degraded, see docs/sandbox.md)")
@@ -78,6 +95,7 @@ class Sandbox:
         self.workdir: str | None = None  # on the host, when not inside bwrap
         self._tree: procfs.TreeCpu | None = None  # CPU time from /proc, without cpuacct
         self._pid: int | None = None
+        self.pass_fds: tuple[int, ...] = ()  # descriptors the child must inherit (the filter's pipe)
 
     # -- set up --------------------------------------------------------------
 
@@ -99,18 +117,54 @@ class Sandbox:
         env.update(self.spec.env)
         return env
 
+    def _nproc_inside(self) -> int | None:
+        """The process cap to set *inside* the bot's user namespace, or ``None``.
+
+        Without a pids cgroup, and not as root (uid 0 ignores ``RLIMIT_NPROC``),
+        the cap is ``RLIMIT_NPROC``. Set on the referee's side it would count
+        every task of the user, so one bot's fork bomb would use up what every
+        other sandbox needs to start. Since Linux 5.14 the count is kept per
+        user namespace: a limit set inside the bot's own namespace counts only
+        that sandbox's tasks (bwrap's init and the bot's tree, hence
+        ``processes - 1``: the outer bwrap is the remaining one, as in the
+        pids cgroup). util-linux's ``prlimit`` sets it as the first program
+        inside, then runs the bot (one exec, about a millisecond).
+        """
+        if (self.limits.mode == "off" or self.cgroups.has("pids") or os.geteuid() == 0
+                or not _PRLIMIT or not (self.mech.bwrap or self.mech.unshare)):
+            return None
+        return self.limits.processes - 1
+
     def command(self) -> tuple[list[str], dict[str, str], str]:
-        """(argv, environment, host working directory) to spawn."""
+        """(argv, environment, host working directory) to spawn.
+
+        With bwrap, the system-call filter travels on a pipe (``--seccomp FD``):
+        the caller passes :attr:`pass_fds` to the child; :meth:`started` or
+        :meth:`cleanup` closes the referee's copy.
+        """
         inner = self.argv()
         if self.limits.mode != "off":
             self.cgroups.create()
+        nproc = self._nproc_inside()
+        if nproc is not None:
+            inner = [_PRLIMIT, f"--nproc={nproc}:{nproc}", "--", *inner]
         if self.mech.bwrap:
-            return mounts.bwrap_args(self.mech.bwrap, self.spec, self.limits, inner), self.env(mounts.WORK), "/"
+            args = mounts.bwrap_args(self.mech.bwrap, self.spec, self.limits, inner)
+            if self.limits.mode != "off" and seccomp.unavailable() is None:
+                fd = seccomp.pipe_fd()
+                self.pass_fds = (fd,)
+                args[1:1] = ["--seccomp", str(fd)]
+            return args, self.env(mounts.WORK), "/"
         self.workdir = tempfile.mkdtemp(prefix=f"{self.tag}-")
         os.chmod(self.workdir, 0o700)
         if self.mech.unshare:
             inner = [*self.mech.unshare, *inner]
         return inner, self.env(self.workdir), self.workdir
+
+    def _close_fds(self) -> None:
+        for fd in self.pass_fds:
+            os.close(fd)
+        self.pass_fds = ()
 
     def preexec(self) -> Callable[[], None]:
         """What the child runs between fork and exec: join the cgroups, set rlimits.
@@ -122,12 +176,23 @@ class Sandbox:
         lim = self.limits
         off = lim.mode == "off"
         no_memcg = not self.cgroups.has("memory")
+        capped_inside = self._nproc_inside() is not None
         # RLIMIT_NPROC counts every task of the uid, not the bot's: root is
         # exempt (useless), and for another user a bare limit of 16 would stop
-        # the bot from starting at all. Only without a pids cgroup and not as
-        # root: the user's current tasks plus the bot's allowance.
-        nproc = (procfs.user_tasks(os.geteuid()) + lim.processes
-                 if not self.cgroups.has("pids") and os.geteuid() != 0 and not off else None)
+        # the bot from starting at all. Without a pids cgroup and not as root,
+        # the cap is set inside the bot's user namespace (_nproc_inside), and
+        # the outer limit is raised to the user's hard limit: it is the
+        # ceiling every sandbox's namespace inherits, and a tight one would be
+        # shared by all of them. Without a namespace (or prlimit) to count in,
+        # the old compromise: the user's current tasks plus the allowance.
+        nproc: tuple[int, int] | None = None
+        if not self.cgroups.has("pids") and os.geteuid() != 0 and not off:
+            if capped_inside:
+                hard = resource.getrlimit(resource.RLIMIT_NPROC)[1]
+                nproc = (hard, hard)
+            else:
+                n = procfs.user_tasks(os.geteuid()) + lim.processes
+                nproc = (n, n)
         no_ns = self.mech.bwrap is None
         parent = os.getpid()
         libc = procfs.libc
@@ -149,7 +214,7 @@ class Sandbox:
             resource.setrlimit(resource.RLIMIT_CPU, (lim.cpu_seconds, lim.cpu_seconds + 5))
             resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
             if nproc is not None:
-                resource.setrlimit(resource.RLIMIT_NPROC, (nproc, nproc))
+                resource.setrlimit(resource.RLIMIT_NPROC, nproc)
             if no_memcg:
                 mem = lim.memory_mb << 20
                 resource.setrlimit(resource.RLIMIT_AS, (mem, mem))
@@ -160,6 +225,7 @@ class Sandbox:
         return run
 
     def started(self, pid: int) -> None:
+        self._close_fds()
         self._pid = pid
         self.cgroups.started(pid)
 
@@ -209,6 +275,7 @@ class Sandbox:
 
     def cleanup(self) -> None:
         """Kill what is left, remove the cgroups and the working folder. Idempotent."""
+        self._close_fds()
         self.kill_all()
         self.cgroups.remove()
         if self._tree is not None:
