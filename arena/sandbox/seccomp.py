@@ -82,6 +82,10 @@ _CLONE_NS = {"CLONE_NEWNS": 0x00020000, "CLONE_NEWCGROUP": 0x02000000, "CLONE_NE
 # bluetooth, alg (kernel crypto attack surface), xdp, tipc, rds.
 _SOCKET_DENIED = [3, 4, 5, 6, 7, 8, 9, 11, 12, 13, 14, 15]  # ax25 ... key/pfkey; >= 17 below
 _TIOCSTI, _TIOCLINUX = 0x5412, 0x541C
+# futex operations that sleep on a futex word, without FUTEX_PRIVATE_FLAG
+# (128): compared on the low 8 bits, the command and the private flag.
+# FUTEX_CLOCK_REALTIME (256) and higher bits do not change the command.
+_FUTEX_WAITS = {"FUTEX_WAIT": 0, "FUTEX_WAIT_BITSET": 9, "FUTEX_WAIT_REQUEUE_PI": 11}
 
 _GRANTED = 0  # errno 0: the call returns success without reaching the kernel
 _LOCK = "a byte-range lock on a file every sandbox shares (/etc/passwd, the stdlib) is seen by all its openers"
@@ -118,6 +122,24 @@ def _deny_table() -> tuple[Deny, ...]:
         "inotify on a shared file (the stdlib, /usr) reports when another sandbox opens or reads it")
     add("fanotify_init fanotify_mark", E.EPERM,
         "fanotify: the same as inotify, for whole mounts (unprivileged since Linux 5.13)")
+    # A futex that is not FUTEX_PRIVATE is keyed by the page it lives on; for a
+    # page of a file that is (inode, offset), the same in every process that
+    # maps the file. Every sandbox maps the same system files, so one bot
+    # sleeping on a word of, say, the stdlib's os.py is woken by another
+    # bot's FUTEX_WAKE on the same word, and the waker is told how many it
+    # woke: a reliable two-way channel (measured: tests/test_collusion.py).
+    # Nobody can sleep on a shared futex here: the waits return EAGAIN ("the
+    # value changed, look again"), which glibc's callers all handle by
+    # looking again. What still uses shared waits keeps working but spins
+    # instead of sleeping: pthread_join while the thread is still running
+    # (glibc waits on the thread's id word as a shared futex), and
+    # process-shared semaphores and mutexes (Python's multiprocessing). Wakes
+    # stay allowed: with no shared sleeper anywhere they reach no one.
+    for name, cmd in _FUTEX_WAITS.items():
+        add("futex futex_time64", E.EAGAIN, f"{name} on a shared futex: futexes on a page of a file shared by "
+            "every sandbox wake across sandboxes", arg=1, mask=0xFF, value=cmd)
+    add("futex_waitv futex_wait", E.ENOSYS, "waits on several futexes (or futex2's) whose flags the filter "
+        "cannot check (futex_waitv's are in memory), each possibly shared; callers fall back to futex")
     add("ptrace process_vm_readv process_vm_writev process_madvise kcmp pidfd_getfd", E.EPERM,
         "reading, writing or comparing another process's memory and files (within the pid namespace "
         "only, but a bot has no business doing it, and ptrace is a long list of kernel bugs)")

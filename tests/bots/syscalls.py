@@ -33,7 +33,8 @@ NR = dict(add_key=248, request_key=249, keyctl=250, flock=73, fcntl=72, inotify_
           kexec_load=246, kexec_file_load=320, reboot=169, acct=163, swapon=167, swapoff=168, quotactl=179,
           quotactl_fd=443, syslog=103, personality=135, iopl=172, ioperm=173, modify_ldt=154, uselib=134,
           ustat=136, sysfs=139, vhangup=153, migrate_pages=256, move_pages=279, settimeofday=164,
-          clock_settime=227, clock_adjtime=305, adjtimex=159, socket=41, ioctl=16, getpid=39)
+          clock_settime=227, clock_adjtime=305, adjtimex=159, socket=41, ioctl=16, getpid=39, futex=202,
+          futex_waitv=449)
 BAD = 0xDEAD0000  # an unmapped address: EFAULT from the kernel itself
 
 
@@ -77,6 +78,20 @@ def int80():
     return call
 
 
+def _address(m):
+    """The address of a read-only mmap (ctypes takes only writable buffers)."""
+    class Py_buffer(ctypes.Structure):
+        _fields_ = [("buf", ctypes.c_void_p), ("obj", ctypes.py_object), ("len", ctypes.c_ssize_t),
+                    ("itemsize", ctypes.c_ssize_t), ("readonly", ctypes.c_int), ("ndim", ctypes.c_int),
+                    ("format", ctypes.c_char_p), ("shape", ctypes.c_void_p), ("strides", ctypes.c_void_p),
+                    ("suboffsets", ctypes.c_void_p), ("internal", ctypes.c_void_p)]
+    view = Py_buffer()
+    ctypes.pythonapi.PyObject_GetBuffer(ctypes.py_object(m), ctypes.byref(view), 0)
+    addr = view.buf
+    ctypes.pythonapi.PyBuffer_Release(ctypes.byref(view))
+    return addr
+
+
 def probes():
     out = {}
     fd = os.open("/etc/passwd", os.O_RDONLY)  # bound into every sandbox
@@ -98,10 +113,10 @@ def probes():
                       ("F_OFD_SETLK", 37), ("F_OFD_SETLKW", 38)]:
         out[f"fcntl {name}"] = raw(NR["fcntl"], fd, cmd, flk())
     out["fcntl F_SETLK high bits"] = raw(NR["fcntl"], fd, (1 << 32) | 6, flk())  # the kernel reads an int
-    # Taking a lock "succeeds" under the filter; whether the kernel holds one shows in /proc/locks.
-    ino = os.fstat(fd).st_ino
-    with open("/proc/locks") as f:
-        held = [w[1] for w in map(str.split, f) if len(w) > 5 and w[5].endswith(f":{ino}")]
+    # Taking a lock "succeeds" under the filter; whether the kernel holds one
+    # shows in the descriptor's fdinfo ("lock:" lines, the file's locks).
+    with open(f"/proc/self/fdinfo/{fd}") as f:
+        held = [w[2] for w in map(str.split, f) if w and w[0] == "lock:"]
     out["locks held on /etc/passwd"] = " ".join(sorted(held)) or "none"
     out["fcntl F_GETLEASE"] = raw(NR["fcntl"], fd, 1025, 0)
     out["fcntl F_SETLEASE"] = raw(NR["fcntl"], fd, 1024, 2)  # F_UNLCK: removing no lease
@@ -163,6 +178,19 @@ def probes():
     out["ioctl TIOCSTI"] = raw(NR["ioctl"], 0, 0x5412, BAD)
     out["ioctl TIOCLINUX"] = raw(NR["ioctl"], 0, 0x541C, BAD)
     out["fcntl F_GETFD"] = raw(NR["fcntl"], fd, 1, 0)  # allowed: not a lock
+    # Sleeping on a futex word of a shared file's page (10 ms): the kernel would time out.
+    page = mmap.mmap(fd, 0, prot=mmap.PROT_READ)
+    word = ctypes.c_uint32.from_buffer_copy(page[:4]).value
+    view = (ctypes.c_char * 1).from_address(_address(page))
+    ts = ctypes.create_string_buffer(struct.pack("qq", 0, 10_000_000))
+    for name, op in [("FUTEX_WAIT", 0), ("FUTEX_WAIT_BITSET", 9)]:
+        out[f"futex {name} shared"] = raw(NR["futex"], ctypes.addressof(view), op, word, ctypes.addressof(ts),
+                                          0, 0xFFFFFFFF)
+    own = ctypes.c_uint32(0)
+    out["futex FUTEX_WAIT private"] = raw(NR["futex"], ctypes.addressof(own), 128, 0, ctypes.addressof(ts), 0, 0)
+    out["futex_waitv"] = raw(NR["futex_waitv"], 0, 0, 0, 0, 0)
+    del view
+    page.close()
     # The i386 ABI, same rules: keyctl, flock, fcntl64's F_NOTIFY, inotify_init, unshare.
     i386 = int80()
     out["i386: keyctl"] = i386(288, 0, -4, 0)
