@@ -20,7 +20,7 @@ from arena.config import load_config
 from arena.errors import BotCrashed, RunError
 from arena.process import BotProcess, TimeControl
 from arena.runner import preflight
-from arena.sandbox import SandboxLimits, available, mounts
+from arena.sandbox import SandboxLimits, available, mounts, quotas
 
 from test_process import BOTS, LIMITS, TURN, leftovers, match_start, spec
 
@@ -206,3 +206,28 @@ def test_process_cap_counts_only_the_sandboxs_own_tasks() -> None:
     assert fault is None and reply is not None, tail
     # processes=10: the outer bwrap, bwrap's init inside, the bot, and 7 children.
     assert reply["forked"] == 7, reply
+
+
+@needs_bwrap
+def test_per_user_quotas_are_counted_per_sandbox() -> None:
+    """Two copies of a bot that takes all it can of the user's queued-signal
+    and message-queue quotas, the first holding its share while the second
+    tries: both get the same. As one plain per-user limit the second would get
+    nothing (a signal between sandboxes, or a start-up failure)."""
+    limits = dataclasses.replace(LIMITS, open_files=2048)
+    time = TimeControl(budget_ms=20000, hello_ms=10000)
+    first, second = BotProcess(spec("quota_hog.py"), limits, time), BotProcess(spec("quota_hog.py"), limits, time)
+    try:
+        replies = []
+        for bot in (first, second):  # the first still holds all it got while the second tries
+            bot.start()
+            bot.notify(match_start())
+            replies.append(bot.request({**TURN, "time_ms": 20000})[0])
+    finally:
+        first.close()
+        second.close()
+    a, b = replies
+    share = int(quotas.inside(limits, root=ROOT, pids_cgroup=True)[0].split(":")[1])  # --sigpending=N:N
+    assert a["signals"] == b["signals"] == share, (a, b)
+    assert a["queues"] == b["queues"] > 0, (a, b)
+    assert leftovers("quota_hog") == []

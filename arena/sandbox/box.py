@@ -17,7 +17,7 @@ from typing import Callable
 
 from arena.botfile import BotSpec
 from arena.errors import SandboxError
-from arena.sandbox import cgroups, mounts, procfs, seccomp
+from arena.sandbox import cgroups, mounts, procfs, quotas, seccomp
 from arena.sandbox.limits import SandboxLimits
 from arena.sandbox.probe import Mechanisms, available
 
@@ -26,7 +26,6 @@ __all__ = ["Sandbox", "describe_sandbox"]
 log = logging.getLogger("arena.sandbox")
 
 _warned: set[str] = set()
-_PRLIMIT = shutil.which("prlimit") or ""  # util-linux: sets a limit, then runs the bot
 
 
 def describe_sandbox(limits: SandboxLimits = SandboxLimits()) -> str:
@@ -117,23 +116,12 @@ class Sandbox:
         env.update(self.spec.env)
         return env
 
-    def _nproc_inside(self) -> int | None:
-        """The process cap to set *inside* the bot's user namespace, or ``None``.
-
-        Without a pids cgroup, and not as root (uid 0 ignores ``RLIMIT_NPROC``),
-        the cap is ``RLIMIT_NPROC``. Set on the referee's side it would count
-        every task of the user, so one bot's fork bomb would use up what every
-        other sandbox needs to start. Since Linux 5.14 the count is kept per
-        user namespace: a limit set inside the bot's own namespace counts only
-        that sandbox's tasks (bwrap's init and the bot's tree, hence
-        ``processes - 1``: the outer bwrap is the remaining one, as in the
-        pids cgroup). util-linux's ``prlimit`` sets it as the first program
-        inside, then runs the bot (one exec, about a millisecond).
-        """
-        if (self.limits.mode == "off" or self.cgroups.has("pids") or os.geteuid() == 0
-                or not _PRLIMIT or not (self.mech.bwrap or self.mech.unshare)):
-            return None
-        return self.limits.processes - 1
+    def _userns(self) -> bool:
+        """Whether the bot gets a user namespace of its own (where per-user
+        quotas are counted for the sandbox alone: :mod:`~arena.sandbox.quotas`)."""
+        if self.limits.mode == "off":
+            return False
+        return bool(self.mech.bwrap) or (self.mech.unshare is not None and os.geteuid() != 0)
 
     def command(self) -> tuple[list[str], dict[str, str], str]:
         """(argv, environment, host working directory) to spawn.
@@ -145,9 +133,9 @@ class Sandbox:
         inner = self.argv()
         if self.limits.mode != "off":
             self.cgroups.create()
-        nproc = self._nproc_inside()
-        if nproc is not None:
-            inner = [_PRLIMIT, f"--nproc={nproc}:{nproc}", "--", *inner]
+        if self._userns():
+            inner = [*quotas.launcher(self.limits, root=os.geteuid() == 0, pids_cgroup=self.cgroups.has("pids")),
+                     *inner]
         if self.mech.bwrap:
             args = mounts.bwrap_args(self.mech.bwrap, self.spec, self.limits, inner)
             if self.limits.mode != "off" and seccomp.unavailable() is None:
@@ -176,23 +164,21 @@ class Sandbox:
         lim = self.limits
         off = lim.mode == "off"
         no_memcg = not self.cgroups.has("memory")
-        capped_inside = self._nproc_inside() is not None
-        # RLIMIT_NPROC counts every task of the uid, not the bot's: root is
-        # exempt (useless), and for another user a bare limit of 16 would stop
-        # the bot from starting at all. Without a pids cgroup and not as root,
-        # the cap is set inside the bot's user namespace (_nproc_inside), and
-        # the outer limit is raised to the user's hard limit: it is the
-        # ceiling every sandbox's namespace inherits, and a tight one would be
-        # shared by all of them. Without a namespace (or prlimit) to count in,
-        # the old compromise: the user's current tasks plus the allowance.
+        root = os.geteuid() == 0
+        # Per-user quotas (tasks, queued signals, message queues, locked
+        # memory) are capped inside the bot's user namespace by the launcher
+        # (arena.sandbox.quotas); here, before bwrap makes that namespace, the
+        # shared ceilings go up to the user's hard limits. Without a
+        # user namespace (or prlimit) and without a pids cgroup, the old
+        # compromise for RLIMIT_NPROC, which counts every task of the user:
+        # the user's current tasks plus the allowance (root ignores it).
+        userns = self._userns() and bool(quotas.PRLIMIT)
+        needs_nproc = not self.cgroups.has("pids") and not root and not off
+        ceilings = quotas.outside(nproc=needs_nproc) if userns else []
         nproc: tuple[int, int] | None = None
-        if not self.cgroups.has("pids") and os.geteuid() != 0 and not off:
-            if capped_inside:
-                hard = resource.getrlimit(resource.RLIMIT_NPROC)[1]
-                nproc = (hard, hard)
-            else:
-                n = procfs.user_tasks(os.geteuid()) + lim.processes
-                nproc = (n, n)
+        if needs_nproc and not userns:
+            n = procfs.user_tasks(os.geteuid()) + lim.processes
+            nproc = (n, n)
         no_ns = self.mech.bwrap is None
         parent = os.getpid()
         libc = procfs.libc
@@ -213,6 +199,8 @@ class Sandbox:
             resource.setrlimit(resource.RLIMIT_NOFILE, (lim.open_files, lim.open_files))
             resource.setrlimit(resource.RLIMIT_CPU, (lim.cpu_seconds, lim.cpu_seconds + 5))
             resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+            for res, value in ceilings:
+                resource.setrlimit(res, value)
             if nproc is not None:
                 resource.setrlimit(resource.RLIMIT_NPROC, nproc)
             if no_memcg:

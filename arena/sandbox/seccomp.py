@@ -118,6 +118,9 @@ def _deny_table() -> tuple[Deny, ...]:
                "accesses become signals" if name == "F_NOTIFY" else
                "a lease on a shared file: another sandbox's open of it would signal the holder")
         add("fcntl fcntl64", E.EPERM, f"fcntl {name}: {why}", arg=1, value=cmd)
+    add("fcntl fcntl64", E.EPERM, "fcntl F_SETPIPE_SZ: pipe buffers are counted per user, not per namespace; "
+        "one sandbox growing its pipes past the user's soft limit (fs.pipe-user-pages-soft) shrinks every "
+        "other sandbox's new pipes, a signal", arg=1, value=1031)
     add("inotify_init inotify_init1 inotify_add_watch", E.EPERM,
         "inotify on a shared file (the stdlib, /usr) reports when another sandbox opens or reads it")
     add("fanotify_init fanotify_mark", E.EPERM,
