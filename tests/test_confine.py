@@ -17,7 +17,7 @@ import pytest
 
 from arena.botfile import load_bot
 from arena.config import load_config
-from arena.errors import BotCrashed, RunError
+from arena.errors import BotCrashed, RunError, SandboxError
 from arena.process import BotProcess, TimeControl
 from arena.runner import preflight
 from arena.sandbox import SandboxLimits, available, mounts, quotas
@@ -183,7 +183,7 @@ def test_without_bubblewrap_the_missing_filter_is_said(monkeypatch: pytest.Monke
 
     monkeypatch.setattr(box_mod, "available", lambda: Mechanisms(None, MECH.unshare, MECH.cgroups, MECH.root))
     assert any("system-call filter" in m for m in box_mod._filter_missing(box_mod.available()))
-    with pytest.raises(Exception) as err:
+    with pytest.raises(SandboxError) as err:
         BotProcess(spec("steady.py"), SandboxLimits(mode="strict"), TimeControl()).start()
     assert "system-call filter" in str(err.value)
 
