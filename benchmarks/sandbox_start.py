@@ -28,7 +28,6 @@ import statistics
 import sys
 import time
 from pathlib import Path
-from typing import Callable
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))

@@ -33,7 +33,8 @@ def bwrap_args(bwrap: str, spec: BotSpec, limits: SandboxLimits, inner: list[str
 
 
 # /proc files that show the whole machine's kernel state and that no runtime
-# needs: each is covered by an empty file. keys/key-users: the keyring of
+# needs: each is covered by /dev/null, unreadable there (bwrap binds it without
+# device access, as /proc is mounted nodev). keys/key-users: the keyring of
 # every user (the filter denies making keys; this hides the host's own);
 # timer_list: every pending timer with its expiry (as root, a bot sleeping
 # for a chosen time signals another bot reading it); kallsyms, vmallocinfo:

@@ -35,7 +35,6 @@ shared ceiling where it cannot be raised (as non-root, above the hard limit).
 
 from __future__ import annotations
 
-import os
 import resource
 import shutil
 

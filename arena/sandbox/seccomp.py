@@ -3,11 +3,14 @@
 The namespaces already hide files, processes, the network and System V IPC.
 What they do not separate is kernel state keyed by *inode* or by *user*:
 byte-range and ``flock`` locks on the files every sandbox shares (``/usr``,
-``/etc/passwd``), file leases and directory/inotify/fanotify watches on them,
-and the per-user kernel keyring. Two colluding copies of a bot at one table
-read each other's dice through those (issue 11, 18). The filter denies the
+``/etc/passwd``), leases and dnotify/inotify/fanotify watches on them,
+futexes on their pages, and the per-user kernel keyring. Two colluding
+copies of a bot at one table read each other's dice through those (issues
+11 and 18; tests/test_collusion.py tries them all). The filter denies the
 calls that reach them, and the calls that are kernel attack surface a bot
-never needs (namespaces, mounts, BPF, perf, io_uring, modules...).
+never needs (namespaces, mounts, BPF, perf, io_uring, modules...). The
+per-user quotas (queued signals, message queues) are split per sandbox
+elsewhere (:mod:`~arena.sandbox.quotas`).
 
 How it is loaded: :func:`program` builds the filter once per process with
 libseccomp (``libseccomp.so.2``, a systemd dependency on every Debian and
@@ -19,8 +22,10 @@ step before it runs the bot, so bwrap itself can still build the namespaces.
 Every entry says why (:data:`DENY`; docs/sandbox.md has the same table):
 denied calls fail with an error (``EPERM``, or ``ENOSYS`` where runtimes
 fall back when the kernel lacks the call, as glibc does from ``clone3`` to
-``clone``); nothing is killed, so a runtime that probes a call degrades
-instead of dying. The rules apply to every system-call ABI the CPU offers
+``clone``, or ``EAGAIN`` for shared futex waits, which every caller retries);
+taking a file lock is the one call answered "done" without reaching the
+kernel (failing it would stop the JVM). Nothing is killed, so a runtime that
+probes a call degrades instead of dying. The rules apply to every system-call ABI the CPU offers
 a process (x86_64 with i386 and x32; aarch64 with 32-bit arm): a 64-bit
 process can enter the kernel through the i386 ABI (``int 0x80``), with its
 own system-call numbers, and a filter that only knew x86_64 numbers would
