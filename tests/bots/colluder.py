@@ -108,7 +108,7 @@ class Channel:
     name = "?"
 
     def send(self, key: str, rnd: int, dice) -> None: ...
-    def recv(self, key: str, rnd: int) -> list: return []  # messages: (round or None, dice)
+    def recv(self, key: str, rnd: int) -> list: return []  # messages: (round, dice)
     def close(self) -> None: ...
 
 
