@@ -52,7 +52,9 @@ def causes(text: str, *, own: Callable[[str], bool], program: str, processes: in
     """What ``text`` (a bot's stderr: its start and its end) says went wrong,
     most specific first; ``own(path)`` tells the bot's own files."""
     out: list[str] = []
-    m = re.search(r"bwrap: execvp (.+?): (No such file or directory|Permission denied)", text)
+    # The program is started by bwrap, or (inside it) by the quota launcher prlimit.
+    m = re.search(r"(?:bwrap: execvp|prlimit: failed to execute) (.+?): (No such file or directory|"
+                  r"Permission denied)", text)
     if m:
         what = "not visible inside the sandbox" if m.group(2).startswith("No such") else "not executable"
         out.append(f"the program {_safe(m.group(1))} is {what} (for a script, check its #! line; "

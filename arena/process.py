@@ -128,7 +128,7 @@ class BotProcess:
         try:
             proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                     stderr=subprocess.PIPE, env=env, cwd=cwd, bufsize=0,
-                                    close_fds=True, start_new_session=True,
+                                    close_fds=True, pass_fds=box.pass_fds, start_new_session=True,
                                     preexec_fn=box.preexec())
         except (OSError, subprocess.SubprocessError) as exc:
             box.cleanup()

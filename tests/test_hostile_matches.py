@@ -19,6 +19,8 @@ from arena.rules import Rules
 from arena.sandbox import SandboxLimits
 from arena.worker import Worker
 
+pytestmark = pytest.mark.sandbox  # run as root and as an unprivileged user in CI
+
 ROOT = Path(__file__).resolve().parent.parent
 HOSTILE = ROOT / "tests" / "bots"
 OWNER = f"{os.getpid()}-matches"

@@ -19,6 +19,8 @@ from arena.rules import Bid, Rules
 from arena.sandbox import SandboxLimits
 from arena.wire import parse_reply
 
+pytestmark = pytest.mark.sandbox  # run as root and as an unprivileged user in CI
+
 BOTS = Path(__file__).parent / "bots"
 
 # A realistic turn message (~200 bytes), as PROTOCOL.md shows it.

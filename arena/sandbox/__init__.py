@@ -6,8 +6,9 @@ What each bot process gets, best first (docs/sandbox.md has the threat model):
   namespaces; all capabilities dropped; a new session; a read-only view of
   the system libraries, the interpreter, the ``arena`` package and the bot's
   own files only (never the project tree, configs, results or other bots);
-  a private ``/tmp`` (tmpfs, charged to the memory limit, gone with the
-  sandbox) as working folder; ``--die-with-parent``.
+  a private ``/tmp`` and ``/dev/shm`` (tmpfs mounts sized to share the memory
+  limit, gone with the sandbox), ``/tmp`` the working folder; a read-only
+  ``/dev``; ``--die-with-parent``.
 - Without bwrap: ``unshare`` (util-linux) for the network and pid namespaces,
   and a private working folder on disk, removed on close; the file system is
   then *not* hidden (said once, by a warning).
@@ -18,10 +19,15 @@ What each bot process gets, best first (docs/sandbox.md has the threat model):
   address space, like Node.js); processes (``RLIMIT_NPROC``) only without a
   pids cgroup and not as root.
 - A scrubbed environment: PATH, HOME, TMPDIR, LANG, and the manifest's env.
+- A system-call filter (:mod:`~arena.sandbox.seccomp`, loaded by bwrap):
+  what namespaces do not separate (locks, the keyring, file watches, shared
+  futexes) and the kernel's attack surface.
+- Per-user kernel quotas split per sandbox (:mod:`~arena.sandbox.quotas`).
 
 The modules, one concern each: :mod:`~arena.sandbox.limits` (what a bot may
 use), :mod:`~arena.sandbox.probe` (what the machine offers),
-:mod:`~arena.sandbox.mounts` (what a bot sees), :mod:`~arena.sandbox.cgroups`,
+:mod:`~arena.sandbox.mounts` (what a bot sees), :mod:`~arena.sandbox.seccomp`
+(what it may call), :mod:`~arena.sandbox.quotas` (per-user limits), :mod:`~arena.sandbox.cgroups`,
 :mod:`~arena.sandbox.procfs` (the fallbacks from /proc) and
 :mod:`~arena.sandbox.box` (:class:`Sandbox`, which ties them together;
 :mod:`arena.process` spawns the command it builds).

@@ -17,7 +17,7 @@ from typing import Callable
 
 from arena.botfile import BotSpec
 from arena.errors import SandboxError
-from arena.sandbox import cgroups, mounts, procfs
+from arena.sandbox import cgroups, mounts, procfs, quotas, seccomp
 from arena.sandbox.limits import SandboxLimits
 from arena.sandbox.probe import Mechanisms, available
 
@@ -35,6 +35,8 @@ def describe_sandbox(limits: SandboxLimits = SandboxLimits()) -> str:
     m = available()
     if m.bwrap:
         parts = ["bwrap (user, pid, net, mount, ipc namespaces; read-only system + own files; private /tmp)"]
+        why = seccomp.unavailable()
+        parts.append("no system-call filter" if why else f"seccomp filter ({len(seccomp.DENY)} rules)")
     elif m.unshare:
         parts = ["unshare (pid + net namespaces; files NOT hidden)"]
     else:
@@ -48,9 +50,23 @@ def describe_sandbox(limits: SandboxLimits = SandboxLimits()) -> str:
     return f"sandbox {limits.mode}: " + "; ".join(parts)
 
 
+def _filter_missing(m: Mechanisms) -> list[str]:
+    """Why bots would run without the system-call filter (docs/sandbox.md).
+
+    Without bubblewrap there is none: it would have to be loaded after
+    ``unshare`` has built the namespaces (the filter denies that), by a
+    launcher costing an interpreter start per bot; and that fallback leaves
+    the file system, hence the run seed, readable anyway.
+    """
+    if not m.bwrap:
+        return ["a system-call filter (seccomp; it is loaded by bubblewrap)"]
+    why = seccomp.unavailable()
+    return [why] if why else []
+
+
 def _check(limits: SandboxLimits) -> Mechanisms:
     m = available()
-    missing = m.missing()
+    missing = m.missing() + _filter_missing(m)
     if missing and limits.mode == "strict":
         raise SandboxError("sandbox: strict, but this machine lacks: " + "; ".join(missing)
                            + " (use sandbox: auto to run degraded, see docs/sandbox.md)")
@@ -78,6 +94,7 @@ class Sandbox:
         self.workdir: str | None = None  # on the host, when not inside bwrap
         self._tree: procfs.TreeCpu | None = None  # CPU time from /proc, without cpuacct
         self._pid: int | None = None
+        self.pass_fds: tuple[int, ...] = ()  # descriptors the child must inherit (the filter's pipe)
 
     # -- set up --------------------------------------------------------------
 
@@ -99,18 +116,43 @@ class Sandbox:
         env.update(self.spec.env)
         return env
 
+    def _userns(self) -> bool:
+        """Whether the bot gets a user namespace of its own (where per-user
+        quotas are counted for the sandbox alone: :mod:`~arena.sandbox.quotas`)."""
+        if self.limits.mode == "off":
+            return False
+        return bool(self.mech.bwrap) or (self.mech.unshare is not None and os.geteuid() != 0)
+
     def command(self) -> tuple[list[str], dict[str, str], str]:
-        """(argv, environment, host working directory) to spawn."""
+        """(argv, environment, host working directory) to spawn.
+
+        With bwrap, the system-call filter travels on a pipe (``--seccomp FD``):
+        the caller passes :attr:`pass_fds` to the child; :meth:`started` or
+        :meth:`cleanup` closes the referee's copy.
+        """
         inner = self.argv()
         if self.limits.mode != "off":
             self.cgroups.create()
+        if self._userns():
+            inner = [*quotas.launcher(self.limits, root=os.geteuid() == 0, pids_cgroup=self.cgroups.has("pids")),
+                     *inner]
         if self.mech.bwrap:
-            return mounts.bwrap_args(self.mech.bwrap, self.spec, self.limits, inner), self.env(mounts.WORK), "/"
+            args = mounts.bwrap_args(self.mech.bwrap, self.spec, self.limits, inner)
+            if self.limits.mode != "off" and seccomp.unavailable() is None:
+                fd = seccomp.pipe_fd()
+                self.pass_fds = (fd,)
+                args[1:1] = ["--seccomp", str(fd)]
+            return args, self.env(mounts.WORK), "/"
         self.workdir = tempfile.mkdtemp(prefix=f"{self.tag}-")
         os.chmod(self.workdir, 0o700)
         if self.mech.unshare:
             inner = [*self.mech.unshare, *inner]
         return inner, self.env(self.workdir), self.workdir
+
+    def _close_fds(self) -> None:
+        for fd in self.pass_fds:
+            os.close(fd)
+        self.pass_fds = ()
 
     def preexec(self) -> Callable[[], None]:
         """What the child runs between fork and exec: join the cgroups, set rlimits.
@@ -122,12 +164,21 @@ class Sandbox:
         lim = self.limits
         off = lim.mode == "off"
         no_memcg = not self.cgroups.has("memory")
-        # RLIMIT_NPROC counts every task of the uid, not the bot's: root is
-        # exempt (useless), and for another user a bare limit of 16 would stop
-        # the bot from starting at all. Only without a pids cgroup and not as
-        # root: the user's current tasks plus the bot's allowance.
-        nproc = (procfs.user_tasks(os.geteuid()) + lim.processes
-                 if not self.cgroups.has("pids") and os.geteuid() != 0 and not off else None)
+        root = os.geteuid() == 0
+        # Per-user quotas (tasks, queued signals, message queues, locked
+        # memory) are capped inside the bot's user namespace by the launcher
+        # (arena.sandbox.quotas); here, before bwrap makes that namespace, the
+        # shared ceilings go up to the user's hard limits. Without a
+        # user namespace (or prlimit) and without a pids cgroup, the old
+        # compromise for RLIMIT_NPROC, which counts every task of the user:
+        # the user's current tasks plus the allowance (root ignores it).
+        userns = self._userns() and bool(quotas.PRLIMIT)
+        needs_nproc = not self.cgroups.has("pids") and not root and not off
+        ceilings = quotas.outside(nproc=needs_nproc) if userns else []
+        nproc: tuple[int, int] | None = None
+        if needs_nproc and not userns:
+            n = procfs.user_tasks(os.geteuid()) + lim.processes
+            nproc = (n, n)
         no_ns = self.mech.bwrap is None
         parent = os.getpid()
         libc = procfs.libc
@@ -148,8 +199,10 @@ class Sandbox:
             resource.setrlimit(resource.RLIMIT_NOFILE, (lim.open_files, lim.open_files))
             resource.setrlimit(resource.RLIMIT_CPU, (lim.cpu_seconds, lim.cpu_seconds + 5))
             resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+            for res, value in ceilings:
+                resource.setrlimit(res, value)
             if nproc is not None:
-                resource.setrlimit(resource.RLIMIT_NPROC, (nproc, nproc))
+                resource.setrlimit(resource.RLIMIT_NPROC, nproc)
             if no_memcg:
                 mem = lim.memory_mb << 20
                 resource.setrlimit(resource.RLIMIT_AS, (mem, mem))
@@ -160,6 +213,7 @@ class Sandbox:
         return run
 
     def started(self, pid: int) -> None:
+        self._close_fds()
         self._pid = pid
         self.cgroups.started(pid)
 
@@ -252,6 +306,7 @@ class Sandbox:
 
     def cleanup(self) -> None:
         """Kill what is left, remove the cgroups and the working folder. Idempotent."""
+        self._close_fds()
         self.kill_all()
         self.cgroups.remove()
         if self._tree is not None:

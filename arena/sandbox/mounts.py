@@ -19,7 +19,7 @@ from arena.errors import SandboxError
 from arena.runtime import host_python
 from arena.sandbox.limits import SandboxLimits
 
-__all__ = ["WORK", "bwrap_args", "python_paths", "system_args", "view_args"]
+__all__ = ["PROC_MASKED", "WORK", "bwrap_args", "python_paths", "system_args", "tmpfs_sizes", "view_args"]
 
 SYSTEM_ETC = ("/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/alternatives",
               "/etc/localtime", "/etc/passwd", "/etc/group", "/etc/nsswitch.conf", "/etc/ssl",
@@ -40,6 +40,29 @@ def bwrap_args(bwrap: str, spec: BotSpec, limits: SandboxLimits, inner: list[str
     return [bwrap, *system_args(limits), *view_args(spec), "--remount-ro", "/", "--chdir", WORK, "--", *inner]
 
 
+# /proc files that show the whole machine's kernel state and that no runtime
+# needs: each is covered by /dev/null, unreadable there (bwrap binds it without
+# device access, as /proc is mounted nodev). keys/key-users: the keyring of
+# every user (the filter denies making keys; this hides the host's own);
+# timer_list: every pending timer with its expiry (as root, a bot sleeping
+# for a chosen time signals another bot reading it); kallsyms, vmallocinfo:
+# kernel addresses (kptr_restrict permitting); slabinfo: kernel object
+# counts, which a bot moves by creating objects; locks: every lock on the
+# machine; sched_debug: every task. Files this kernel lacks are skipped.
+PROC_MASKED = ("keys", "key-users", "timer_list", "kallsyms", "vmallocinfo", "slabinfo", "locks",
+               "sched_debug")
+
+
+def tmpfs_sizes(limits: SandboxLimits) -> dict[str, int]:
+    """Bytes for each writable tmpfs: ``/tmp`` (the working folder) and
+    ``/dev/shm`` share ``memory_mb`` (3/4 and 1/4), so that where no memory
+    cgroup counts tmpfs pages (non-root), files still cannot hold more than
+    the memory limit. Everything else a bot can see is read-only."""
+    total = limits.memory_mb << 20
+    shm = total // 4
+    return {WORK: total - shm, "/dev/shm": shm}
+
+
 def system_args(limits: SandboxLimits) -> list[str]:
     """Namespaces, capabilities, the read-only system, /proc, /dev and the private /tmp."""
     a = ["--unshare-all", "--die-with-parent", "--new-session", "--cap-drop", "ALL", "--ro-bind", "/usr", "/usr"]
@@ -50,7 +73,17 @@ def system_args(limits: SandboxLimits) -> list[str]:
             a += ["--ro-bind", top, top]
     for e in SYSTEM_ETC:
         a += ["--ro-bind-try", e, e]
-    a += ["--proc", "/proc", "--dev", "/dev", "--size", str(limits.memory_mb << 20), "--tmpfs", WORK]
+    a += ["--proc", "/proc"]
+    for name in PROC_MASKED:
+        if os.path.exists(f"/proc/{name}"):
+            a += ["--ro-bind", "/dev/null", f"/proc/{name}"]
+    sizes = tmpfs_sizes(limits)
+    # /dev: bwrap's own (null, zero, full, random, urandom, tty, the std*
+    # links, pts), but its tmpfs has no size: it is made read-only, and
+    # /dev/shm gets a sized tmpfs of its own (the remount is not recursive,
+    # so /dev/shm and the device nodes stay writable).
+    a += ["--dev", "/dev", "--size", str(sizes["/dev/shm"]), "--tmpfs", "/dev/shm", "--remount-ro", "/dev"]
+    a += ["--size", str(sizes[WORK]), "--tmpfs", WORK]
     return a
 
 

@@ -1,0 +1,130 @@
+"""What the system-call filter and the quota launcher cost a bot process.
+
+    python benchmarks/sandbox_start.py [--trials 15] [--calls 200000] [--cpu 0]
+
+Arrangements, measured in the same run with trials interleaved (so machine
+load hits them alike), the parent pinned to one core and children inheriting
+the pinning:
+
+- start-up, to `ready`, of benchmarks/bots/trivial.py through arena.host:
+  bare (bwrap, cgroups, rlimits: the sandbox without either), +filter
+  (``--seccomp`` from a pipe), +launcher (``prlimit`` setting the per-user
+  quotas inside the bot's user namespace, one more exec), full (both: what
+  every bot gets);
+- per system call: ``getppid()`` in a loop inside the sandbox, with and
+  without the filter (the filter runs on every call a bot makes);
+- the filter's one-time build with libseccomp, per referee process.
+
+Reports medians and the ratio to the bare arrangement. Figures go to
+docs/performance.md ("Sandbox start-up").
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import os
+import statistics
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+
+from arena.botfile import load_bot  # noqa: E402
+from arena.process import BotProcess, TimeControl  # noqa: E402
+from arena.sandbox import SandboxLimits, describe_sandbox, quotas, seccomp  # noqa: E402
+import arena.sandbox.box as box  # noqa: E402
+
+LOOP = HERE / "bots" / "syscall_loop.py"
+TRIVIAL = HERE / "bots" / "trivial.py"
+TURN = {"type": "turn", "match": "m-1", "round": 1, "seat": 0, "dice": [1, 2, 3, 4, 5], "counts": [5, 5],
+        "palifico": False, "history": [], "legal": {"dudo": False, "calza": False,
+                                                     "min_quantity": {"2": 1}, "max_quantity": 10},
+        "time_ms": 60000}
+
+
+class Setting:
+    """Turn the filter and/or the launcher off for one start."""
+
+    def __init__(self, filter_on: bool, launcher_on: bool) -> None:
+        self.filter_on, self.launcher_on = filter_on, launcher_on
+
+    def __enter__(self) -> None:
+        self.saved = (box.seccomp.unavailable, quotas.PRLIMIT)
+        if not self.filter_on:
+            box.seccomp.unavailable = lambda: "off for the benchmark"  # type: ignore[assignment]
+        if not self.launcher_on:
+            quotas.PRLIMIT = ""
+
+    def __exit__(self, *exc: object) -> None:
+        box.seccomp.unavailable, quotas.PRLIMIT = self.saved  # type: ignore[assignment]
+
+
+def start_ms(setting: Setting) -> float:
+    with setting:
+        bot = BotProcess(load_bot(TRIVIAL), SandboxLimits(), TimeControl(hello_ms=30000))
+        t = time.perf_counter()
+        bot.start()
+        ms = (time.perf_counter() - t) * 1000
+        bot.close()
+    return ms
+
+
+def syscall_ns(setting: Setting, calls: int) -> float:
+    with setting:
+        spec = dataclasses.replace(load_bot(LOOP), env={"ARENA_BENCH_CALLS": str(calls)})
+        bot = BotProcess(spec, SandboxLimits(), TimeControl(budget_ms=60000, hello_ms=30000))
+        bot.start()
+        bot.notify({"type": "match_start", "match": "m-1", "seat": 0, "players": 2, "names": ["a", "b"],
+                    "rules": {}, "seed": 1})
+        reply = bot.request(TURN)[0]
+        bot.close()
+    return float(reply["ns_per_call"])
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--trials", type=int, default=15)
+    ap.add_argument("--calls", type=int, default=200000, help="getppid() calls per trial")
+    ap.add_argument("--cpu", type=int, default=0, help="core to pin to (-1: do not pin)")
+    args = ap.parse_args()
+    if args.cpu >= 0:
+        os.sched_setaffinity(0, {args.cpu})
+    box._warned.add("off for the benchmark")  # the degraded-mode warning, said once, not measured
+    t = time.perf_counter()
+    prog = seccomp._build()
+    build_ms = (time.perf_counter() - t) * 1000
+    seccomp.program()
+    starts: dict[str, Setting] = {"bare": Setting(False, False), "+filter": Setting(True, False),
+                                  "+launcher": Setting(False, True), "full": Setting(True, True)}
+    calls: dict[str, Setting] = {"no filter": Setting(False, True), "filter": Setting(True, True)}
+    for s in starts.values():
+        start_ms(s)  # warm: page cache, the interpreter's files
+    st: dict[str, list[float]] = {k: [] for k in starts}
+    sc: dict[str, list[float]] = {k: [] for k in calls}
+    for _ in range(args.trials):
+        for name, s in starts.items():
+            st[name].append(start_ms(s))
+        for name, s in calls.items():
+            sc[name].append(syscall_ns(s, args.calls))
+    print(describe_sandbox(SandboxLimits()))
+    print(f"pinned: {'core ' + str(args.cpu) if args.cpu >= 0 else 'no'}; {args.trials} interleaved trials; "
+          f"load average {os.getloadavg()[0]:.1f}")
+    print(f"filter: {len(seccomp.DENY)} rules, {len(prog) // 8} BPF instructions, built in {build_ms:.1f} ms "
+          f"(once per referee process)")
+    med = {k: statistics.median(v) for k, v in st.items()}
+    print(f"{'start-up to ready':<18} {'median ms':>10} {'min':>7} {'max':>7} {'x bare':>7} {'+ms':>6}")
+    for name, v in st.items():
+        print(f"{name:<18} {med[name]:>10.1f} {min(v):>7.1f} {max(v):>7.1f} {med[name] / med['bare']:>7.2f} "
+              f"{med[name] - med['bare']:>6.1f}")
+    cmed = {k: statistics.median(v) for k, v in sc.items()}
+    print(f"{'getppid() in a loop':<18} {'median ns':>10} {'min':>7} {'max':>7} {'x none':>7} {'+ns':>6}")
+    for name, v in sc.items():
+        print(f"{name:<18} {cmed[name]:>10.1f} {min(v):>7.1f} {max(v):>7.1f} "
+              f"{cmed[name] / cmed['no filter']:>7.2f} {cmed[name] - cmed['no filter']:>6.1f}")
+
+
+if __name__ == "__main__":
+    main()
