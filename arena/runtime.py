@@ -296,7 +296,24 @@ def _venv(word: str, path: str, root: str, bot: _Bot, *, trusted: bool) -> Runti
         raise bot.fail(f"{where}, whose base Python ({base or home}) is not a Python installation "
                        f"(no lib/pythonX.Y/os.py next to it); recreate the venv with python -m venv")
     mine = [os.path.join(root, "pyvenv.cfg"), path, os.path.join(root, "lib")] if trusted else []
-    return Runtime(path, bot.keep([*mine, *binds]), "venv")
+    # Links between the venv's interpreter and its base (python3 -> .../bin/python3 -> python3.11):
+    # each one outside the bot's files is shown as the file it leads to, or the chain breaks inside.
+    hops = [h for h in _hops(path) if not inside(h, bot.folder)]
+    return Runtime(path, bot.keep([*mine, *hops, *binds]), "venv")
+
+
+def _hops(path: str) -> list[str]:
+    """The symlinks met following ``path`` to its file, hop by hop (each with
+    its folder resolved), ``path`` itself included when it is one."""
+    out: list[str] = []
+    p = path
+    for _ in range(40):  # the kernel's own limit on a chain of links
+        p = os.path.join(os.path.realpath(os.path.dirname(p)), os.path.basename(p))
+        if not os.path.islink(p):
+            break
+        out.append(p)
+        p = os.path.join(os.path.dirname(p), os.readlink(p))
+    return out
 
 
 def _pyenv_root(path: str, env: Mapping[str, str]) -> str | None:

@@ -151,6 +151,30 @@ def test_a_manifest_naming_its_own_venvs_interpreter_runs_in_that_venv(tmp_path:
     assert seen["prefix"] == str(venv) and seen["numpy"].startswith(str(venv) + "/")
 
 
+@pytest.mark.slow
+@needs_bwrap
+def test_an_own_venv_whose_interpreter_links_through_another_link_runs(tmp_path: Path) -> None:
+    """What a venv made by a pyenv interpreter looks like (venv/bin/python3 ->
+    ~/.pyenv/versions/X/bin/python3 -> python3.11): every link of the chain
+    outside the bot's folder must exist inside, or the interpreter is not found."""
+    proj = league(tmp_path / "proj", ["bots/chain.yaml"])
+    venv = make_venv(proj / "bots" / "chain" / "venv")
+    real = Path(os.path.realpath(venv / "bin" / "python"))
+    farm = tmp_path / "farm" / "bin"
+    farm.mkdir(parents=True)
+    (farm / "python3").symlink_to(real)  # an outside link to the base interpreter
+    for name in ("python", "python3", real.name):
+        (venv / "bin" / name).unlink(missing_ok=True)
+    (venv / "bin" / "python3").symlink_to(farm / "python3")
+    (venv / "bin" / "python").symlink_to("python3")
+    (proj / "bots" / "chain.py").write_text(PYBOT)
+    (proj / "bots" / "chain.yaml").write_text("command: [./chain/venv/bin/python, ./chain.py]\n")
+    records, kept = run_league(proj)
+    no_faults(records)
+    seen = probe_py(kept)
+    assert seen["prefix"] == str(venv) and seen["numpy"].startswith(str(venv) + "/")
+
+
 def test_a_bots_venv_cannot_point_the_arena_at_other_files(tmp_path: Path) -> None:
     """A bot's own venv is bot-controlled: its pyvenv.cfg `home` and its
     python link may name anything; only a real Python installation is shown."""

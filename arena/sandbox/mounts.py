@@ -9,8 +9,12 @@ command mentions it.
 
 from __future__ import annotations
 
+import atexit
+import functools
 import os
+import shutil
 import sysconfig
+import tempfile
 from pathlib import Path
 
 import arena
@@ -19,7 +23,7 @@ from arena.errors import SandboxError
 from arena.runtime import host_python
 from arena.sandbox.limits import SandboxLimits
 
-__all__ = ["PROC_MASKED", "WORK", "bwrap_args", "python_paths", "system_args", "tmpfs_sizes", "view_args"]
+__all__ = ["PROC_FROZEN", "PROC_MASKED", "WORK", "bwrap_args", "python_paths", "system_args", "tmpfs_sizes", "view_args"]
 
 SYSTEM_ETC = ("/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/alternatives",
               "/etc/localtime", "/etc/passwd", "/etc/group", "/etc/nsswitch.conf", "/etc/ssl",
@@ -52,6 +56,40 @@ def bwrap_args(bwrap: str, spec: BotSpec, limits: SandboxLimits, inner: list[str
 PROC_MASKED = ("keys", "key-users", "timer_list", "kallsyms", "vmallocinfo", "slabinfo", "locks",
                "sched_debug")
 
+# /proc files that runtimes do read but whose live counters are a channel
+# between sandboxes: a bot that forks N times during its turn moves the
+# machine-wide fork count in stat ("processes") by N, and its partner reads
+# it at its own turn; the same goes for the running and total task counts in
+# loadavg, free memory in meminfo, vmstat, zoneinfo and buddyinfo, and the
+# pressure files. Each is shown as a snapshot taken once per referee process:
+# glibc still counts the CPUs from stat's cpu lines, the JVM and Node still
+# read the memory size from meminfo, and nothing a bot does moves them.
+PROC_FROZEN = ("stat", "loadavg", "meminfo", "vmstat", "zoneinfo", "buddyinfo", "pagetypeinfo",
+               "interrupts", "softirqs", "schedstat", "diskstats", "pressure/cpu", "pressure/memory",
+               "pressure/io")
+
+
+@functools.lru_cache(maxsize=1)
+def _proc_snapshots() -> tuple[tuple[str, str], ...]:
+    """(snapshot file, /proc path) for each of :data:`PROC_FROZEN` this kernel has,
+    written once into a private folder that is removed when this process exits."""
+    folder = tempfile.mkdtemp(prefix="arena-proc-")
+    owner = os.getpid()
+    atexit.register(lambda: os.getpid() == owner and shutil.rmtree(folder, ignore_errors=True))
+    out = []
+    for name in PROC_FROZEN:
+        try:
+            with open(f"/proc/{name}", "rb") as f:
+                data = f.read()
+        except OSError:
+            continue  # this kernel has no such file, or it is not readable here
+        path = os.path.join(folder, name.replace("/", "-"))
+        with open(path, "wb") as f:
+            f.write(data)
+        os.chmod(path, 0o444)
+        out.append((path, f"/proc/{name}"))
+    return tuple(out)
+
 
 def tmpfs_sizes(limits: SandboxLimits) -> dict[str, int]:
     """Bytes for each writable tmpfs: ``/tmp`` (the working folder) and
@@ -77,6 +115,8 @@ def system_args(limits: SandboxLimits) -> list[str]:
     for name in PROC_MASKED:
         if os.path.exists(f"/proc/{name}"):
             a += ["--ro-bind", "/dev/null", f"/proc/{name}"]
+    for snapshot, target in _proc_snapshots():
+        a += ["--ro-bind", snapshot, target]
     sizes = tmpfs_sizes(limits)
     # /dev: bwrap's own (null, zero, full, random, urandom, tty, the std*
     # links, pts), but its tmpfs has no size: it is made read-only, and
