@@ -286,7 +286,10 @@ class BotProcess:
                 raise BotCrashed(f"bot {self.spec.name} is not running (start() it first)")
             box = self._box
             assert box is not None
-            if self._buf or self._poll.poll(0):
+            # Output nobody asked for. A bot frozen since its last reply cannot have
+            # written since (what came with the reply is in the buffer), so the
+            # poll is spared on the per-decision path.
+            if self._buf or (not box.can_freeze and self._poll.poll(0)):
                 self._fill()
                 if self._buf:
                     raise ProtocolError(f"bot {self.spec.name} wrote without being asked: {clip(self._buf)}",
