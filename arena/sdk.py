@@ -10,7 +10,7 @@ A bot file ``bots/<name>.py`` defines either a subclass of :class:`Bot`::
             return DUDO
 
 or a plain function ``act(turn: Turn) -> Action``. The project's bot host
-(:mod:`arena.host`) imports the file inside the sandbox and speaks the player
+(:mod:`arena.protocol.host`) imports the file inside the sandbox and speaks the player
 protocol for it; a fresh :class:`Bot` instance plays each match, with
 ``self.rng`` seeded from the match's ``seed``, so a bot that draws only on
 ``self.rng`` (or ``turn.rng``) plays the same match the same way every time.
@@ -25,14 +25,14 @@ import random
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator, Mapping, Sequence, Union
 
-from arena.odds import (BidLike, expected_count, face_probability, matching, p_at_least, p_exactly,
+from arena.engine.odds import (BidLike, expected_count, face_probability, matching, p_at_least, p_exactly,
                         probability, probability_exact)
-from arena.rules import CALZA, DUDO, Action, Bid, Calza, Dudo, Rules, bid, parse_action
+from arena.engine.rules import CALZA, DUDO, Action, Bid, Calza, Dudo, Rules, bid, parse_action
 
 __all__ = [
     "Action", "Bid", "Bot", "CALZA", "Calza", "DUDO", "Dudo", "Legal", "MatchInfo",
     "RoundEnd", "Turn", "bid", "parse_action",
-    # the odds helpers (arena.odds)
+    # the odds helpers (arena.engine.odds)
     "expected_count", "face_probability", "matching", "p_at_least", "p_exactly",
     "probability", "probability_exact",
 ]
@@ -133,7 +133,7 @@ class Turn:
         """Aces count as the bid face this round (not in palifico, not on aces)."""
         return self.match.rules.wild_ones and not self.palifico
 
-    # --- the odds (arena.odds) for this turn: your dice, the unseen dice, this round's wilds ---
+    # --- the odds (arena.engine.odds) for this turn: your dice, the unseen dice, this round's wilds ---
 
     def probability(self, b: BidLike) -> float:
         """The chance that bid ``b`` (``Bid``, ``(q, f)`` or ``"5x3"``) is true, given your dice."""

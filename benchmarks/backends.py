@@ -25,8 +25,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from arena.config import load_config  # noqa: E402
-from arena.runner import run  # noqa: E402
+from arena.running.config import load_config  # noqa: E402
+from arena.running.runner import run  # noqa: E402
 
 
 def measure(config: str, out: Path, backend: str, workers: int, matches: int, seed: int) -> dict[str, float]:

@@ -14,8 +14,8 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from arena.check import percentiles, run_check
-from arena.localplay import InProcessTransport, load_python_bot
+from arena.apps.check import percentiles, run_check
+from arena.match.inprocess import InProcessTransport, load_python_bot
 from arena.sdk import DUDO, Bot, Turn
 
 BOTS = Path(__file__).resolve().parent.parent / "bots"

@@ -32,7 +32,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
-from arena.botfile import load_bot  # noqa: E402
+from arena.botfile.spec import load_bot  # noqa: E402
 
 
 def make_bot(root: Path) -> Path:

@@ -38,7 +38,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from arena.rules import FACES, Rules, apply, deal, legal_actions, new_match  # noqa: E402
+from arena.engine.rules import FACES, Rules, apply, deal, legal_actions, new_match  # noqa: E402
 
 Batch = Callable[[int], tuple[int, int, int]]  # games -> (games, decisions, rounds)
 

@@ -26,8 +26,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from arena.config import load_config  # noqa: E402
-from arena.runner import run  # noqa: E402
+from arena.running.config import load_config  # noqa: E402
+from arena.running.runner import run  # noqa: E402
 
 
 def timed_run(config: str, out: Path, workers: int, matches: int | None, seed: int) -> tuple[float, int]:

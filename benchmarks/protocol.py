@@ -11,7 +11,7 @@ inheriting that pinning (NOTES.md: the fastest arrangement here):
   process-per-bot design can cost;
 - floor-stdlib: the same echo the way NOTES.md measured it (subprocess file
   objects, readline, the stdlib json): about 40-55 us there;
-- sandboxed: BotProcess.request() to a trivial bot through arena.host, in
+- sandboxed: BotProcess.request() to a trivial bot through arena.protocol.host, in
   the full sandbox (bwrap, cgroups, rlimits) on this machine, as `arena run`
   runs bots: thawed before the turn is written, frozen after the reply is
   read (the cgroup freezer this machine offers), CPU time read from its
@@ -50,11 +50,11 @@ from typing import Any, Callable
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
-from arena.botfile import load_bot  # noqa: E402
-from arena.process import BotProcess, TimeControl  # noqa: E402
-from arena.rules import Rules  # noqa: E402
+from arena.botfile.spec import load_bot  # noqa: E402
+from arena.match.process import BotProcess, TimeControl  # noqa: E402
+from arena.engine.rules import Rules  # noqa: E402
 from arena.sandbox import SandboxLimits, available, cgroups, describe_sandbox  # noqa: E402
-from arena.wire import encode  # noqa: E402
+from arena.protocol.wire import encode  # noqa: E402
 
 TURN: dict[str, Any] = {
     "type": "turn", "match": "m-000042", "round": 7, "seat": 2,

@@ -4,13 +4,13 @@
 
 1. Rating: ``--matches`` finishing orders of 2 to 6 of ``--bots`` bots drawn
    from known Plackett-Luce strengths (no bots play), written as a run folder,
-   then ``arena.stats.rate_results`` with ``--resamples`` bootstrap resamples.
+   then ``arena.analysis.stats.rate_results`` with ``--resamples`` bootstrap resamples.
    Reported with the time of one fit of the same data, measured in the same
    trial, so the ratio (fits' worth of work per table) does not depend on the
    machine's load.
 2. Loading and statistics: a league of matches played by the rules engine
    with simple in-process policies (tests/synth_records.py), loaded with
-   ``arena.results.load`` and summarised by ``arena.stats.variant_stats``.
+   ``arena.analysis.results.load`` and summarised by ``arena.analysis.stats.variant_stats``.
 
 Medians over ``--trials``.
 """
@@ -32,8 +32,8 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 import synth_records as S  # noqa: E402
 
-from arena import ratings as rt  # noqa: E402
-from arena import results, stats  # noqa: E402
+from arena.analysis import ratings as rt  # noqa: E402
+from arena.analysis import results, stats  # noqa: E402
 
 
 def orders(matches: int, bots: int, seed: int) -> list[dict[str, Any]]:

@@ -6,7 +6,7 @@ Arrangements, measured in the same run with trials interleaved (so machine
 load hits them alike), the parent pinned to one core and children inheriting
 the pinning:
 
-- start-up, to `ready`, of benchmarks/bots/trivial.py through arena.host:
+- start-up, to `ready`, of benchmarks/bots/trivial.py through arena.protocol.host:
   bare (bwrap, cgroups, rlimits: the sandbox without either), +filter
   (``--seccomp`` from a pipe), +launcher (``prlimit`` setting the per-user
   quotas inside the bot's user namespace, one more exec), full (both: what
@@ -32,8 +32,8 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
-from arena.botfile import load_bot  # noqa: E402
-from arena.process import BotProcess, TimeControl  # noqa: E402
+from arena.botfile.spec import load_bot  # noqa: E402
+from arena.match.process import BotProcess, TimeControl  # noqa: E402
 from arena.sandbox import SandboxLimits, describe_sandbox, quotas, seccomp  # noqa: E402
 import arena.sandbox.box as box  # noqa: E402
 

@@ -12,8 +12,8 @@ from typing import Any
 
 import pandas as pd
 
-from arena import rules as R
-from arena.dice import roll_table
+from arena.engine import rules as R
+from arena.engine.dice import roll_table
 
 # Policies: how much a bid must exceed the expected count before the bot calls
 # dudo (lower is sharper); "random" picks any legal action.

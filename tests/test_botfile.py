@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from arena.botfile import load_bot
+from arena.botfile.spec import load_bot
 from arena.errors import ConfigError
 
 
@@ -134,7 +134,7 @@ def test_the_hash_covers_the_data_folder_and_links_as_link_text(tmp_path: Path) 
 
 
 def test_a_changed_data_folder_is_a_different_bot_for_resume(tmp_path: Path) -> None:
-    from arena.config import build_config
+    from arena.running.config import build_config
 
     (tmp_path / "b.py").write_text("def act(turn): return 'dudo'\n")
     (tmp_path / "b").mkdir()
@@ -201,7 +201,7 @@ def test_bad_limits_are_refused_naming_the_key(tmp_path: Path, text: str, what: 
 
 
 def test_a_run_refuses_a_raise_above_its_ceiling(tmp_path: Path) -> None:
-    from arena.config import build_config
+    from arena.running.config import build_config
 
     (tmp_path / "j.yaml").write_text("command: [sh]\nlimits: {memory_mb: 4096}\n")
     data = {"bots": [str(tmp_path / "j.yaml"), "random"], "players": 2}

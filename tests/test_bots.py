@@ -9,10 +9,10 @@ from typing import Any
 
 import pytest
 
-from arena.dice import roll_table
-from arena.localplay import LeagueRow, load_python_bot, mini_league, play_inprocess
-from arena.view import match_start_message, turn_message
-from arena.rules import CALZA, DUDO, PRESETS, Bid, Rules, State, _ladder, apply, deal, new_match
+from arena.engine.dice import roll_table
+from arena.match.inprocess import LeagueRow, load_python_bot, mini_league, play_inprocess
+from arena.protocol.messages import match_start_message, turn_message
+from arena.engine.rules import CALZA, DUDO, PRESETS, Bid, Rules, State, _ladder, apply, deal, new_match
 from arena.sdk import Bot, MatchInfo, Turn
 
 BOTS = Path(__file__).resolve().parent.parent / "bots"
@@ -184,7 +184,7 @@ NODE = shutil.which("node")
 
 @pytest.mark.skipif(NODE is None, reason="node is not installed (the program bot needs Node.js)")
 def test_node_bot_passes_arena_check() -> None:
-    from arena.check import check_bot
+    from arena.apps.check import check_bot
 
     report = check_bot(str(BOTS / "node_probabilistic.yaml"), turns=400, seed=4)
     assert report.ok, report.render()

@@ -17,7 +17,7 @@ import pytest
 
 import arena.sandbox.box as box_mod
 from arena.errors import BotCrashed, BotFault, SandboxError
-from arena.process import BotProcess
+from arena.match.process import BotProcess
 from arena.sandbox import Mechanisms, SandboxLimits, available, describe_sandbox
 from arena.sandbox import cgroups as cg
 from arena.sandbox.cgroups import PREFER_ENV

@@ -9,13 +9,13 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from arena.check import CheckReport, fuzz_rules, percentiles, run_check
-from arena.cli import main
+from arena.apps.check import CheckReport, fuzz_rules, percentiles, run_check
+from arena.apps.cli import main
 from arena.errors import BotTimeout
-from arena.localplay import InProcessTransport, load_python_bot
-from arena.rules import CALZA, DUDO, PRESETS, Bid, bid
+from arena.match.inprocess import InProcessTransport, load_python_bot
+from arena.engine.rules import CALZA, DUDO, PRESETS, Bid, bid
 from arena.sdk import Bot, Turn
-from arena.supports import Supports
+from arena.botfile.supports import Supports
 
 BOTS = Path(__file__).resolve().parent.parent / "bots"
 
@@ -293,7 +293,7 @@ TWO_SEATER = Path(__file__).resolve().parent / "bots" / "two_seater.py"
 
 
 def test_check_on_a_two_player_bot_fuzzes_only_two_player_tables() -> None:
-    from arena.check import check_bot
+    from arena.apps.check import check_bot
 
     # two_seater crashes at any larger table, so a stray table would also fail the check.
     report = check_bot(str(TWO_SEATER), turns=300, seed=4)
@@ -316,7 +316,7 @@ def test_check_refuses_a_narrowing_the_bot_does_not_support() -> None:
 
 
 def test_narrowing_flags_are_checked() -> None:
-    from arena.check import fuzz_space, parse_narrowing
+    from arena.apps.check import fuzz_space, parse_narrowing
     from arena.errors import ConfigError
 
     assert parse_narrowing(("2,3", "5-6"), "--players", True) == [2, 3, 5, 6]
@@ -345,7 +345,7 @@ def test_narrowing_flags_are_checked() -> None:
     {"presets": ["lizumo"], "rules": {"first": ["seat0"]}},
 ])
 def test_every_fuzzed_table_is_one_the_bot_supports(declared: dict[str, Any]) -> None:
-    from arena.check import fuzz_space
+    from arena.apps.check import fuzz_space
 
     sup = Supports.from_data(declared, "x")
     space = fuzz_space(sup)
@@ -361,7 +361,7 @@ def test_every_fuzzed_table_is_one_the_bot_supports(declared: dict[str, Any]) ->
 
 
 def test_a_rule_restriction_keeps_presets_playable_under_allowed_values() -> None:
-    from arena.check import fuzz_space
+    from arena.apps.check import fuzz_space
 
     space = fuzz_space(Supports.from_data({"rules": {"calza": [False]}}, "x"))
     assert space.presets == tuple(PRESETS)  # classic and wikipedia are played with calza off

@@ -6,8 +6,8 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
-from arena.cli import main
-from arena.rules import KEYS, PRESET_MEANINGS, PRESETS, Rules
+from arena.apps.cli import main
+from arena.engine.rules import KEYS, PRESET_MEANINGS, PRESETS, Rules
 
 
 @pytest.fixture

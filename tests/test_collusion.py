@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 
-from arena.config import load_config
-from arena.runner import run
+from arena.running.config import load_config
+from arena.running.runner import run
 from arena.sandbox import available, seccomp
 
 from test_process import BOTS

@@ -15,11 +15,11 @@ from pathlib import Path
 
 import pytest
 
-from arena.botfile import load_bot
-from arena.config import load_config
+from arena.botfile.spec import load_bot
+from arena.running.config import load_config
 from arena.errors import BotCrashed, RunError, SandboxError
-from arena.process import BotProcess, TimeControl
-from arena.runner import preflight
+from arena.match.process import BotProcess, TimeControl
+from arena.running.runner import preflight
 from arena.sandbox import SandboxLimits, available, mounts, quotas
 
 from test_process import BOTS, LIMITS, TURN, leftovers, match_start, spec

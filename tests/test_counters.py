@@ -11,7 +11,7 @@ import os
 
 import pytest
 
-from arena.process import BotProcess
+from arena.match.process import BotProcess
 from arena.sandbox import SandboxLimits, available
 
 from test_process import FAST, OPENING, match_start, spec

@@ -19,15 +19,15 @@ from typing import Any, Iterator
 import pytest
 
 import arena.sandbox.box as box_mod
-from arena.botfile import load_bot
-from arena.process import BotProcess, TimeControl
-from arena.records import MatchSpec, derive_seed
-from arena.replay import check
-from arena.rules import Rules
+from arena.botfile.spec import load_bot
+from arena.match.process import BotProcess, TimeControl
+from arena.engine.records import MatchSpec, derive_seed
+from arena.engine.replay import check
+from arena.engine.rules import Rules
 from arena.sandbox import Mechanisms, SandboxLimits, available
 from arena.sandbox.cgroups import PREFER_ENV
-from arena.store import iter_records
-from arena.worker import Worker
+from arena.running.store import iter_records
+from arena.running.worker import Worker
 
 ROOT = Path(__file__).resolve().parent.parent
 BOTS = ROOT / "tests" / "bots"

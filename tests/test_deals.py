@@ -19,13 +19,13 @@ from pathlib import Path
 
 import pytest
 
-from arena.botfile import load_bot
-from arena.process import BotProcess, TimeControl
-from arena.records import MatchSpec, derive_seed
-from arena.referee import play_match
-from arena.rules import Rules
+from arena.botfile.spec import load_bot
+from arena.match.process import BotProcess, TimeControl
+from arena.engine.records import MatchSpec, derive_seed
+from arena.match.referee import play_match
+from arena.engine.rules import Rules
 from arena.sandbox import SandboxLimits
-from arena.worker import Worker, deal_slots
+from arena.running.worker import Worker, deal_slots
 
 ROOT = Path(__file__).resolve().parent.parent
 MEMORY = ROOT / "tests" / "bots" / "memory.py"

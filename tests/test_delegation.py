@@ -65,9 +65,9 @@ pytestmark = pytest.mark.skipif(_why_not() is not None, reason=_why_not() or "")
 REFEREE = r'''
 import json, logging, os, sys, time
 logging.basicConfig(level=logging.WARNING, format="%(message)s")
-from arena.botfile import load_bot
-from arena.process import BotProcess, TimeControl
-from arena.rules import Rules
+from arena.botfile.spec import load_bot
+from arena.match.process import BotProcess, TimeControl
+from arena.engine.rules import Rules
 from arena.sandbox import SandboxLimits, available, describe_sandbox
 from arena.sandbox import cgroups, procfs
 

@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from arena import diagnose
-from arena.botfile import load_bot
-from arena.check import check_bot, handshake_fix
+from arena.match import diagnose
+from arena.botfile.spec import load_bot
+from arena.apps.check import check_bot, handshake_fix
 from arena.errors import BotFault
-from arena.process import BotProcess, TimeControl
+from arena.match.process import BotProcess, TimeControl
 from arena.sandbox import SandboxLimits, available
 
 needs_bwrap = pytest.mark.skipif(available().bwrap is None, reason="bubblewrap is not installed")

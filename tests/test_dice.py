@@ -9,7 +9,7 @@ from itertools import permutations
 
 import pytest
 
-from arena.dice import opener_die, roll, roll_off, roll_table, seating_die
+from arena.engine.dice import opener_die, roll, roll_off, roll_table, seating_die
 
 
 def seat_order(seed: int, players: int) -> tuple[int, ...]:
@@ -151,8 +151,8 @@ def test_seating_and_opener_roll_offs_are_fair() -> None:
 
 
 def test_referee_uses_these_roll_offs() -> None:
-    from arena import referee
-    from arena.rules import Rules
+    from arena.match import referee
+    from arena.engine.rules import Rules
 
     for seed in range(30):
         rolled = Rules.preset("classic")

@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from arena.cli import main
-from arena.store import iter_records
+from arena.apps.cli import main
+from arena.running.store import iter_records
 
 ROOT = Path(__file__).resolve().parent.parent
 BOTS = ROOT / "tests" / "bots"
@@ -85,7 +85,7 @@ def test_a_yaml_alias_bomb_manifest_is_refused_at_once(tmp_path: Path, how: str)
     bomb.write_text(ALIAS_BOMB)
     assert len(ALIAS_BOMB) < 1024
     code = ("import resource, sys; resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30)); "
-            "from arena.cli import main; sys.exit(main())")
+            "from arena.apps.cli import main; sys.exit(main())")
     if how == "check":
         args = ["check", str(bomb)]
     else:

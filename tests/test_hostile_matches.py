@@ -11,13 +11,13 @@ from pathlib import Path
 
 import pytest
 
-from arena.botfile import load_bot
-from arena.process import TimeControl
-from arena.records import MatchSpec, derive_seed
-from arena.replay import check
-from arena.rules import Rules
+from arena.botfile.spec import load_bot
+from arena.match.process import TimeControl
+from arena.engine.records import MatchSpec, derive_seed
+from arena.engine.replay import check
+from arena.engine.rules import Rules
 from arena.sandbox import SandboxLimits
-from arena.worker import Worker
+from arena.running.worker import Worker
 
 pytestmark = pytest.mark.sandbox  # run as root and as an unprivileged user in CI
 

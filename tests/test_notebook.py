@@ -11,8 +11,8 @@ import nbformat
 import pytest
 from nbclient import NotebookClient
 
-from arena.config import load_config
-from arena.runner import run as arena_run
+from arena.running.config import load_config
+from arena.running.runner import run as arena_run
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOK = ROOT / "notebooks" / "analysis.ipynb"

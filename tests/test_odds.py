@@ -8,11 +8,11 @@ import random
 import pytest
 from scipy.stats import binom
 
-from arena import odds
-from arena.dice import roll_table
+from arena.engine import odds
+from arena.engine.dice import roll_table
 from arena.errors import InvalidAction
-from arena.rules import Bid, Rules, count_matching, deal, new_match
-from arena.view import match_start_message, turn_message
+from arena.engine.rules import Bid, Rules, count_matching, deal, new_match
+from arena.protocol.messages import match_start_message, turn_message
 from arena.sdk import MatchInfo, Turn
 
 

@@ -20,7 +20,7 @@ from typing import Any
 import pyspiel
 import pytest
 
-from arena.rules import (
+from arena.engine.rules import (
     DUDO,
     Action,
     Rules,

@@ -22,9 +22,9 @@ import pexpect
 import pytest
 
 from arena.errors import BotFault
-from arena.play import LEFT_KIND, HumanPlayer, candidate_raises, illegal_reason, play_setup
-from arena.replay import check
-from arena.rules import CALZA, DUDO, Bid, Rules
+from arena.apps.play import LEFT_KIND, HumanPlayer, candidate_raises, illegal_reason, play_setup
+from arena.engine.replay import check
+from arena.engine.rules import CALZA, DUDO, Bid, Rules
 from arena.sdk import MatchInfo, Turn
 
 ROOT = Path(__file__).resolve().parent.parent

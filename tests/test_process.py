@@ -12,12 +12,12 @@ from typing import Any, Iterator
 
 import pytest
 
-from arena.botfile import BotSpec, load_bot
+from arena.botfile.spec import BotSpec, load_bot
 from arena.errors import BotCrashed, BotFault, BotTimeout, ConfigError, ProtocolError
-from arena.process import BotProcess, TimeControl
-from arena.rules import Bid, Rules
+from arena.match.process import BotProcess, TimeControl
+from arena.engine.rules import Bid, Rules
 from arena.sandbox import SandboxLimits
-from arena.wire import parse_reply
+from arena.protocol.wire import parse_reply
 
 pytestmark = pytest.mark.sandbox  # run as root and as an unprivileged user in CI
 

@@ -1,4 +1,4 @@
-"""arena.ratings: the Plackett-Luce fit, its intervals, sequential Elo, head to head."""
+"""arena.analysis.ratings: the Plackett-Luce fit, its intervals, sequential Elo, head to head."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from scipy.optimize import approx_fprime
 
-from arena import ratings as rt
+from arena.analysis import ratings as rt
 from arena.errors import ArenaError, RatingError
 
 

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from arena.records import canonical
-from arena.store import iter_records
+from arena.engine.records import canonical
+from arena.running.store import iter_records
 
 pytest.importorskip("ray", reason="the Ray extra is not installed (pip install -e '.[ray]')")
 

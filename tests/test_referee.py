@@ -9,11 +9,11 @@ from typing import Any
 import pytest
 
 from arena.errors import BotCrashed, BotTimeout, ProtocolError
-from arena.localplay import InProcessTransport, load_python_bot
-from arena.records import MatchSpec, canonical, derive_seed
-from arena.referee import play_match
-from arena.replay import ReplayMismatch, check
-from arena.rules import PRESETS, Rules
+from arena.match.inprocess import InProcessTransport, load_python_bot
+from arena.engine.records import MatchSpec, canonical, derive_seed
+from arena.match.referee import play_match
+from arena.engine.replay import ReplayMismatch, check
+from arena.engine.rules import PRESETS, Rules
 
 BOTS = Path(__file__).resolve().parent.parent / "bots"
 

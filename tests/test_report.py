@@ -20,9 +20,9 @@ from pathlib import Path
 
 import pytest
 
-from arena.report import PLOTS, build_report, notable_matches, write_report
-from arena.results import load
-from arena.stats import rate_results
+from arena.analysis.report import PLOTS, build_report, notable_matches, write_report
+from arena.analysis.results import load
+from arena.analysis.stats import rate_results
 
 ROOT = Path(__file__).resolve().parent.parent
 CHROMIUM = "/usr/bin/chromium"
@@ -105,7 +105,7 @@ def test_notable_matches_are_real_upsets_and_the_longest(run_folder: Path) -> No
     for n in notables:
         anchor = f"match-{n.match}"
         assert f'href="#{anchor}"' in page and f'id="{anchor}"' in page
-    assert "every rule checked" in page  # rendered by arena.replay.render
+    assert "every rule checked" in page  # rendered by arena.engine.replay.render
 
 
 def test_hostile_names_are_escaped(run_folder: Path, tmp_path: Path) -> None:
@@ -185,7 +185,7 @@ def test_report_renders_in_headless_chromium(run_folder: Path, tmp_path: Path) -
 def test_report_command_writes_where_asked(run_folder: Path, tmp_path: Path) -> None:
     from click.testing import CliRunner
 
-    from arena.cli import main
+    from arena.apps.cli import main
 
     out = tmp_path / "sub" / "page.html"
     result = CliRunner().invoke(main, ["report", str(run_folder), "-o", str(out)])

@@ -1,4 +1,4 @@
-"""arena.results: loading a run folder into DataFrames."""
+"""arena.analysis.results: loading a run folder into DataFrames."""
 
 from __future__ import annotations
 
@@ -10,9 +10,9 @@ import pandas as pd
 import pytest
 
 import synth_records as S
-from arena import results
+from arena.analysis import results
 from arena.errors import RunError
-from arena.rules import Rules
+from arena.engine.rules import Rules
 
 
 @pytest.fixture()
@@ -164,9 +164,9 @@ def test_record_missing_required_keys(tmp_path: Path) -> None:
 
 
 def test_seats_agree_with_the_run_store_rows(tmp_path: Path) -> None:
-    """The loader and the writer of matches.parquet (arena.store) derive
+    """The loader and the writer of matches.parquet (arena.running.store) derive
     dice_left, out_round and fault independently from the same records."""
-    store = pytest.importorskip("arena.store")
+    store = pytest.importorskip("arena.running.store")
     rules = Rules.preset("classic", {})
     recs = [S.play(f"m{i}", "classic", rules, ["random", "sharp", "cautious"], seed=i,
                    fault=(1, 3, "crash") if i % 3 == 0 else None) for i in range(12)]

@@ -30,7 +30,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from arena.errors import IllegalAction
-from arena.rules import (
+from arena.engine.rules import (
     CALZA,
     DUDO,
     FACES,
@@ -50,7 +50,7 @@ from arena.rules import (
     new_match,
     why_illegal,
 )
-from arena.view import turn_view
+from arena.protocol.messages import turn_view
 
 SEEN: Counter[str] = Counter()  # which rare branches the playouts reached
 

@@ -13,7 +13,7 @@ from typing import Any, Sequence
 import pytest
 
 from arena.errors import ArenaError, IllegalAction, InvalidAction, RulesError, StateError
-from arena.rules import (
+from arena.engine.rules import (
     CALZA,
     DUDO,
     KEYS,

@@ -17,9 +17,9 @@ import pandas as pd
 import pytest
 from click.testing import CliRunner
 
-from arena.cli import main
-from arena.records import canonical
-from arena.store import iter_records
+from arena.apps.cli import main
+from arena.engine.records import canonical
+from arena.running.store import iter_records
 
 ROOT = Path(__file__).resolve().parent.parent
 ARENA = [sys.executable, "-m", "arena"]

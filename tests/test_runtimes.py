@@ -26,10 +26,10 @@ import orjson
 import pytest
 
 import arena
-from arena.botfile import load_bot
+from arena.botfile.spec import load_bot
 from arena.errors import BotFault
-from arena.process import BotProcess, TimeControl
-from arena.runtime import resolve_program
+from arena.match.process import BotProcess, TimeControl
+from arena.botfile.runtime import resolve_program
 from arena.sandbox import SandboxLimits, available
 
 from test_fileview import no_faults

@@ -17,9 +17,9 @@ import arena
 import arena.sandbox as sandbox
 import arena.sandbox.box as box_mod
 from arena.sandbox import cgroups as cgroups_mod, procfs
-from arena.botfile import load_bot
+from arena.botfile.spec import load_bot
 from arena.errors import BotCrashed, BotFault, SandboxError
-from arena.process import BotProcess, TimeControl
+from arena.match.process import BotProcess, TimeControl
 from arena.sandbox import Mechanisms, SandboxLimits, available, describe_sandbox
 
 from test_process import FAST, LIMITS, TURN, leftovers, match_start, spec
@@ -120,11 +120,11 @@ def test_run_configs_results_and_other_bots_are_unreadable(tmp_path: Path) -> No
     secret.write_text('{"seed": 42}')
     bots = Path(__file__).parent / "bots"
     paths = [secret, REPO / "pyproject.toml", REPO / "README.md", bots / "steady.py",
-             bots / "reader.py", REPO / "arena" / "rules.py"]
+             bots / "reader.py", REPO / "arena" / "engine" / "rules.py"]
     reply, fault, _ = play("reader.py", ARENA_TEST_PATHS=":".join(map(str, paths)))
     assert fault is None and reply is not None
     # Its own file and the arena package (public code) only.
-    assert sorted(reply["readable"]) == sorted([str(bots / "reader.py"), str(REPO / "arena" / "rules.py")])
+    assert sorted(reply["readable"]) == sorted([str(bots / "reader.py"), str(REPO / "arena" / "engine" / "rules.py")])
 
 
 @needs_cgroups

@@ -7,9 +7,9 @@ from collections import Counter
 
 import pytest
 
-from arena.dice import roll_table
-from arena.rules import Rules
-from arena.schedule import build_schedule
+from arena.engine.dice import roll_table
+from arena.engine.rules import Rules
+from arena.running.schedule import build_schedule
 
 CLASSIC = {"classic": Rules().to_dict()}
 

@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 
 import arena.sandbox.box as box_mod
-from arena.botfile import load_bot
-from arena.process import BotProcess, TimeControl
+from arena.botfile.spec import load_bot
+from arena.match.process import BotProcess, TimeControl
 from arena.sandbox import Sandbox, SandboxLimits, available, seccomp
 
 from test_process import BOTS, LIMITS, TURN, leftovers, match_start, spec

@@ -18,14 +18,14 @@ from typing import Any, Iterator
 
 import pytest
 
-from arena.botfile import BotSpec, load_bot
-from arena.check import check_bot, run_check
-from arena.localplay import load_python_bot
-from arena.play import HumanPlayer, PlaySetup, play_human
-from arena.process import BotProcess, TimeControl
-from arena.records import MatchSpec, derive_seed
-from arena.referee import play_match
-from arena.rules import Action, Rules
+from arena.botfile.spec import BotSpec, load_bot
+from arena.apps.check import check_bot, run_check
+from arena.match.inprocess import load_python_bot
+from arena.apps.play import HumanPlayer, PlaySetup, play_human
+from arena.match.process import BotProcess, TimeControl
+from arena.engine.records import MatchSpec, derive_seed
+from arena.match.referee import play_match
+from arena.engine.rules import Action, Rules
 from arena.sandbox import SandboxLimits
 from arena.sdk import Turn
 

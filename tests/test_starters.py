@@ -22,16 +22,16 @@ from typing import Any
 
 import pytest
 
-import arena.botfile
-from arena.check import check_bot
-from arena.store import iter_records
+import arena.botfile.spec
+from arena.apps.check import check_bot
+from arena.running.store import iter_records
 from arena.untrusted import load_untrusted_yaml
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples" / "bots"
 TOOLS = {"py_numpy": ("python3",), "java_odds": ("javac", "java"), "c_odds": ("cc",),
          "node_odds": ("node",), "sh_odds": ("bash",)}
-VIEWS = "limits" in arena.botfile._MANIFEST_KEYS  # the runtimes-in-the-sandbox work has landed
+VIEWS = "limits" in arena.botfile.spec._MANIFEST_KEYS  # the runtimes-in-the-sandbox work has landed
 NEEDS_VIEWS = {"py_numpy": "its venv's interpreter and numpy are not shown inside bwrap (the base "
                            "interpreter and its packages run instead)",
                "java_odds": "the manifest's `limits:` key is unknown, and the JVM's /etc configuration "

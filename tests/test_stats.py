@@ -1,4 +1,4 @@
-"""arena.stats: Elo tables and variant statistics on hand-built match records,
+"""arena.analysis.stats: Elo tables and variant statistics on hand-built match records,
 and the ``arena ratings`` / ``arena stats`` commands."""
 
 from __future__ import annotations
@@ -14,10 +14,10 @@ import pytest
 from click.testing import CliRunner
 
 import synth_records as S
-from arena import stats
-from arena.cli import main
+from arena.analysis import stats
+from arena.apps.cli import main
 from arena.errors import RatingError, RunError
-from arena.results import from_records, load
+from arena.analysis.results import from_records, load
 
 
 def wilson_by_hand(k: int, n: int, z: float = 1.959963984540054) -> tuple[float, float]:

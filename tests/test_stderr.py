@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pytest
 
-import arena.store
-from arena.config import load_config
-from arena.runner import run
-from arena.store import iter_records
+import arena.running.store
+from arena.running.config import load_config
+from arena.running.runner import run
+from arena.running.store import iter_records
 
 ROOT = Path(__file__).resolve().parent.parent
 LOGGER = str(ROOT / "tests" / "bots" / "match_logger.py")
@@ -88,7 +88,7 @@ def test_two_workers_every_line_under_its_match_and_nothing_lost(tmp_path: Path)
 
 def test_the_file_is_bounded_and_rotates(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     bound = 8192
-    monkeypatch.setattr(arena.store, "STDERR_MAX", bound)
+    monkeypatch.setattr(arena.running.store, "STDERR_MAX", bound)
     folder = play(tmp_path, 120)
     path = folder / "bots" / "match_logger.stderr"
     older = path.with_name(path.name + ".1")
@@ -102,8 +102,8 @@ def test_the_file_is_bounded_and_rotates(tmp_path: Path, monkeypatch: pytest.Mon
 
 
 def test_take_stderr_hands_out_each_byte_once_and_counts_what_it_dropped(tmp_path: Path) -> None:
-    from arena.botfile import load_bot
-    from arena.process import BotProcess
+    from arena.botfile.spec import load_bot
+    from arena.match.process import BotProcess
     from arena.sandbox import SandboxLimits
 
     bot = tmp_path / "noisy.py"
@@ -111,8 +111,8 @@ def test_take_stderr_hands_out_each_byte_once_and_counts_what_it_dropped(tmp_pat
                    "def act(turn):\n"
                    "    sys.stderr.write('x' * 3000 + '\\n'); sys.stderr.flush()\n"
                    "    return DUDO if turn.legal.dudo else next(iter(turn.legal.bids()))\n")
-    from arena.rules import Rules, deal, new_match
-    from arena.view import match_start_message, turn_message
+    from arena.engine.rules import Rules, deal, new_match
+    from arena.protocol.messages import match_start_message, turn_message
 
     state = deal(new_match(Rules(), 2, 0), [(1, 2, 3, 4, 5), (2, 2, 3, 3, 6)])
     with BotProcess(load_bot(bot), SandboxLimits(stderr_tail=4096)) as proc:

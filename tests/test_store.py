@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from arena.errors import RunError
-from arena.store import GAMES, RunStore, iter_records, read_run_json
+from arena.running.store import GAMES, RunStore, iter_records, read_run_json
 
 
 def rec(i: int) -> dict:

@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from arena.botfile import load_bot
+from arena.botfile.spec import load_bot
 from arena.errors import ConfigError
-from arena.rules import Rules
-from arena.supports import Supports
+from arena.engine.rules import Rules
+from arena.botfile.supports import Supports
 
 
 def test_python_bot_declares_by_a_literal_read_without_importing(tmp_path: Path) -> None:

@@ -9,8 +9,8 @@ from typing import Any, Callable
 import pytest
 
 from arena.errors import ArenaError, StateError
-from arena.rules import Rules, State, apply, bid, deal, new_match, parse_action
-from arena.view import turn_view
+from arena.engine.rules import Rules, State, apply, bid, deal, new_match, parse_action
+from arena.protocol.messages import turn_view
 
 View = Callable[[State, int], dict[str, Any]]
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from arena.errors import ProtocolError
-from arena.host import reply_bytes
-from arena.rules import CALZA, DUDO, Bid
-from arena.wire import MAX_LINE, clip, decode, encode, parse_reply
+from arena.protocol.host import reply_bytes
+from arena.engine.rules import CALZA, DUDO, Bid
+from arena.protocol.wire import MAX_LINE, clip, decode, encode, parse_reply
 
 
 def test_encode_is_one_line() -> None:

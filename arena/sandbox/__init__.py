@@ -30,7 +30,7 @@ use), :mod:`~arena.sandbox.probe` (what the machine offers),
 (what it may call), :mod:`~arena.sandbox.quotas` (per-user limits), :mod:`~arena.sandbox.cgroups`,
 :mod:`~arena.sandbox.procfs` (the fallbacks from /proc) and
 :mod:`~arena.sandbox.box` (:class:`Sandbox`, which ties them together;
-:mod:`arena.process` spawns the command it builds).
+:mod:`arena.match.process` spawns the command it builds).
 """
 
 from arena.sandbox.box import Sandbox, describe_sandbox

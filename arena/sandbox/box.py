@@ -15,7 +15,7 @@ import tempfile
 import time
 from typing import Callable
 
-from arena.botfile import BotSpec
+from arena.botfile.spec import BotSpec
 from arena.errors import SandboxError
 from arena.sandbox import cgroups, mounts, procfs, quotas, seccomp
 from arena.sandbox.limits import SandboxLimits
@@ -103,7 +103,7 @@ class Sandbox:
         if self.spec.kind == "python":
             exe, _, _ = mounts.python_paths()
             # -S: no site (fast start, no .pth files); -P: nothing unsafe on sys.path.
-            return [exe, "-S", "-P", "-m", "arena.host", str(self.spec.path)]
+            return [exe, "-S", "-P", "-m", "arena.protocol.host", str(self.spec.path)]
         return list(self.spec.command)
 
     def env(self, work: str) -> dict[str, str]:

@@ -12,12 +12,11 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any, Literal, Mapping
 
+from arena.botfile.spec import RAISABLE
 from arena.errors import ConfigError, SandboxError
 
 __all__ = ["RAISABLE", "SandboxLimits"]
 
-# What a bot may raise for itself, and the config key of each ceiling.
-RAISABLE = {"processes": "max_processes", "memory_mb": "max_memory_mb", "open_files": "max_open_files"}
 
 
 @dataclass(frozen=True)

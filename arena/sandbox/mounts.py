@@ -1,8 +1,8 @@
 """What a bot sees of the file system inside bubblewrap: the bwrap arguments.
 
 The system part (:func:`system_args`) is the same for every bot; the bot's
-part (:func:`view_args`) is exactly its runtime (:mod:`arena.runtime`, resolved
-when the bot was loaded) and its own files (:func:`arena.botfile.bot_tree`'s
+part (:func:`view_args`) is exactly its runtime (:mod:`arena.botfile.runtime`, resolved
+when the bot was loaded) and its own files (:func:`arena.botfile.spec.bot_tree`'s
 top level), each bound read-only at its real path. Nothing is bound because a
 command mentions it.
 """
@@ -18,9 +18,9 @@ import tempfile
 from pathlib import Path
 
 import arena
-from arena.botfile import BotSpec
+from arena.botfile.spec import BotSpec
 from arena.errors import SandboxError
-from arena.runtime import host_python
+from arena.botfile.runtime import host_python
 from arena.sandbox.limits import SandboxLimits
 
 __all__ = ["PROC_FROZEN", "PROC_MASKED", "WORK", "bwrap_args", "python_paths", "system_args", "tmpfs_sizes", "view_args"]

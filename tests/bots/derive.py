@@ -18,8 +18,8 @@ from __future__ import annotations
 import os
 import sys
 
-from arena.dice import roll, roll_table
-from arena.records import derive_seed
+from arena.engine.dice import roll, roll_table
+from arena.engine.records import derive_seed
 from arena.sdk import CALZA, DUDO, Bot, Turn, bid
 
 HONEST = os.environ.get("DERIVE_HONEST") == "1"

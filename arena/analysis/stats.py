@@ -1,0 +1,477 @@
+"""Statistics of a run folder: Elo tables and rule-variant statistics.
+
+Input is only a :class:`arena.analysis.results.Results` (the run folder, RESULTS.md);
+the numerics live in :mod:`arena.analysis.ratings`, which sees plain int rankings.
+docs/ratings.md explains the model and every statistic.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from scipy import stats as sps
+
+from arena.analysis import ratings as rt
+from arena.errors import ArenaError, RatingError, RunError
+from arena.analysis.results import Results, load
+
+OVERALL = "all"
+"""The ``variant`` label of the table fitted on every variant's matches together."""
+
+BOT_FAULT_KINDS = frozenset({"timeout", "crash", "malformed", "illegal", "unasked"})
+"""The fault kinds PROTOCOL.md charges to the bot. Any other kind in a record
+(e.g. one the arena itself causes, such as a sandbox or worker failure) is
+*administrative*: ``drop_admin_faults`` removes the matches that had one."""
+
+LEVEL = 0.95
+
+RATING_COLUMNS = [
+    "variant", "bot", "elo", "elo_low", "elo_high", "matches", "wins", "mean_place",
+    "faults", "fault_kinds", "elo_seq",
+]
+STAT_COLUMNS = ["variant", "statistic", "value", "low", "high", "n"]
+
+
+def is_admin_fault(kind: str) -> bool:
+    """True for a fault kind the bot is not to blame for (see BOT_FAULT_KINDS)."""
+    return kind not in BOT_FAULT_KINDS
+
+
+def select(res: Results, variant: str | None = None, drop_admin_faults: bool = False) -> Results:
+    """The same run restricted to one variant and/or without the matches that
+    had an administrative fault."""
+    keep = pd.Series(True, index=res.matches.index)
+    if variant is not None:
+        if variant not in set(res.matches["variant"]) and variant not in res.variants:
+            raise RunError(
+                f"{res.path}: no variant {variant!r}; the run has {', '.join(res.variants) or 'no matches'}"
+            )
+        keep &= res.matches["variant"] == variant
+    if drop_admin_faults and len(res.faults):
+        admin = res.faults.loc[res.faults["kind"].map(is_admin_fault), "match"]
+        keep &= ~res.matches["match"].isin(set(admin))
+    ids = set(res.matches.loc[keep, "match"])
+
+    def part(df: pd.DataFrame) -> pd.DataFrame:
+        return df[df["match"].isin(ids)].reset_index(drop=True)
+
+    return Results(
+        res.path, res.run, part(res.matches), part(res.seats), part(res.rounds),
+        part(res.actions), part(res.faults), res.truncated,
+    )
+
+
+# --- ratings ----------------------------------------------------------------
+
+
+def rankings(seats: pd.DataFrame, matches: pd.DataFrame | None = None) -> tuple[list[str], list[list[int]]]:
+    """Bot names (sorted) and each match's finishing order as bot indices,
+    best first, matches in schedule order (the order sequential Elo uses)."""
+    if seats.empty:
+        return [], []
+    bots = sorted(str(b) for b in seats["bot"].unique())
+    index = {b: i for i, b in enumerate(bots)}
+    line = dict(zip(matches["match"], matches["line"])) if matches is not None else {}
+    order = seats.assign(_line=[line.get(mid, 0) for mid in seats["match"]])
+    order = order.sort_values(["_line", "match", "place"], kind="stable")
+    codes = order["bot"].map(index).to_numpy(dtype=np.int64)
+    mids = order["match"].to_numpy()
+    cuts = np.flatnonzero(mids[1:] != mids[:-1]) + 1
+    return bots, [part.tolist() for part in np.split(codes, cuts)]
+
+
+@dataclass
+class RatingReport:
+    """Elo tables of a run: ``table`` (columns RATING_COLUMNS, one row per
+    variant label and bot, best first), and per variant label the
+    likelihood-of-superiority matrix ``los[v]`` (row beats column) and the
+    head-to-head table ``h2h`` (long: variant, bot, opponent, above, met,
+    share), plus the bootstrap Elo samples per label for comparisons."""
+
+    table: pd.DataFrame
+    los: dict[str, pd.DataFrame]
+    h2h: pd.DataFrame
+    samples: dict[str, pd.DataFrame] = field(repr=False)
+    resamples: int
+    seed: int
+    prior_sd: float | None
+    anchor: str | None
+    anchor_elo: float
+    drop_admin_faults: bool
+
+
+def _rate_part(
+    label: str, part: Results, *, resamples: int, seed: int, prior_sd: float | None,
+    anchor: str | None, anchor_elo: float, k: float,
+) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    bots, ranks = rankings(part.seats, part.matches)
+    anchor_idx: int | None = None
+    if anchor is not None:
+        if anchor not in bots:
+            raise RatingError(f"anchor bot {anchor!r} played no match in {label!r}; bots: {', '.join(bots)}")
+        anchor_idx = bots.index(anchor)
+    rating = rt.rate(
+        len(bots), ranks, resamples=resamples, seed=seed, level=LEVEL, prior_sd=prior_sd,
+        anchor=anchor_idx, anchor_elo=anchor_elo,
+    )
+    seq = rt.sequential_elo(len(bots), ranks, k=k, start=anchor_elo)
+    s = part.seats
+    per_match = s.groupby("bot").agg(
+        matches=("match", "nunique"), wins=("place", lambda p: int((p == 1).sum())),
+        mean_place=("place", "mean"),
+    )
+    faults = part.faults.groupby("bot")["kind"]
+    fault_count = faults.size()
+    kinds = faults.agg(lambda k: " ".join(f"{n}:{c}" for n, c in sorted(k.value_counts().items())))
+    table = pd.DataFrame({
+        "variant": label, "bot": bots, "elo": rating.elo, "elo_low": rating.low, "elo_high": rating.high,
+        "matches": [int(per_match.at[b, "matches"]) for b in bots],
+        "wins": [int(per_match.at[b, "wins"]) for b in bots],
+        "mean_place": [float(per_match.at[b, "mean_place"]) for b in bots],
+        "faults": [int(fault_count.get(b, 0)) for b in bots],
+        "fault_kinds": [str(kinds.get(b, "")) for b in bots],
+        "elo_seq": seq,
+    }).sort_values(["elo", "bot"], ascending=[False, True], kind="stable").reset_index(drop=True)
+    los = pd.DataFrame(rating.los, index=bots, columns=bots)
+    above, met = rt.head_to_head(len(bots), ranks)
+    a, b = np.nonzero(met)
+    h2h = pd.DataFrame({
+        "variant": label, "bot": [bots[i] for i in a], "opponent": [bots[j] for j in b],
+        "above": above[a, b], "met": met[a, b], "share": above[a, b] / met[a, b],
+    })
+    samples = pd.DataFrame(rating.samples, columns=bots)
+    return table, los, h2h, samples
+
+
+def rate_results(
+    res: Results,
+    *,
+    variant: str | None = None,
+    drop_admin_faults: bool = False,
+    resamples: int = 200,
+    seed: int = 0,
+    prior_sd: float | None = rt.PRIOR_SD_ELO,
+    anchor: str | None = None,
+    anchor_elo: float = 1500.0,
+    k: float = 16.0,
+) -> RatingReport:
+    """Elo tables for every variant and over all variants (label
+    :data:`OVERALL`), or for ``variant`` alone. Seeded: the same options give
+    the same table."""
+    base = select(res, None, drop_admin_faults)
+    if base.matches.empty:
+        raise RunError(f"{res.path}: no finished match to rate yet")
+    if variant is not None:
+        parts = [(variant, select(base, variant))]
+    else:
+        present = [v for v in res.variants if v in set(base.matches["variant"])]
+        parts = [(v, select(base, v)) for v in present]
+        label = OVERALL if OVERALL not in present else OVERALL + "-variants"
+        parts = [(label, base if len(present) > 1 else parts[0][1])] + parts
+    tables, los, h2hs, samples = [], {}, [], {}
+    done: dict[int, tuple[pd.DataFrame, ...]] = {}
+    for label, part in parts:
+        if part.matches.empty:
+            raise RunError(f"{res.path}: variant {label!r} has no finished match to rate")
+        key = id(part)
+        if key not in done:  # one variant: "all" is that variant's table, not a refit
+            done[key] = _rate_part(label, part, resamples=resamples, seed=seed, prior_sd=prior_sd,
+                                   anchor=anchor, anchor_elo=anchor_elo, k=k)
+        t, lo, h, sa = done[key]
+        tables.append(t.assign(variant=label))
+        los[label] = lo
+        h2hs.append(h.assign(variant=label))
+        samples[label] = sa
+    return RatingReport(
+        pd.concat(tables, ignore_index=True)[RATING_COLUMNS], los, pd.concat(h2hs, ignore_index=True),
+        samples, resamples, seed, prior_sd, anchor, anchor_elo, drop_admin_faults,
+    )
+
+
+def rate_run(
+    run: str | Path, *, write: bool = True, **options: Any
+) -> RatingReport:
+    """Load a run folder, rate it (options as :func:`rate_results`) and, when
+    ``write`` and no single variant was asked for, write ratings.csv into it."""
+    res = load(run)
+    report = rate_results(res, **options)
+    if write and options.get("variant") is None:
+        report.table.to_csv(Path(run) / "ratings.csv", index=False, float_format="%.6g")
+    return report
+
+
+# --- variant statistics -----------------------------------------------------
+
+
+def wilson(successes: int, n: int, level: float = LEVEL) -> tuple[float, float, float]:
+    """(share, low, high): the Wilson score interval; NaN when n is 0."""
+    if n <= 0:
+        return math.nan, math.nan, math.nan
+    ci = sps.binomtest(int(successes), int(n)).proportion_ci(confidence_level=level, method="wilson")
+    return successes / n, float(ci.low), float(ci.high)
+
+
+BOOT_RESAMPLES = 2000
+"""Resamples for the percentile-bootstrap intervals of means and ratios."""
+
+
+def _boot(data: tuple[np.ndarray, ...], statistic: Any, seed: int) -> tuple[float, float]:
+    n = len(data[0])
+    if n < 2:
+        return math.nan, math.nan
+    if all(np.all(x == x[0]) for x in data):
+        v = float(statistic(*data, axis=-1))
+        return v, v  # every resample is the sample itself
+    res = sps.bootstrap(data, statistic, n_resamples=BOOT_RESAMPLES, method="percentile", paired=len(data) > 1,
+                        vectorized=True, confidence_level=LEVEL, rng=np.random.default_rng(seed))
+    return float(res.confidence_interval.low), float(res.confidence_interval.high)
+
+
+def mean_interval(values: Any, seed: int = 0) -> tuple[float, float, float, int]:
+    """(mean, low, high, n): the mean with a seeded percentile-bootstrap
+    interval (unlike a t interval it never leaves the range of the data, so
+    a rare count such as calza calls per match is never given a negative
+    lower end). No interval below 2 values."""
+    x = np.asarray(pd.Series(values, dtype="float64").dropna(), dtype=np.float64)
+    if len(x) == 0:
+        return math.nan, math.nan, math.nan, 0
+    low, high = _boot((x,), np.mean, seed)
+    return float(x.mean()), low, high, len(x)
+
+
+def ratio_interval(num: Any, den: Any, seed: int = 0) -> tuple[float, float, float, int]:
+    """(sum(num) / sum(den), low, high, n): a ratio of per-match totals with
+    a percentile-bootstrap interval that resamples whole matches (rounds of
+    one match are not independent). n is the number of matches."""
+    a = np.asarray(num, dtype=np.float64)
+    b = np.asarray(den, dtype=np.float64)
+    if len(a) == 0 or b.sum() == 0:
+        return math.nan, math.nan, math.nan, len(a)
+
+    def ratio(x: np.ndarray, y: np.ndarray, axis: int = -1) -> np.ndarray:
+        return np.asarray(x.sum(axis=axis) / y.sum(axis=axis))
+
+    low, high = _boot((a, b), ratio, seed)
+    return float(a.sum() / b.sum()), low, high, len(a)
+
+
+def _variant_rows(label: str, part: Results) -> list[tuple[Any, ...]]:
+    m, r = part.matches, part.rounds
+    rows: list[tuple[Any, ...]] = [(label, "matches", float(len(m)), math.nan, math.nan, len(m))]
+
+    def mean_row(name: str, values: Any) -> None:
+        v, lo, hi, n = mean_interval(values)
+        rows.append((label, name, v, lo, hi, n))
+
+    def share_row(name: str, k: int, n: int) -> None:
+        v, lo, hi = wilson(k, n)
+        rows.append((label, name, v, lo, hi, n))
+
+    mean_row("rounds_per_match", m["rounds_played"])
+    mean_row("decisions_per_match", m["decisions"])
+    known = m[m["first"].notna()]
+    share_row("opener_win_rate", int((known["winner"] == known["first"]).sum()), len(known))
+    # Without a first-player advantage the opener wins 1/players of the time.
+    fair = float((1.0 / m["players"].astype(float)).mean())
+    rows.append((label, "opener_fair_share", fair, math.nan, math.nan, len(m)))
+    seats = part.seats
+    for s in range(int(m["players"].max())):
+        at = seats[seats["seat"] == s]
+        share_row(f"seat{s}_win_rate", int((at["place"] == 1).sum()), len(at))
+    calls = r[r["call"].notna()]
+    for kind in ("dudo", "calza"):
+        counts = (r["call"] == kind).groupby(r["match"]).sum().reindex(m["match"], fill_value=0)
+        mean_row(f"{kind}_calls_per_match", counts)
+        these = calls[calls["call"] == kind]
+        judged = these["call_right"].dropna()
+        share_row(f"{kind}_right_share", int(judged.sum()), len(judged))
+    judged = calls["bid_true"].dropna()
+    share_row("challenged_bid_true_share", int(judged.sum()), len(judged))
+    mean_row("palifico_rounds_per_match", m["palifico_rounds"])
+    decided = r[r["delta"].notna()]
+    lost = (-decided["delta"].astype(float)).clip(lower=0).groupby(decided["match"]).sum()
+    played = decided.groupby("match").size()
+    lost = lost.reindex(m["match"], fill_value=0.0)
+    played = played.reindex(m["match"], fill_value=0)
+    v, lo, hi, n = ratio_interval(lost.to_numpy(), played.to_numpy())
+    rows.append((label, "dice_lost_per_round", v, lo, hi, n))
+    mean_row("faults_per_match", m["faults"])
+    share_row("faulted_match_share", int((m["faults"] > 0).sum()), len(m))
+    return rows
+
+
+def variant_stats(res: Results, *, variant: str | None = None, drop_admin_faults: bool = False) -> pd.DataFrame:
+    """One row per variant and statistic (columns STAT_COLUMNS); docs/ratings.md
+    says what each statistic is and which interval it carries."""
+    base = select(res, variant, drop_admin_faults)
+    names = [variant] if variant is not None else [v for v in res.variants if v in set(base.matches["variant"])]
+    rows: list[tuple[Any, ...]] = []
+    for v in names:
+        rows += _variant_rows(v, select(base, v))
+    return _typed(pd.DataFrame(rows, columns=STAT_COLUMNS))
+
+
+def _typed(df: pd.DataFrame) -> pd.DataFrame:
+    df["n"] = df["n"].astype("Int64")
+    return df
+
+
+def _spearman(a: np.ndarray, b: np.ndarray) -> float:
+    if len(a) < 2 or np.all(a == a[0]) or np.all(b == b[0]):
+        return math.nan
+    return float(sps.spearmanr(a, b).statistic)
+
+
+def variant_comparison(report: RatingReport, baseline: str | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """How the rules move the table.
+
+    ``changes``: variant, bot, elo, baseline_elo, change, low, high (95%
+    bootstrap interval of the change: the variants' matches are resampled
+    independently, so resample b of one minus resample b of the other).
+    ``correlation``: variant, baseline, spearman (rank correlation of the two
+    Elo tables over the bots in both), low, high, bots.
+    The baseline defaults to the first variant.
+    """
+    labels = [v for v in report.los if not v.startswith(OVERALL)]
+    if baseline is None:
+        baseline = labels[0] if labels else None
+    if baseline not in report.los:
+        raise RunError(f"baseline variant {baseline!r} is not in the report ({', '.join(labels)})")
+    t = report.table
+    base = t[t["variant"] == baseline].set_index("bot")["elo"]
+    base_s = report.samples[baseline]
+    changes, corr = [], []
+    for v in labels:
+        if v == baseline:
+            continue
+        cur = t[t["variant"] == v].set_index("bot")["elo"]
+        common = [b for b in base.index if b in cur.index]
+        cur_s = report.samples[v]
+        for b in common:
+            diff = cur_s[b].to_numpy() - base_s[b].to_numpy()
+            lo, hi = np.quantile(diff, [(1 - LEVEL) / 2, 1 - (1 - LEVEL) / 2])
+            changes.append((v, b, float(cur[b]), float(base[b]), float(cur[b] - base[b]), float(lo), float(hi)))
+        rho = _spearman(cur[common].to_numpy(), base[common].to_numpy())
+        boot = np.array([
+            _spearman(cur_s[common].to_numpy()[i], base_s[common].to_numpy()[i]) for i in range(len(cur_s))
+        ])
+        boot = boot[~np.isnan(boot)]
+        lo, hi = (np.quantile(boot, [(1 - LEVEL) / 2, 1 - (1 - LEVEL) / 2]) if len(boot) else (math.nan, math.nan))
+        corr.append((v, baseline, rho, float(lo), float(hi), len(common)))
+    return (
+        pd.DataFrame(changes, columns=["variant", "bot", "elo", "baseline_elo", "change", "low", "high"]),
+        pd.DataFrame(corr, columns=["variant", "baseline", "spearman", "low", "high", "bots"]),
+    )
+
+
+def comparison_rows(changes: pd.DataFrame, correlation: pd.DataFrame) -> pd.DataFrame:
+    """The between-variant figures as variant_stats rows: ``elo_change[bot]``
+    and ``rank_correlation[baseline]``."""
+    rows = [(c.variant, f"elo_change[{c.bot}]", c.change, c.low, c.high, math.nan) for c in changes.itertuples()]
+    rows += [(c.variant, f"rank_correlation[{c.baseline}]", c.spearman, c.low, c.high, c.bots)
+             for c in correlation.itertuples()]
+    return _typed(pd.DataFrame(rows, columns=STAT_COLUMNS))
+
+
+def stats_run(
+    run: str | Path, *, write: bool = True, variant: str | None = None, drop_admin_faults: bool = False,
+    resamples: int = 200, seed: int = 0,
+) -> pd.DataFrame:
+    """Load a run folder and compute its variant statistics; with several
+    variants (and none singled out) add the between-variant rows. Writes
+    variant_stats.csv into the folder when ``write`` and no variant is chosen."""
+    res = load(run)
+    table = variant_stats(res, variant=variant, drop_admin_faults=drop_admin_faults)
+    if variant is None and len(set(res.matches["variant"])) > 1:
+        report = rate_results(res, drop_admin_faults=drop_admin_faults, resamples=resamples, seed=seed)
+        table = pd.concat([table, comparison_rows(*variant_comparison(report))], ignore_index=True)
+    if write and variant is None:
+        table.to_csv(Path(run) / "variant_stats.csv", index=False, float_format="%.6g")
+    return table
+
+
+# --- output -----------------------------------------------------------------
+
+
+def format_ratings(report: RatingReport, head_to_head: bool = False) -> str:
+    """The Elo tables as terminal text, one block per variant label; with
+    ``head_to_head`` also each label's share-above and LOS matrices."""
+    from arena.analysis.tables import format_table
+
+    blocks = []
+    labels = list(report.los)
+    for label, t in report.table.groupby("variant", sort=False):
+        if len(labels) == 2 and label == labels[0]:
+            continue  # one variant: the overall table is the same table, print it once
+        title = f"{label}: Plackett-Luce Elo, {int(LEVEL * 100)}% bootstrap interval ({report.resamples} resamples, seed {report.seed})"
+        if report.drop_admin_faults:
+            title += ", administrative faults dropped"
+        body = format_table(
+            t.assign(rank=range(1, len(t) + 1)),
+            formats={"elo": ".0f", "elo_low": ".0f", "elo_high": ".0f", "mean_place": ".2f", "elo_seq": ".0f"},
+            columns=["rank", "bot", "elo", "elo_low", "elo_high", "matches", "wins", "mean_place",
+                     "faults", "fault_kinds", "elo_seq"],
+            headers={"elo_low": "low", "elo_high": "high", "mean_place": "mean place",
+                     "fault_kinds": "fault kinds", "elo_seq": "seq. Elo*"},
+        )
+        blocks.append(f"{title}\n{body}")
+        if head_to_head:
+            order = list(t["bot"])
+            h = report.h2h[report.h2h["variant"] == label]
+            share = h.pivot(index="bot", columns="opponent", values="share").reindex(index=order, columns=order)
+            met = h.pivot(index="bot", columns="opponent", values="met").reindex(index=order, columns=order)
+            cells = share.map(lambda x: "" if pd.isna(x) else f"{x:.2f}") + met.map(
+                lambda x: "" if pd.isna(x) else f" ({int(x)})")
+            blocks.append("head to head: share of meetings the row bot finished above the column bot (meetings)\n"
+                          + format_table(cells.reset_index().rename(columns={"bot": ""}).astype(str)))
+            los = report.los[label].reindex(index=order, columns=order)
+            blocks.append("likelihood of superiority: P(row stronger than column)\n"
+                          + format_table(los.map(lambda x: f"{x:.3f}").reset_index(names="").astype(str)))
+    blocks.append("* seq. Elo: classic K-factor Elo in schedule order (match id); it depends on match order, unlike the fit.")
+    return "\n\n".join(blocks)
+
+
+def format_stats(table: pd.DataFrame) -> str:
+    """Variant statistics as terminal text: statistic rows, value and interval."""
+    from arena.analysis.tables import format_table
+
+    blocks = []
+    for label, t in table.groupby("variant", sort=False):
+        blocks.append(f"{label}\n" + format_table(
+            t, formats={"value": ".4g", "low": ".4g", "high": ".4g", "n": ".0f"},
+            columns=["statistic", "value", "low", "high", "n"],
+        ))
+    return "\n\n".join(blocks)
+
+
+def ratings_json(report: RatingReport) -> dict[str, Any]:
+    """The report as plain JSON data (NaN becomes null)."""
+    import json
+
+    def rows(df: pd.DataFrame) -> Any:
+        return json.loads(df.to_json(orient="records"))
+
+    return {
+        "ratings": rows(report.table),
+        "head_to_head": rows(report.h2h),
+        "los": {v: json.loads(m.to_json(orient="index")) for v, m in report.los.items()},
+        "resamples": report.resamples, "seed": report.seed, "prior_sd": report.prior_sd,
+        "anchor": report.anchor, "anchor_elo": report.anchor_elo,
+        "drop_admin_faults": report.drop_admin_faults,
+    }
+
+
+def elo_table_text(run: str | Path, **options: Any) -> str:
+    """What ``arena run`` ends with: rate the run folder (options as
+    :func:`rate_results`), write ratings.csv, return the tables as text.
+    A run that cannot be rated (no finished match yet, a fit that failed)
+    gets one line saying why instead of a table: the run itself succeeded."""
+    try:
+        return format_ratings(rate_run(run, **options))
+    except ArenaError as exc:
+        return f"no Elo table: {exc}"

@@ -1,0 +1,347 @@
+"""The ``arena`` command: thin wrappers that parse input, call one library
+function and print. The only module that imports click; nothing imports it.
+
+Each command lives in its own section; an :class:`ArenaError` becomes one
+clear line on stderr and exit status 2 (click's usage-error convention).
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any, Callable, TypeVar
+
+import click
+
+from arena import __version__
+from arena.errors import ArenaError
+from arena.untrusted import printable
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def _echo(text: Any = "", *, nl: bool = True, err: bool = False) -> None:
+    """Print through the one filter for terminal output: bot-controlled text
+    (stderr tails, names, versions, replies in fault details) reaches every
+    command's output, and a control character in it must never reach the
+    terminal (a bot could clear the screen, retitle the window, or print a
+    fake verdict). Newlines and tabs pass."""
+    click.echo(printable(str(text)), nl=nl, err=err)
+
+
+def _friendly(fn: F) -> F:
+    """Turn an ArenaError into a one-line message instead of a traceback."""
+    import functools
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except ArenaError as exc:
+            raise click.ClickException(printable(str(exc))) from None
+
+    return wrapper  # type: ignore[return-value]
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="arena")
+def main() -> None:
+    """Dudo Arena: sandboxed, seeded, parallel tournaments for Dudo bots."""
+
+
+# --- arena rules -----------------------------------------------------------
+
+
+@main.command("rules")
+@click.argument("preset", required=False)
+@click.option("--set", "sets", multiple=True, metavar="KEY=VALUE", help="Override a rule key.")
+@_friendly
+def rules_cmd(preset: str | None, sets: tuple[str, ...]) -> None:
+    """List the rule keys and presets, or print PRESET's resolved rule set."""
+    from arena.engine.rules import KEYS, PRESET_MEANINGS, Rules, parse_sets
+
+    if preset is None:
+        if sets:
+            raise ArenaError("--set needs a PRESET to apply to, e.g. `arena rules classic --set dice=3`")
+        _echo("Rule keys (default, allowed values, meaning):")
+        for spec in KEYS.values():
+            default = str(spec.default).lower() if isinstance(spec.default, bool) else spec.default
+            _echo(f"  {spec.name:<21} {str(default):<8} {spec.allowed():<28} {spec.meaning}")
+        _echo("\nPresets:")
+        for name, meaning in PRESET_MEANINGS.items():
+            _echo(f"  {name:<10} {meaning}")
+        _echo("\nShow one: arena rules PRESET [--set key=value ...]")
+        return
+    rules = Rules.preset(preset, parse_sets(sets))
+    for key, value in rules.to_dict().items():
+        shown = str(value).lower() if isinstance(value, bool) else value
+        _echo(f"{key}: {shown}")
+
+
+# --- arena run / replay ------------------------------------------------------
+
+
+class _ProgressLine:
+    """A one-line progress display: matches done, matches/s, time left."""
+
+    def __init__(self) -> None:
+        self.tty = sys.stderr.isatty()
+        self.last_shown = -1.0
+        self.t0_done: int | None = None
+
+    def __call__(self, done: int, total: int, elapsed: float) -> None:
+        if self.t0_done is None:
+            self.t0_done = done
+        played = done - self.t0_done
+        rate = played / elapsed if elapsed > 0 else 0.0
+        left = (total - done) / rate if rate > 0 else float("nan")
+        left_s = "?" if left != left else f"{int(left) // 60}:{int(left) % 60:02d}"
+        width = 30
+        filled = int(width * done / total) if total else width
+        line = (f"[{'#' * filled}{'.' * (width - filled)}] {done}/{total} matches  "
+                f"{rate:6.1f} matches/s  {left_s} left")
+        if self.tty:
+            click.echo("\r" + line, nl=done >= total, err=True)
+        elif done >= total or elapsed - self.last_shown >= 10:
+            self.last_shown = elapsed
+            click.echo(line, err=True)
+
+
+@main.command("run")
+@click.argument("config", type=click.Path(dir_okay=False))
+@click.option("--workers", type=click.IntRange(min=1), help="Worker processes (default: every core).")
+@click.option("--matches", type=click.IntRange(min=1), help="Matches per variant.")
+@click.option("--seed", type=click.IntRange(min=0), help="Run seed (default: the config's, else a new secret one).")
+@click.option("--out", type=click.Path(file_okay=False), help="Run folder (default: results/<name>).")
+@click.option("--set", "sets", multiple=True, metavar="KEY=VALUE",
+              help="Override a config key; dotted keys reach into maps (time.budget_ms=500).")
+@click.option("--backend", type=click.Choice(["local", "ray"]), help="Where to play (default: the config's).")
+@click.option("--address", help="Ray cluster address (auto or HOST:PORT), with --backend ray.")
+@click.option("--force", is_flag=True, help="Move an existing run folder of another config aside and start over.")
+@click.option("--report", "html_report", is_flag=True, help="At the end, write the HTML report (RUN/report.html).")
+@_friendly
+def run_cmd(config: str, workers: int | None, matches: int | None, seed: int | None, out: str | None,
+            sets: tuple[str, ...], backend: str | None, address: str | None, force: bool,
+            html_report: bool = False) -> None:
+    """Play every match of CONFIG not yet in its run folder (resumes a stopped run)."""
+    from arena.running.config import load_config
+    from arena.running.runner import run, seed_warning
+    from arena.analysis.stats import elo_table_text
+    from arena.sandbox import describe_sandbox
+
+    cfg = load_config(config, sets, workers=workers, matches=matches, seed=seed, out=out,
+                      backend=backend, address=address)
+    _echo(f"{cfg.name}: {len(cfg.entrants)} bots, {len(cfg.variants)} variant(s), "
+               f"{cfg.format}, tables of {'/'.join(map(str, cfg.players))}, {cfg.workers} worker(s) "
+               f"-> {cfg.out}", err=True)
+    _echo(f"sandbox: {describe_sandbox(cfg.sandbox)}", err=True)
+    warning = seed_warning(cfg.seed)
+    if warning:
+        _echo(warning, err=True)
+    result = run(cfg, force=force, progress=_ProgressLine())
+    if result.skipped:
+        _echo(f"resumed: {result.skipped} matches were already recorded", err=True)
+    # The per-bot summary (matches, wins, mean place, faults by kind) is part of the Elo table.
+    _echo("\n" + elo_table_text(cfg.out))
+    if html_report and result.status == "complete":
+        from arena.analysis.report import write_report
+
+        _echo(f"report: {write_report(cfg.out)}", err=True)
+    rate = result.played / result.seconds if result.seconds else 0.0
+    _echo(f"\n{result.played} matches played in {result.seconds:.1f} s ({rate:.1f} matches/s); "
+               f"run folder: {cfg.out}", err=True)
+    if result.status == "interrupted":
+        _echo(f"interrupted: {result.skipped + result.played}/{result.total} matches recorded. "
+                   f"Resume with: arena run {config}" + (f" --out {out}" if out else ""), err=True)
+        sys.exit(130)
+    if result.status == "failed":
+        raise click.ClickException(printable(f"{result.error}\nResume with: arena run {config}"))
+
+
+@main.command("replay")
+@click.argument("run_folder", type=click.Path(exists=True, file_okay=False))
+@click.argument("match")
+@click.option("--no-dice-check", is_flag=True, help="Do not re-derive the dice from the seed.")
+@_friendly
+def replay_cmd(run_folder: str, match: str, no_dice_check: bool) -> None:
+    """Print MATCH of RUN_FOLDER round by round, re-checking every rule."""
+    from pathlib import Path
+
+    from arena.engine.replay import render
+    from arena.running.store import iter_records
+
+    wanted = match if match.startswith("m-") else f"m-{int(match):06d}" if match.isdigit() else match
+    for rec in iter_records(Path(run_folder)):
+        if rec["match"] == wanted:
+            for line in render(rec, check_dice=not no_dice_check):
+                _echo(line)
+            return
+    raise ArenaError(f"{run_folder}: no match {wanted!r} recorded (ids look like m-000042)")
+
+
+# --- arena ratings / arena stats (issue 5) -----------------------------------
+
+
+def _anchor(value: str | None) -> tuple[str | None, float]:
+    """``--anchor BOT`` or ``--anchor BOT=ELO`` (default 1500)."""
+    if value is None:
+        return None, 1500.0
+    name, eq, elo = value.partition("=")
+    try:
+        return name.strip(), float(elo) if eq else 1500.0
+    except ValueError:
+        raise ArenaError(f"--anchor {value!r}: write BOT or BOT=ELO, e.g. --anchor random=1000") from None
+
+
+def _analysis_options(csv_file: str, resamples_for: str) -> Callable[[F], F]:
+    """The options `arena ratings` and `arena stats` share."""
+    def decorate(fn: F) -> F:
+        for option in reversed([
+            click.argument("run", type=click.Path(file_okay=False)),
+            click.option("--variant", help=f"One variant only ({csv_file} is then not written)."),
+            click.option("--drop-admin-faults", is_flag=True,
+                         help="Leave out matches with a fault the bot is not to blame for (docs/ratings.md)."),
+            click.option("--resamples", type=click.IntRange(2), default=200, show_default=True,
+                         help=f"Bootstrap resamples for {resamples_for}."),
+            click.option("--seed", type=int, default=0, show_default=True, help="Bootstrap seed."),
+        ]):
+            fn = option(fn)
+        return fn
+    return decorate
+
+
+@main.command("ratings")
+@_analysis_options("ratings.csv", "the 95% intervals")
+@click.option("--anchor", metavar="BOT[=ELO]", help="Fix BOT at ELO (default: the mean is 1500).")
+@click.option("--h2h", "h2h", is_flag=True, help="Also print head-to-head and likelihood-of-superiority tables.")
+@click.option("--csv", "as_csv", is_flag=True, help="Print the table as CSV.")
+@click.option("--json", "as_json", is_flag=True, help="Print ratings, head to head and LOS as JSON.")
+@click.option("--no-write", is_flag=True, help="Do not write ratings.csv into the run folder.")
+@_friendly
+def ratings_cmd(run: str, variant: str | None, drop_admin_faults: bool, resamples: int, seed: int,
+                anchor: str | None, h2h: bool, as_csv: bool, as_json: bool, no_write: bool) -> None:
+    """Plackett-Luce Elo ratings of the bots in run folder RUN, per variant and overall."""
+    import json
+
+    from arena.analysis.stats import format_ratings, rate_run, ratings_json
+
+    name, elo = _anchor(anchor)
+    report = rate_run(run, write=not no_write, variant=variant, drop_admin_faults=drop_admin_faults,
+                      resamples=resamples, seed=seed, anchor=name, anchor_elo=elo)
+    if as_json:
+        _echo(json.dumps(ratings_json(report), indent=1))
+    elif as_csv:
+        _echo(report.table.to_csv(index=False, float_format="%.6g"), nl=False)
+    else:
+        _echo(format_ratings(report, head_to_head=h2h))
+
+
+@main.command("stats")
+@_analysis_options("variant_stats.csv", "the between-variant rating changes")
+@click.option("--csv", "as_csv", is_flag=True, help="Print the table as CSV.")
+@click.option("--json", "as_json", is_flag=True, help="Print the table as JSON records.")
+@click.option("--no-write", is_flag=True, help="Do not write variant_stats.csv into the run folder.")
+@_friendly
+def stats_cmd(run: str, variant: str | None, drop_admin_faults: bool, resamples: int, seed: int,
+              as_csv: bool, as_json: bool, no_write: bool) -> None:
+    """Rule-variant statistics of run folder RUN, each with a 95% interval."""
+    from arena.analysis.stats import format_stats, stats_run
+
+    table = stats_run(run, write=not no_write, variant=variant, drop_admin_faults=drop_admin_faults,
+                      resamples=resamples, seed=seed)
+    if as_json:
+        _echo(table.to_json(orient="records", indent=1))
+    elif as_csv:
+        _echo(table.to_csv(index=False, float_format="%.6g"), nl=False)
+    else:
+        _echo(format_stats(table))
+
+
+# --- arena check (issue 3) ---------------------------------------------------
+
+
+@main.command("check")
+@click.argument("bot", type=click.Path(dir_okay=False))
+@click.option("--turns", type=click.IntRange(1), default=2000, show_default=True,
+              help="Fuzzed turns to ask for (the run is then repeated to compare actions).")
+@click.option("--seed", type=click.IntRange(min=0),
+              help="Seed of the fuzzed matches (default: a new secret one, shown in the report).")
+@click.option("--time-ms", type=click.IntRange(1), default=1000, show_default=True,
+              help="Per-decision CPU budget (sent as time_ms).")
+@click.option("--sandbox", type=click.Choice(["auto", "strict", "off"]), default="auto", show_default=True,
+              help="Sandbox mode (docs/sandbox.md).")
+@click.option("--show", type=click.IntRange(0), default=10, show_default=True,
+              help="Problems to print in full.")
+@click.option("--preset", "presets", multiple=True, metavar="NAME[,NAME]",
+              help="Fuzz only these presets (repeat it, or a comma list).")
+@click.option("--players", "players", multiple=True, metavar="N[,N|N-M]",
+              help="Fuzz only these table sizes (repeat it, a comma list, or a range 2-4).")
+@click.option("--dice", "dice", multiple=True, metavar="N[,N|N-M]",
+              help="Fuzz only these starting dice per player (like --players).")
+@_friendly
+def check_cmd(bot: str, turns: int, seed: int | None, time_ms: int, sandbox: str, show: int,
+              presets: tuple[str, ...], players: tuple[str, ...], dice: tuple[str, ...]) -> None:
+    """Check bot file BOT: handshake, fuzzed legal turns, determinism, latency.
+
+    Only what BOT supports is fuzzed (its `supports` declaration; every
+    supported preset is covered in turn); --preset, --players and --dice narrow
+    that further, and a narrowing that leaves nothing to play is refused. The
+    report's `fuzzed:` line says which space was played. Exit status 1 on any
+    problem; each is printed with the message that caused it.
+    """
+    from arena.apps.check import check_bot, parse_narrowing
+
+    report = check_bot(bot, turns=turns, seed=seed, time_ms=time_ms, sandbox=sandbox,
+                       presets=parse_narrowing(presets, "--preset", False),
+                       players=parse_narrowing(players, "--players", True),
+                       dice=parse_narrowing(dice, "--dice", True))
+    _echo(report.render(show))
+    if not report.ok:
+        sys.exit(1)
+
+
+# --- arena play / arena report (issue 7) -------------------------------------
+
+
+@main.command("play")
+@click.option("--bots", "bots", multiple=True, metavar="NAME",
+              help="An opponent (built-in name or bot file); repeat for more. Default: probabilistic, "
+                   "cautious, bluffer (or the config's bots).")
+@click.option("--preset", help="Rule preset (default classic); see `arena rules`.")
+@click.option("--config", "config", type=click.Path(dir_okay=False),
+              help="A run config: its first variant (or --variant), time and sandbox limits, and bots.")
+@click.option("--variant", help="With --config: the variant to play.")
+@click.option("--set", "sets", multiple=True, metavar="KEY=VALUE", help="Override a rule key (dice=3).")
+@click.option("--assist", is_flag=True, help="Show the odds of the standing bid and of a few raises.")
+@click.option("--seed", type=click.IntRange(min=0),
+              help="Dice seed (default: a new secret one, shown after the match).")
+@click.option("--name", default="human", show_default=True, help="Your name at the table.")
+@click.option("--out", type=click.Path(dir_okay=False), help="Append the match record to this JSON-lines file.")
+@_friendly
+def play_cmd(bots: tuple[str, ...], preset: str | None, config: str | None, variant: str | None,
+             sets: tuple[str, ...], assist: bool, seed: int | None, name: str, out: str | None) -> None:
+    """Play one match in the terminal against sandboxed bots (docs/play.md)."""
+    from arena.apps.play import HumanPlayer, play_setup, play_human
+
+    setup = play_setup(bots=bots, preset=preset, config=config, variant=variant, sets=sets, seed=seed,
+                       name=name)
+    human = HumanPlayer(click.get_text_stream("stdin"), click.get_text_stream("stdout"), assist=assist)
+    try:
+        play_human(setup, human, out)
+    except KeyboardInterrupt:
+        _echo("\ninterrupted: the match was abandoned", err=True)
+        sys.exit(130)
+
+
+@main.command("report")
+@click.argument("run", type=click.Path(file_okay=False))
+@click.option("-o", "--output", type=click.Path(dir_okay=False), help="The HTML file (default: RUN/report.html).")
+@_friendly
+def report_cmd(run: str, output: str | None) -> None:
+    """Write one self-contained HTML page about run folder RUN (docs/report.md)."""
+    from arena.analysis.report import write_report
+
+    _echo(str(write_report(run, output)))
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

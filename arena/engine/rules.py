@@ -1,0 +1,808 @@
+"""The rules of Dudo as the referee enforces them (shared/RULES.md).
+
+Pure and deterministic: no I/O, no global randomness. Dice are an input
+(:func:`deal`), so the same dice and the same actions always give the same
+match. States are immutable; every transition returns a new state.
+
+Hot-path notes (the referee loop and benchmarks/engine.py run through here;
+re-run the benchmark after changing ``new_match``, ``deal``, ``legal_actions``
+or ``apply``): bids are interned :class:`Bid` objects; every bid for the dice
+in play sits in a cached, totally ordered *ladder*, so the legal actions after
+a standing bid are one slice of a cached tuple (raises, then the calls) and
+the legal summary is one bisect per face; a state is a ``NamedTuple`` built
+with ``tuple.__new__``; initial states are shared (they are immutable); a call
+is judged and the next round set up in one pass inside :func:`apply`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+from bisect import bisect_right as _bisect_right
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any, Final, Literal, NamedTuple, Sequence, Union
+
+from arena.errors import IllegalAction, InvalidAction, RulesError, StateError
+
+FACES: Final = (1, 2, 3, 4, 5, 6)
+_FACE_SET: Final = frozenset(FACES)
+MIN_PLAYERS: Final = 2
+MAX_PLAYERS: Final = 10
+
+# ---------------------------------------------------------------------------
+# Rule sets
+# ---------------------------------------------------------------------------
+
+OnesMode = Literal["convert", "rank_high", "plain"]
+CalzaReward = Literal["regain", "bidder_loses"]
+Penalty = Literal["one", "difference"]
+Seating = Literal["roll", "fixed"]
+First = Literal["roll", "seat0"]
+
+
+@dataclass(frozen=True, slots=True)
+class KeySpec:
+    """What a rule key accepts, for validation and for ``arena rules``."""
+
+    name: str
+    kind: type
+    default: Any
+    meaning: str
+    choices: tuple[str, ...] = ()
+    low: int | None = None
+    high: int | None = None
+
+    def allowed(self) -> str:
+        if self.kind is bool:
+            return "true or false"
+        if self.choices:
+            return "one of " + ", ".join(self.choices)
+        if self.high is None:
+            return f"an integer >= {self.low}"
+        return f"an integer from {self.low} to {self.high}"
+
+    def check(self, value: object) -> Any:
+        """Return ``value`` if allowed for this key, else raise :class:`RulesError`."""
+        ok: bool
+        if self.kind is bool:
+            ok = isinstance(value, bool)
+        elif self.kind is int:
+            ok = isinstance(value, int) and not isinstance(value, bool)
+            if ok and self.low is not None and value < self.low:  # type: ignore[operator]
+                ok = False
+            if ok and self.high is not None and value > self.high:  # type: ignore[operator]
+                ok = False
+        else:
+            ok = isinstance(value, str) and value in self.choices
+        if not ok:
+            raise RulesError(f"rule {self.name}: {value!r} is not allowed; use {self.allowed()}")
+        return value
+
+
+KEYS: Final[dict[str, KeySpec]] = {
+    k.name: k
+    for k in (
+        KeySpec("dice", int, 5, "starting dice per player, also the most a player can hold", low=1, high=10),
+        KeySpec("wild_ones", bool, True, "aces count as the bid face"),
+        KeySpec("ones", str, "convert", "how bids on aces rank: halve/double (convert), "
+                "above 6 at each quantity (rank_high), lowest face (plain)",
+                choices=("convert", "rank_high", "plain")),
+        KeySpec("open_on_ones", bool, False, "the opening bid may be on aces"),
+        KeySpec("calza", bool, True, "the player to act may call calza (exactly)"),
+        KeySpec("calza_reward", str, "regain", "right calza: caller regains a die, or the bidder loses one",
+                choices=("regain", "bidder_loses")),
+        KeySpec("calza_min_players", int, 3, "calza only while at least this many players are in", low=2),
+        KeySpec("palifico", bool, True, "a player first left with one die opens a palifico round"),
+        KeySpec("palifico_change_face", bool, False, "a one-die player may change face in palifico"),
+        KeySpec("palifico_min_players", int, 3, "no palifico with fewer players left", low=2),
+        KeySpec("penalty", str, "one", "dudo loser loses one die, or max(1, |q - count|) dice",
+                choices=("one", "difference")),
+        KeySpec("seating", str, "roll", "seats by a dice roll, or in the schedule's order",
+                choices=("roll", "fixed")),
+        KeySpec("first", str, "roll", "the opener of round 1: by a dice roll, or seat 0",
+                choices=("roll", "seat0")),
+        KeySpec("max_rounds", int, 1000, "safety cap on rounds; then rank by dice left", low=1),
+    )
+}
+
+PRESETS: Final[dict[str, dict[str, Any]]] = {
+    "classic": {},
+    "lizumo": {"dice": 3, "calza": False, "palifico": False, "open_on_ones": False},
+    "wikipedia": {"open_on_ones": True, "calza_min_players": 2, "palifico_min_players": 2},
+    "neller": {"ones": "rank_high", "open_on_ones": True, "calza": False, "palifico": False},
+    "plain": {"wild_ones": False, "ones": "plain", "calza": False, "palifico": False},
+}
+
+PRESET_MEANINGS: Final[dict[str, str]] = {
+    "classic": "wild aces with conversion, calza (regain), palifico, no opening on aces",
+    "lizumo": "3 dice, no calza, no palifico, no opening on aces (the Lizumo online rules)",
+    "wikipedia": "classic, but opening on aces allowed, calza and palifico down to 2 players",
+    "neller": "aces rank high, opening on aces, no calza, no palifico: the two-player research game",
+    "plain": "aces not wild and the lowest face, no calza, no palifico: generic Liar's Dice",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Rules:
+    """A validated, immutable rule set: every key of RULES.md.
+
+    Build one with :meth:`preset` (a preset plus overrides) or
+    :meth:`from_dict`; the constructor validates every field too.
+    """
+
+    dice: int = 5
+    wild_ones: bool = True
+    ones: OnesMode = "convert"
+    open_on_ones: bool = False
+    calza: bool = True
+    calza_reward: CalzaReward = "regain"
+    calza_min_players: int = 3
+    palifico: bool = True
+    palifico_change_face: bool = False
+    palifico_min_players: int = 3
+    penalty: Penalty = "one"
+    seating: Seating = "roll"
+    first: First = "roll"
+    max_rounds: int = 1000
+
+    def __post_init__(self) -> None:
+        for f in dataclasses.fields(self):
+            KEYS[f.name].check(getattr(self, f.name))
+
+    @classmethod
+    def preset(cls, name: str = "classic", overrides: dict[str, Any] | None = None) -> "Rules":
+        """The named preset of RULES.md with ``overrides`` applied on top."""
+        if name not in PRESETS:
+            raise RulesError(f"preset {name!r} does not exist; use one of {', '.join(PRESETS)}")
+        merged = dict(PRESETS[name])
+        merged.update(overrides or {})
+        return cls.from_dict(merged)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "Rules":
+        """Rules from a mapping of keys (missing keys take the default)."""
+        for key, value in data.items():
+            if key not in KEYS:
+                raise RulesError(f"rule {key!r} (set to {value!r}) does not exist; "
+                                 f"the keys are {', '.join(KEYS)}")
+        return cls(**data)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Every key with its value, in RULES.md order (the form records carry)."""
+        return {name: getattr(self, name) for name in KEYS}
+
+    def replace(self, **overrides: Any) -> "Rules":
+        return self.from_dict({**self.to_dict(), **overrides})
+
+
+def parse_value(key: str, text: str) -> Any:
+    """Parse a command-line ``key=value`` value for rule ``key`` (``--set``)."""
+    if key not in KEYS:
+        raise RulesError(f"rule {key!r} (set to {text!r}) does not exist; the keys are {', '.join(KEYS)}")
+    spec = KEYS[key]
+    low = text.strip().lower()
+    if spec.kind is bool:
+        if low in ("true", "yes", "on", "1"):
+            return True
+        if low in ("false", "no", "off", "0"):
+            return False
+        raise RulesError(f"rule {key}: {text!r} is not allowed; use {spec.allowed()}")
+    if spec.kind is int:
+        try:
+            return spec.check(int(text))
+        except ValueError:
+            raise RulesError(f"rule {key}: {text!r} is not allowed; use {spec.allowed()}") from None
+    return spec.check(text.strip())
+
+
+def parse_sets(items: Sequence[str]) -> dict[str, Any]:
+    """Rule overrides from ``--set KEY=VALUE`` items (each value parsed for its key)."""
+    out: dict[str, Any] = {}
+    for item in items:
+        key, eq, value = item.partition("=")
+        if not eq:
+            raise RulesError(f"--set {item!r}: write KEY=VALUE, e.g. --set dice=3")
+        out[key.strip()] = parse_value(key.strip(), value)
+    return out
+
+
+# ---------------------------------------------------------------------------
+# Actions
+# ---------------------------------------------------------------------------
+
+
+class Bid(NamedTuple):
+    """At least ``quantity`` dice on the table show ``face``. Text form ``"5x3"``.
+
+    A ``NamedTuple`` rather than a dataclass because bids are hashed and
+    compared on the referee's hot path, and tuple hashing runs in C.
+    """
+
+    quantity: int
+    face: int
+
+    def __str__(self) -> str:
+        return f"{self.quantity}x{self.face}"
+
+
+@dataclass(frozen=True, slots=True)
+class Dudo:
+    """"I doubt": the standing bid is challenged. Text form ``"dudo"``."""
+
+    def __str__(self) -> str:
+        return "dudo"
+
+
+@dataclass(frozen=True, slots=True)
+class Calza:
+    """"Exactly": the caller claims the standing bid is exactly right. Text ``"calza"``."""
+
+    def __str__(self) -> str:
+        return "calza"
+
+
+Action = Union[Bid, Dudo, Calza]
+DUDO: Final = Dudo()
+CALZA: Final = Calza()
+MAX_QUANTITY: Final = MAX_PLAYERS * 10
+
+
+@lru_cache(maxsize=None)
+def _bid(quantity: int, face: int) -> Bid:
+    return Bid(quantity, face)
+
+
+def bid(quantity: int, face: int) -> Bid:
+    """The interned :class:`Bid` (equal to ``Bid(quantity, face)``, faster to compare)."""
+    return _bid(quantity, face)
+
+
+def parse_action(text: str) -> Action:
+    """Parse the one text form of an action: ``"5x3"``, ``"dudo"`` or ``"calza"``."""
+    if type(text) is not str:
+        raise InvalidAction(f"{text!r} is not an action; an action is text such as '5x3', 'dudo' or 'calza'")
+    t = text.strip().lower()
+    if t == "dudo":
+        return DUDO
+    if t == "calza":
+        return CALZA
+    q, sep, f = t.partition("x")
+    if sep and q.isdigit() and f.isdigit() and q.isascii() and f.isascii():
+        quantity, face = int(q), int(f)
+        if 1 <= face <= 6 and 1 <= quantity <= MAX_QUANTITY:
+            return bid(quantity, face)
+    raise InvalidAction(
+        f"{text!r} is not an action; write QxF for a bid (e.g. '5x3': five 3s, "
+        f"face 1-6), 'dudo' or 'calza'"
+    )
+
+
+# ---------------------------------------------------------------------------
+# Bid order
+# ---------------------------------------------------------------------------
+
+
+def bid_key(b: Bid, ones: str) -> int:
+    """Position of a bid in the total order of ``ones`` mode; a raise has a larger key.
+
+    ``convert``: ``q`` aces rank as ``(2q, 7)``, which is exactly "halve to
+    switch to aces (rounding up), double plus one to leave them".
+    ``rank_high``: aces rank above 6 at the same quantity. ``plain``: 1 is the
+    lowest face.
+    """
+    q, f = b.quantity, b.face
+    if f == 1:
+        if ones == "convert":
+            return 16 * q + 7
+        if ones == "rank_high":
+            return 8 * q + 7
+    return 8 * q + f
+
+
+class _Ladder(NamedTuple):
+    total: int  # dice in play
+    bids: tuple[Bid, ...]  # every bid with quantity <= total, in increasing order
+    rank: dict[Bid, int]  # a bid -> its position in `bids`
+    openers: tuple[Bid, ...]  # the bids allowed as an opening bid (no aces)
+    with_dudo: tuple[Action, ...]  # bids + (DUDO,): legal actions are one slice of it
+    with_calls: tuple[Action, ...]  # bids + (DUDO, CALZA)
+    # positions[f][q - 1]: where bid (q, f) sits; increasing in q in every mode,
+    # so the smallest legal quantity of a face is one bisect away (legal_summary).
+    positions: tuple[tuple[int, ...], ...]
+
+
+def _build_ladder(ones: str, total: int) -> _Ladder:
+    bids = tuple(sorted((bid(q, f) for q in range(1, total + 1) for f in FACES),
+                        key=lambda b: bid_key(b, ones)))
+    index = {b: i for i, b in enumerate(bids)}
+    positions = ((),) + tuple(tuple(index[bid(q, f)] for q in range(1, total + 1)) for f in FACES)
+    return _Ladder(total, bids, index, tuple(b for b in bids if b.face != 1),
+                   bids + (DUDO,), bids + (DUDO, CALZA), positions)
+
+
+class _LadderCache(dict):  # type: ignore[type-arg]
+    """total -> ladder for one ``ones`` mode, built on first use (a dict lookup is
+    cheaper than an ``lru_cache`` call on the hot path)."""
+
+    def __init__(self, ones: str) -> None:
+        super().__init__()
+        self.ones = ones
+
+    def __missing__(self, total: int) -> _Ladder:
+        ladder = self[total] = _build_ladder(self.ones, total)
+        return ladder
+
+
+_LADDERS: Final[dict[str, _LadderCache]] = {m: _LadderCache(m) for m in ("convert", "rank_high", "plain")}
+
+
+def _ladder(ones: str, total: int) -> _Ladder:
+    """Every bid for ``total`` dice in play, in the order of ``ones`` mode (cached)."""
+    return _LADDERS[ones][total]
+
+
+@lru_cache(maxsize=None)
+def _column(face: int, total: int) -> tuple[Bid, ...]:
+    """The bids on one face, 1..total: the palifico raises once the face is fixed."""
+    return tuple(bid(q, face) for q in range(1, total + 1))
+
+
+def count_matching(dice: Sequence[Sequence[int]], face: int, wild: bool) -> int:
+    """How many dice show ``face``, aces included when ``wild`` (and face != 1)."""
+    n = 0
+    for hand in dice:
+        n += hand.count(face)
+        if wild:
+            n += hand.count(1)
+    return n
+
+
+# ---------------------------------------------------------------------------
+# Match state
+# ---------------------------------------------------------------------------
+
+
+class RoundResult(NamedTuple):
+    """How a round ended: the call and its count, or the fault that voided it."""
+
+    round: int
+    opener: int
+    palifico: bool
+    dice: tuple[tuple[int, ...], ...]
+    bids: tuple[tuple[int, Bid], ...]  # (seat, bid), oldest first
+    call: tuple[int, str] | None  # (seat, "dudo" | "calza"); None when void
+    count: int | None  # type: ignore[assignment]  # the record's name; shadows tuple.count
+    change: tuple[int, int] | None  # (seat, delta); delta 0 for a capped calza regain
+    fault: int | None  # seat that faulted; the round is void
+
+
+class State(NamedTuple):
+    """An immutable match state.
+
+    Phases: *deal* (``dice is None``: waiting for :func:`deal`), *bid*
+    (``to_act`` is a seat), and *over* (``placements`` is set).
+    """
+
+    rules: Rules
+    counts: tuple[int, ...]  # dice held per seat; 0 = out
+    round: int  # the round being played, or about to be dealt (1-based)
+    opener: int
+    palifico: bool  # this round is palifico
+    palifico_used: tuple[bool, ...]  # per seat: has had its palifico chance
+    out: tuple[int, ...]  # seats in order of elimination (first out first)
+    dice: tuple[tuple[int, ...], ...] | None
+    history: tuple[tuple[int, Bid], ...]
+    to_act: int  # -1 outside the bid phase
+    top: int  # ladder index of the standing bid; -1 when none (always -1 in palifico)
+    ladder: _Ladder  # every bid for the dice in play, in order (cached, shared)
+    last: RoundResult | None  # the round resolved most recently
+    placements: tuple[int, ...] | None
+
+    @property
+    def total(self) -> int:
+        """Dice in play this round: the largest legal quantity."""
+        return self.ladder.total
+
+    @property
+    def over(self) -> bool:
+        return self.placements is not None
+
+    @property
+    def players(self) -> int:
+        return len(self.counts)
+
+    @property
+    def alive(self) -> tuple[int, ...]:
+        return tuple(s for s, c in enumerate(self.counts) if c)
+
+    @property
+    def standing(self) -> tuple[int, Bid] | None:
+        return self.history[-1] if self.history else None
+
+
+# The hot path builds states and results with tuple.__new__ and unpacks them
+# positionally: a NamedTuple's own constructor costs several times as much.
+_new = tuple.__new__
+_chain = itertools.chain.from_iterable
+
+
+# Initial states by (id(rules), players, opener). A state is immutable, so one
+# can be shared; the cache holds its Rules, so an id cannot be reused while its
+# entry lives, and the ``is`` check below guards it all the same.
+_INITIAL: dict[tuple[int, Any, Any], State] = {}
+
+
+def new_match(rules: Rules, players: int, opener: int = 0) -> State:
+    """A match about to deal round 1, opened by ``opener`` (see :mod:`arena.engine.dice` for rolls)."""
+    try:
+        state = _INITIAL[(id(rules), players, opener)]
+        if state[0] is rules:
+            return state
+    except (KeyError, TypeError):
+        pass
+    if type(players) is not int or not MIN_PLAYERS <= players <= MAX_PLAYERS:
+        raise StateError(f"players: {players!r} is not allowed; Dudo Arena plays 2 to 10 players")
+    if type(opener) is not int or not 0 <= opener < players:
+        raise StateError(f"opener: seat {opener!r} does not exist at a table of {players}")
+    if not isinstance(rules, Rules):
+        raise StateError(f"rules: {rules!r} is not a Rules (use Rules.preset)")
+    n = rules.dice
+    state = _new(State, (rules, (n,) * players, 1, opener, False, (False,) * players, (),
+                         None, (), -1, -1, _LADDERS[rules.ones][n * players], None, None))
+    if len(_INITIAL) >= 1024:  # bounded: a long run may build many Rules objects
+        _INITIAL.clear()
+    _INITIAL[(id(rules), players, opener)] = state
+    return state
+
+
+def deal(state: State, dice: Sequence[Sequence[int]]) -> State:
+    """Start the round with the rolled dice (one list per seat; empty for seats out)."""
+    r, counts, rnd, opener, pal, used, out, old, _, _, _, ladder, last, places = state
+    if places is not None:
+        raise StateError("the match is over; there is no round to deal")
+    if old is not None:
+        raise StateError(f"round {rnd} is already dealt")
+    hands = tuple(map(tuple, dice))  # tuple(t) is t for a tuple: no copy
+    if tuple(map(len, hands)) != counts or not _FACE_SET.issuperset(_chain(hands)):
+        _bad_deal(counts, hands)
+    return _new(State, (r, counts, rnd, opener, pal, used, out, hands, (), opener, -1, ladder, last, None))
+
+
+def _bad_deal(counts: tuple[int, ...], hands: tuple[tuple[Any, ...], ...]) -> None:
+    if len(hands) != len(counts):
+        raise StateError(f"deal: {len(hands)} hands for {len(counts)} seats")
+    for seat, (h, c) in enumerate(zip(hands, counts)):
+        if len(h) != c or not _FACE_SET.issuperset(h):
+            raise StateError(f"deal: seat {seat} holds {c} dice, got {h!r} (faces are 1-6)")
+
+
+def _next_in(counts: tuple[int, ...], seat: int) -> int:
+    """The next seat clockwise after ``seat`` that still has dice."""
+    n = len(counts)
+    s = (seat + 1) % n
+    while not counts[s]:
+        s = (s + 1) % n
+    return s
+
+
+def _in_or_next(counts: tuple[int, ...], seat: int) -> int:
+    return seat if counts[seat] else _next_in(counts, seat)
+
+
+def _palifico_raises(state: State) -> tuple[Bid, ...]:
+    """Legal bids in a palifico round: any opening bid, then more of the same face.
+
+    With ``palifico_change_face`` a player holding one die may also change face,
+    with the ordinary (plain) order since aces are not wild.
+    """
+    total = state.total
+    if not state.history:
+        return _LADDERS["plain"][total].bids
+    standing = state.history[-1][1]
+    if state.rules.palifico_change_face and state.counts[state.to_act] == 1:
+        ladder = _LADDERS["plain"][total]
+        return ladder.bids[ladder.rank[standing] + 1:]
+    return _column(standing.face, total)[standing.quantity:]
+
+
+def legal_bids(state: State) -> tuple[Bid, ...]:
+    """Every bid the player to act may make now, lowest first."""
+    if state.to_act < 0 or state.dice is None:
+        return ()
+    if state.palifico:
+        return _palifico_raises(state)
+    if state.top < 0:
+        return state.ladder.bids if state.rules.open_on_ones else state.ladder.openers
+    return state.ladder.bids[state.top + 1:]
+
+
+def calza_allowed(state: State) -> bool:
+    """Calza may be called now: enabled, after a bid, with enough players in."""
+    r = state.rules
+    # Every seat out appears once in ``out``, so the players in are n - len(out).
+    return (r.calza and bool(state.history) and state.to_act >= 0
+            and len(state.counts) - len(state.out) >= r.calza_min_players)
+
+
+def legal_actions(state: State) -> tuple[Action, ...]:
+    """Every action the player to act may take now (bids lowest first, then calls)."""
+    top = state.top
+    if top >= 0:
+        # A standing bid in an ordinary round (palifico rounds keep top at -1):
+        # the raises and the calls are one slice of a cached tuple.
+        r = state.rules
+        if r.calza and len(state.counts) - len(state.out) >= r.calza_min_players:
+            return state.ladder.with_calls[top + 1:]
+        return state.ladder.with_dudo[top + 1:]
+    if state.palifico or state.to_act < 0:
+        bids = legal_bids(state)
+        if not state.history:
+            return bids
+        if calza_allowed(state):
+            return bids + (DUDO, CALZA)
+        return bids + (DUDO,)
+    # The opening bid.
+    return state.ladder.bids if state.rules.open_on_ones else state.ladder.openers
+
+
+class LegalSummary(NamedTuple):
+    """The compact legal-move summary a ``turn`` message carries (PROTOCOL.md)."""
+
+    dudo: bool
+    calza: bool
+    min_quantity: dict[int, int]  # face -> smallest legal quantity; absent = may not bid
+    max_quantity: int
+
+
+def legal_summary(state: State) -> LegalSummary:
+    """``dudo``, ``calza``, the smallest legal quantity per face and ``max_quantity``.
+
+    Exact, because for every face the legal quantities run from the minimum up
+    to the dice in play (the order is monotone in quantity for a fixed face).
+    Computed per face by bisecting the face's ladder positions, not by listing
+    the legal bids (a ``turn`` message carries it on every decision).
+    """
+    total = state.total
+    mins: dict[int, int] = {}
+    if state.to_act >= 0 and state.dice is not None:
+        hist = state.history
+        if state.palifico:
+            ladder, top = _LADDERS["plain"][total], -1
+            if hist:
+                standing = hist[-1][1]
+                if state.rules.palifico_change_face and state.counts[state.to_act] == 1:
+                    top = ladder.rank[standing]
+                else:
+                    ladder = None  # type: ignore[assignment]  # the face is fixed
+                    if standing.quantity < total:
+                        mins[standing.face] = standing.quantity + 1
+        else:
+            ladder, top = state.ladder, state.top
+        if ladder is not None:
+            skip_aces = top < 0 and not state.palifico and not state.rules.open_on_ones
+            positions = ladder.positions
+            for f in FACES:
+                k = _bisect_right(positions[f], top)  # f's bids at or below the standing bid
+                if k < total and not (f == 1 and skip_aces):
+                    mins[f] = k + 1
+    return LegalSummary(bool(state.history), calza_allowed(state), mins, total)
+
+
+def why_illegal(state: State, action: Action) -> str | None:
+    """``None`` if ``action`` is legal now, else the reason in words."""
+    if state.placements is not None:
+        return "the match is over"
+    if state.dice is None or state.to_act < 0:
+        return "the round has not been dealt"
+    if isinstance(action, Bid):
+        q, f = action.quantity, action.face
+        if not (type(q) is int and type(f) is int) or f not in FACES:
+            return "a bid is a whole quantity and a face from 1 to 6"
+        if q < 1 or q > state.total:
+            return f"the quantity must be from 1 to {state.total}, the dice in play"
+        if action in legal_bids(state):
+            return None
+        r = state.rules
+        if not state.history:
+            if f == 1 and not r.open_on_ones and not state.palifico:
+                return "the opening bid may not be on aces (open_on_ones is false)"
+            return "not a legal opening bid"
+        standing = state.history[-1][1]
+        if state.palifico and f != standing.face and not (
+            r.palifico_change_face and state.counts[state.to_act] == 1
+        ):
+            return f"in a palifico round the face is fixed at {standing.face}; raise the quantity"
+        if r.ones == "convert" and f == 1 and standing.face != 1 and not state.palifico:
+            return (f"switching to aces after {standing} needs at least "
+                    f"{(standing.quantity + 1) // 2} aces")
+        if r.ones == "convert" and standing.face == 1 and f != 1 and not state.palifico:
+            return f"leaving aces after {standing} needs at least {2 * standing.quantity + 1} dice"
+        return f"not higher than the standing bid {standing}"
+    if isinstance(action, Dudo):
+        return None if state.history else "nobody may call before the first bid"
+    if isinstance(action, Calza):
+        if not state.history:
+            return "nobody may call before the first bid"
+        if not state.rules.calza:
+            return "calza is not played under these rules"
+        if not calza_allowed(state):
+            return f"calza needs at least {state.rules.calza_min_players} players in"
+        return None
+    return f"{action!r} is not an action"
+
+
+def _refuse(state: State, action: object) -> None:
+    """Raise the right error for an action ``apply`` cannot take."""
+    if type(action) is Bid and not (type(action[0]) is int and type(action[1]) is int):
+        raise InvalidAction(f"bid {action!r}: quantity and face must be integers")
+    raise IllegalAction(action, why_illegal(state, action) or "not allowed")  # type: ignore[arg-type]
+
+
+def apply(state: State, action: Action) -> State:
+    """The state after the player to act takes ``action``; raises :class:`IllegalAction`."""
+    r, counts, rnd, opener, pal, used, out, dice, hist, seat, top, ladder, last, _ = state
+    if seat < 0:
+        raise IllegalAction(action, why_illegal(state, action) or "no player is to act")
+    if type(action) is Bid:
+        if pal:
+            if action not in _palifico_raises(state):
+                _refuse(state, action)
+            idx = -1
+        else:
+            idx = ladder.rank.get(action, -1)
+            if idx <= top or (top < 0 and not r.open_on_ones and action[1] == 1):
+                _refuse(state, action)
+        b = ladder.bids[idx] if idx >= 0 else action
+        if b is not action:
+            # Equal to a legal bid but not the interned one: keep only exact ints.
+            if type(action[0]) is not int or type(action[1]) is not int:
+                _refuse(state, action)
+        # The next seat still in, clockwise.
+        n = len(counts)
+        nxt = seat + 1
+        if nxt == n:
+            nxt = 0
+        while not counts[nxt]:
+            nxt += 1
+            if nxt == n:
+                nxt = 0
+        return _new(State, (r, counts, rnd, opener, pal, used, out, dice, hist + ((seat, b),),
+                            nxt, idx, ladder, last, None))
+    # A call: judge the standing bid and set up the next round, inline (the hot path).
+    if not hist:
+        _refuse(state, action)
+    if type(action) is Dudo:
+        kind = "dudo"
+    elif type(action) is Calza and calza_allowed(state):
+        kind = "calza"
+    else:
+        _refuse(state, action)
+    bidder, (q, f) = hist[-1]
+    # Aces count as the bid face when wild, except on aces and in palifico.
+    count = 0
+    if f != 1 and r.wild_ones and not pal:
+        for hand in dice:  # type: ignore[union-attr]
+            count += hand.count(f) + hand.count(1)
+    else:
+        for hand in dice:  # type: ignore[union-attr]
+            count += hand.count(f)
+    caller = seat
+    if kind == "dudo":
+        seat = bidder if count < q else caller
+        was = counts[seat]
+        if r.penalty == "one":
+            now = was - 1
+        else:
+            now = was - min(max(1, abs(q - count)), was)
+    elif count == q:
+        if r.calza_reward == "regain":
+            was = counts[seat]
+            now = was + 1 if was < r.dice else was
+        else:
+            seat = bidder
+            was = counts[seat]
+            now = was - 1
+    else:
+        was = counts[seat]
+        now = was - 1
+    delta = now - was
+    result = _new(RoundResult, (rnd, opener, pal, dice, hist, (caller, kind), count, (seat, delta), None))
+    if not delta:  # a right calza at the cap: nothing changes, the caller opens
+        return _new(State, (r, counts, rnd + 1, seat, False, used, out, None, (), -1, -1, ladder, result,
+                            _placements(counts, out, opener) if rnd >= r.max_rounds else None))
+    counts = counts[:seat] + (now,) + counts[seat + 1:]
+    n = len(counts)
+    palifico = False
+    nxt = seat
+    if now == 1:
+        if was > 1 and not used[seat]:
+            # The first time a player is left with one die (by any loss) is its only chance.
+            used = used[:seat] + (True,) + used[seat + 1:]
+            palifico = r.palifico and n - len(out) >= r.palifico_min_players
+    elif not now:
+        out = out + (seat,)
+        nxt = seat + 1 if seat + 1 < n else 0
+        while not counts[nxt]:
+            nxt = nxt + 1 if nxt + 1 < n else 0
+    placements = None
+    if n - len(out) <= 1 or rnd >= r.max_rounds:
+        placements = _placements(counts, out, opener)
+    return _new(State, (r, counts, rnd + 1, nxt, palifico, used, out, None, (), -1, -1,
+                        _LADDERS[r.ones][ladder.total + delta], result, placements))
+
+
+def fault(state: State, seat: int) -> State:
+    """``seat`` faulted: it is out at once, the round is void, the next seat in opens."""
+    if state.placements is not None:
+        raise StateError("the match is over")
+    if state.dice is None:
+        raise StateError("a fault voids the round in progress; deal the round first")
+    if type(seat) is not int or not (0 <= seat < len(state.counts)) or not state.counts[seat]:
+        raise StateError(f"seat {seat!r} is not in the match")
+    result = RoundResult(state.round, state.opener, state.palifico, state.dice, state.history,
+                         None, None, None, seat)
+    return _next_round(state, seat, 0, state.total - state.counts[seat], result)
+
+
+def _next_round(state: State, seat: int, now: int, total: int, result: RoundResult) -> State:
+    """The state after a round: ``seat`` now holds ``now`` dice, ``total`` are in play."""
+    r, before, rnd, last_opener, _, used, out, _, _, _, _, ladder, _, _ = state
+    was = before[seat]
+    counts = before if now == was else before[:seat] + (now,) + before[seat + 1:]
+    n = len(counts)
+    if not now:
+        out = out + (seat,)
+    alive = n - len(out)
+    palifico = False
+    if now == 1 and was > 1 and not used[seat]:
+        # The first time a player is left with one die (by any loss) is its only chance.
+        used = used[:seat] + (True,) + used[seat + 1:]
+        palifico = r.palifico and alive >= r.palifico_min_players
+    opener = seat
+    if not now:
+        opener = seat + 1 if seat + 1 < n else 0
+        while not counts[opener]:
+            opener = opener + 1 if opener + 1 < n else 0
+    placements = None
+    if alive <= 1 or rnd >= r.max_rounds:
+        placements = _placements(counts, out, last_opener)
+    if total != ladder.total:
+        ladder = _LADDERS[r.ones][total]
+    return _new(State, (r, counts, rnd + 1, opener, palifico, used, out, None, (), -1, -1,
+                        ladder, result, placements))
+
+
+_SOLE: dict[tuple[int, ...], tuple[int, ...]] = {}  # out (one survivor left) -> placements
+
+
+def _placements(counts: tuple[int, ...], out: tuple[int, ...], last_opener: int) -> tuple[int, ...]:
+    """Place per seat: survivors by dice left (ties by seat order from the last
+    opener), then the eliminated, later out is better."""
+    n = len(counts)
+    if len(out) == n - 1:  # the usual end: one survivor, and ``out`` says it all
+        places = _SOLE.get(out)
+        if places is not None:
+            return places
+    place_list = [1] * n
+    place = n
+    for s in out:  # the first out places last
+        place_list[s] = place
+        place -= 1
+    if place > 1:  # several survivors: the match hit max_rounds
+        survivors = [s for s, c in enumerate(counts) if c]
+        survivors.sort(key=lambda s: (-counts[s], (s - last_opener) % n))
+        for i, s in enumerate(survivors):
+            place_list[s] = i + 1
+        return tuple(place_list)
+    places = tuple(place_list)
+    if len(_SOLE) < 4096:
+        _SOLE[out] = places
+    return places
+
+
+def winner(state: State) -> int | None:
+    """The seat placed first, once the match is over."""
+    if state.placements is None:
+        return None
+    return state.placements.index(1)

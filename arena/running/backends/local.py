@@ -1,0 +1,157 @@
+"""The local backend: a ``multiprocess`` pool of workers on this machine.
+
+Each worker pins itself to one core (round-robin over the cores this process
+may use) and its bot processes inherit the pin: the referee and a bot take
+turns, and a wake-up on the same core costs about a quarter of one across
+cores here (NOTES.md). Workers ignore SIGINT so that Ctrl-C reaches only the
+parent, which stops the pool cleanly; on SIGTERM a worker closes its bots.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+import traceback
+from typing import Any, Iterator, Sequence
+
+import multiprocess as mp
+
+from arena.errors import RunError
+from arena.engine.records import MatchSpec
+from arena.sandbox import die_with_parent
+
+_worker: Any = None
+_init_error: str | None = None
+_barrier: Any = None  # makes each worker take exactly one drain task (LocalBackend.drain)
+
+
+def _cores() -> list[int]:
+    try:
+        return sorted(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        return []
+
+
+def _init(entrants: Any, limits: Any, time: Any, fresh: bool, counter: Any, pin: bool, slots: int,
+          barrier: Any) -> None:
+    global _barrier
+    _barrier = barrier
+    try:
+        _setup(entrants, limits, time, fresh, counter, pin, slots)
+    except Exception:  # noqa: BLE001 - reported by _play: a pool whose initializer
+        # raises restarts its workers forever and the run would hang.
+        global _init_error
+        _init_error = traceback.format_exc()
+
+
+def _setup(entrants: Any, limits: Any, time: Any, fresh: bool, counter: Any, pin: bool, slots: int) -> None:
+    global _worker
+    from arena.running.worker import Worker
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    with counter.get_lock():
+        k = counter.value
+        counter.value += 1
+    cores = _cores()
+    if pin and cores and hasattr(os, "sched_setaffinity"):
+        os.sched_setaffinity(0, {cores[k % len(cores)]})
+    _worker = Worker(entrants, limits, time, fresh, slots)
+
+    def _stop(signum: int, frame: Any) -> None:
+        _worker.close()
+        os._exit(0)
+
+    signal.signal(signal.SIGTERM, _stop)
+    die_with_parent(signal.SIGTERM)  # an orphaned worker stops and closes its bots
+    # Close the bots when the pool retires this worker normally.
+    mp.util.Finalize(None, _worker.close, exitpriority=10)
+
+
+def _play(specs: list[MatchSpec]) -> list[dict[str, Any]]:
+    if _init_error is not None:
+        return [{"error": f"worker start-up failed:\n{_init_error}", "match": s.match} for s in specs]
+    return [_worker.play(spec) for spec in specs]
+
+
+def _drain(_: int) -> dict[str, Any]:
+    """The stderr a worker's bots wrote after their last match (Worker.drain)."""
+    if _worker is None:
+        return {"stderr": [], "worker": "?"}
+    try:
+        _barrier.wait(timeout=30)  # holds this worker until every worker has one of these tasks
+    except Exception:  # noqa: BLE001 - a broken barrier: drain anyway; another worker may repeat
+        pass
+    return {"stderr": _worker.drain(), "worker": _worker.tag}
+
+
+class LocalBackend:
+    """Plays specs on ``workers`` processes; results arrive as matches finish."""
+
+    def __init__(self, entrants: Sequence[tuple[str, Any]], limits: Any, time: Any, *, workers: int,
+                 fresh_process: bool = False, pin: bool = True, slots: int = 1) -> None:
+        self.workers = workers
+        # Matches go out a few at a time: every hand-off costs the parent, whose
+        # core the workers share, and a few matches per worker keep the tail short.
+        self.chunksize = 4
+        ctx = mp.get_context("fork" if sys.platform.startswith("linux") else "spawn")
+        counter = ctx.Value("i", 0)
+        barrier = ctx.Barrier(workers)
+        self.pool = ctx.Pool(workers, initializer=_init,
+                             initargs=(list(entrants), limits, time, fresh_process, counter, pin, slots,
+                                       barrier))
+
+    def run(self, specs: Sequence[MatchSpec]) -> Iterator[dict[str, Any]]:
+        k = self.chunksize
+        batches = [list(specs[i:i + k]) for i in range(0, len(specs), k)]
+        results = self.pool.imap_unordered(_play, batches, chunksize=1)
+        pids = self._pids()
+        for _ in range(len(batches)):
+            while True:
+                try:
+                    yield from results.next(timeout=1.0)
+                    break
+                except mp.TimeoutError:
+                    # A pool never reports a worker that died mid-match (killed by
+                    # the OOM killer, say): it replaces it and waits forever for
+                    # the lost result. A changed set of workers means exactly that.
+                    if self._pids() != pids:
+                        raise RunError("a worker process died while playing; the matches it was "
+                                       "playing are not recorded and will be played on resume") from None
+
+    def drain(self) -> list[dict[str, Any]]:
+        """Each worker's last stderr (``{"stderr", "worker"}``), once all matches are played."""
+        try:
+            return self.pool.map_async(_drain, range(self.workers), chunksize=1).get(timeout=60)
+        except mp.TimeoutError:
+            return []
+
+    def _pids(self) -> set[int]:
+        return {p.pid for p in self.pool._pool}  # noqa: SLF001 - no public way to see the workers
+
+    def close(self) -> None:
+        self.pool.close()
+        self.pool.join()
+
+    def terminate(self) -> None:
+        """Stop now: every worker closes its bots and exits, whatever state the pool is in.
+
+        ``Pool.terminate`` alone can hang for ever when a worker was killed while
+        holding the result queue's lock, so the workers are stopped directly
+        first, and the pool's own clean-up runs in a daemon thread that may not
+        keep the run from ending.
+        """
+        import threading
+
+        workers = list(self.pool._pool)  # noqa: SLF001 - no public way to reach them
+        for p in workers:
+            if p.exitcode is None:
+                p.terminate()  # SIGTERM: the worker closes its bots, then exits
+        for p in workers:
+            p.join(timeout=3.0)
+            if p.exitcode is None:
+                p.kill()
+                p.join(timeout=1.0)
+        stopper = threading.Thread(target=self.pool.terminate, daemon=True)
+        stopper.start()
+        stopper.join(timeout=5.0)

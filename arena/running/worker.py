@@ -1,0 +1,171 @@
+"""The worker side of a run: plays matches with bot processes it keeps alive.
+
+One :class:`Worker` lives in each worker process (local pool or Ray actor). It
+starts a bot's process the first time the bot plays, reuses it for the next
+matches (start-up would otherwise dominate: NOTES.md), and restarts it after a
+fault. Every spec produces exactly one result, internal errors included, so
+the caller never waits for a result that will not come.
+
+**No bot process plays a deal twice.** Paired experiments (several variants
+of one table, ``seating: rotate``) deal the same dice to several matches, and
+``round_end`` reveals every hand: a process that played one repetition would
+know every die of the next. So the worker keeps one process per entrant *and
+repetition slot* (``MatchSpec.repeat``): the process of slot ``k`` only ever
+plays repetition ``k`` of each deal, and the deals of different tables
+differ. Each process also remembers which deals it has played; should one
+come round again (more repetitions than slots, or a Ray actor given odd
+work), the process is replaced by a fresh one first. The slots are capped
+(:data:`MAX_LIVE_PROCESSES` per worker) so a config with many variants does
+not hold hundreds of idle processes; past the cap, repetitions share slots
+and pay for a fresh process where they meet.
+
+Each result carries what the match's bots wrote to stderr during it (at most
+the sandbox's ``stderr_tail`` bytes per bot and match), tagged with the match
+id and this worker; the parent, the run folder's only writer, appends it to
+``bots/<label>.stderr``. A line is filed under the match during which it was
+read: what a kept process writes on ``match_end`` is usually read during its
+next match (the worker starts that at once, on the same core), and what it
+writes after its last match is collected by :meth:`Worker.drain` at the end.
+"""
+
+from __future__ import annotations
+
+import os
+import traceback
+from typing import Any, Sequence
+
+from arena.botfile.spec import BotSpec
+from arena.errors import BotFault
+from arena.match.process import BotProcess, TimeControl
+from arena.engine.records import MatchSpec, record_line
+from arena.match.referee import play_match
+from arena.sandbox import SandboxLimits
+
+StderrChunk = tuple[str, str, str, bytes, int]  # label, match id, note, what was written, bytes not kept
+Slot = tuple[int, int]  # (entrant, repetition slot)
+
+MAX_LIVE_PROCESSES = 64
+"""Bot processes one worker keeps alive at most (idle ones are frozen and
+small, a few MB each, but not free)."""
+
+
+def deal_slots(repeats: int, entrants: int) -> int:
+    """Repetition slots per entrant: one per repetition of a deal, within
+    :data:`MAX_LIVE_PROCESSES` for the worker."""
+    return max(1, min(repeats, MAX_LIVE_PROCESSES // max(1, entrants)))
+
+
+class _Unstartable:
+    """Stands in for a bot whose process failed to start: it faults at its first turn."""
+
+    def __init__(self, fault: BotFault) -> None:
+        self.fault = fault
+
+    def notify(self, msg: dict[str, Any]) -> None:
+        pass
+
+    def request(self, msg: dict[str, Any]) -> tuple[dict[str, Any], float]:
+        raise BotFault(f"could not start: {self.fault.detail}", self.fault.kind)
+
+
+class Worker:
+    """Plays matches for one worker process; owns that process's bot processes."""
+
+    def __init__(self, entrants: Sequence[tuple[str, BotSpec]], limits: SandboxLimits, time: TimeControl,
+                 fresh_process: bool = False, slots: int = 1, tag: str | None = None) -> None:
+        self.labels = [label for label, _ in entrants]
+        self.specs = [spec for _, spec in entrants]
+        self.limits = limits
+        # Each bot's own limits: the run's, with the raises it asked for (checked
+        # against the ceilings when the config was built).
+        self.bot_limits = [limits.for_bot(spec.limits, f"bot {label}") for label, spec in entrants]
+        self.time = time
+        self.fresh = fresh_process
+        self.slots = max(1, slots)
+        self.tag = tag or str(os.getpid())  # names this worker in the stderr files
+        self.procs: dict[Slot, BotProcess] = {}
+        self.deals: dict[Slot, set[int]] = {}  # the dice seeds each live process has played
+        self._last: dict[Slot, str] = {}  # the last match each live process played
+
+    def _take(self, out: list[StderrChunk], key: Slot, proc: BotProcess, match: str, note: str = "") -> None:
+        data, lost = proc.take_stderr()
+        if data or lost:
+            out.append((self.labels[key[0]], match, note, data, lost))
+
+    def _player(self, key: Slot, spec: MatchSpec, stderr: list[StderrChunk]) -> Any:
+        proc = self.procs.get(key)
+        if proc is not None and proc.alive and spec.dice_seed not in self.deals.get(key, ()):
+            return proc
+        if proc is not None:  # faulted, exited, or it has seen this deal revealed: a fresh one
+            proc.close()
+            self._take(stderr, key, proc, self._last.get(key, spec.match), "after its end")
+            self.procs.pop(key, None)
+        self._last.pop(key, None)
+        self.deals[key] = set()
+        proc = BotProcess(self.specs[key[0]], self.bot_limits[key[0]], self.time)
+        try:
+            proc.start()
+        except BotFault as exc:
+            proc.close()
+            self._take(stderr, key, proc, spec.match, "failed to start")
+            return _Unstartable(exc)
+        self.procs[key] = proc
+        return proc
+
+    def play(self, spec: MatchSpec) -> dict[str, Any]:
+        """Play one match; returns ``{"match", "line", "stderr", "worker"}`` or ``{"error", "match"}``.
+
+        ``line`` is the record already encoded as one JSON line: the worker
+        pays for the encoding, and the parent, which every worker shares, only
+        appends bytes (a nested dict costs far more to pickle across).
+        ``stderr`` is a list of ``(label, match, note, bytes, lost)`` chunks.
+        """
+        try:
+            stderr: list[StderrChunk] = []
+            keys = [(e, spec.repeat % self.slots) for e in spec.entrants]
+            for key in keys:
+                # Written since this process's previous match ended: it belongs to that match.
+                proc = self.procs.get(key)
+                if proc is not None and key in self._last:
+                    self._take(stderr, key, proc, self._last[key], "after its end")
+            players = [self._player(key, spec, stderr) for key in keys]
+            names = [self.labels[e] for e in spec.entrants]
+            outcome = play_match(spec, players, names, self.time.budget_ms)
+            for pos, key in enumerate(keys):
+                proc = self.procs.get(key)
+                if proc is None:
+                    continue
+                self.deals[key].add(spec.dice_seed)  # seen revealed: never again for this process
+                if pos in outcome.faulted or self.fresh:
+                    # A faulting bot is restarted before its next match; closed
+                    # first, so its last words are in this match's stderr.
+                    proc.close()
+                    self.procs.pop(key, None)
+                    self._last.pop(key, None)
+                else:
+                    self._last[key] = spec.match
+                self._take(stderr, key, proc, spec.match)
+            return {"match": spec.match, "line": record_line(outcome.record), "stderr": stderr,
+                    "worker": self.tag}
+        except Exception:  # noqa: BLE001 - every spec must produce a result
+            return {"error": traceback.format_exc(), "match": spec.match, "pid": os.getpid()}
+
+    def drain(self) -> list[StderrChunk]:
+        """Close the live processes and hand over what they wrote since their last
+        match, filed under that match: the end of a run. Closed first, because a
+        bot frozen after its last reply reads its last ``match_end`` (and logs
+        on it) only when it is thawed to be closed."""
+        out: list[StderrChunk] = []
+        for key, proc in self.procs.items():
+            proc.close()
+            if key in self._last:
+                self._take(out, key, proc, self._last[key], "after its end")
+        self.procs.clear()
+        self.deals.clear()
+        return out
+
+    def close(self) -> None:
+        for proc in self.procs.values():
+            proc.close()
+        self.procs.clear()
+        self.deals.clear()
