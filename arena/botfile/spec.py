@@ -299,8 +299,12 @@ def python_literal(path: Path, name: str) -> Any:
         return None  # the host reports a broken file at start-up, with its line
     found: Any = None
     for node in tree.body:
-        target = node.targets[0] if isinstance(node, ast.Assign) and len(node.targets) == 1 else \
-            node.target if isinstance(node, ast.AnnAssign) else None
+        if isinstance(node, ast.Assign) and len(node.targets) == 1:
+            target: ast.expr | None = node.targets[0]
+        elif isinstance(node, ast.AnnAssign):
+            target = node.target
+        else:
+            continue
         if isinstance(target, ast.Name) and target.id == name and node.value is not None:
             try:
                 found = ast.literal_eval(node.value)

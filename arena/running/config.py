@@ -20,7 +20,10 @@ import yaml
 
 import arena
 
+from arena.botfile.spec import BotSpec, load_bot
 from arena.errors import ArenaError, ConfigError, RulesError
+from arena.match.process import TimeControl
+from arena.sandbox import SandboxLimits
 from arena.engine.rules import KEYS, PRESETS, Rules
 from arena.running.schedule import seat_plan
 
@@ -37,7 +40,7 @@ class Entrant:
     """One entrant of the run: a bot file under a unique label."""
 
     label: str
-    spec: Any  # arena.botfile.spec.BotSpec
+    spec: BotSpec
 
 
 @dataclass(frozen=True)
@@ -54,8 +57,8 @@ class RunConfig:
     gauntlet: str | None
     seating: str
     variants: Mapping[str, Mapping[str, Any]]  # name -> every rule key
-    time: Any  # arena.match.process.TimeControl
-    sandbox: Any  # arena.sandbox.SandboxLimits
+    time: TimeControl
+    sandbox: SandboxLimits
     workers: int
     backend: str
     address: str | None
@@ -217,7 +220,6 @@ def _is_glob(text: str) -> bool:
 
 def resolve_bots(path: Path, data: Any) -> tuple[Entrant, ...]:
     """Expand ``bots``: paths, globs, built-in names; a bot listed twice is two entrants."""
-    from arena.botfile.spec import load_bot
 
     if not isinstance(data, list) or not data:
         raise _fail(path, "bots", "expected a list of bot files, globs (bots/*.py) or built-in bot names")
@@ -280,8 +282,6 @@ def unique_labels(names: Sequence[str], taken: set[str] | frozenset[str] = froze
 
 
 def build_config(data: Mapping[str, Any], path: Path) -> RunConfig:
-    from arena.match.process import TimeControl
-    from arena.sandbox import SandboxLimits
 
     for key in data:
         if key not in TOP_KEYS:
@@ -337,7 +337,7 @@ def build_config(data: Mapping[str, Any], path: Path) -> RunConfig:
     # What the bots declare they can play (arena.botfile.supports), checked before any match.
     try:
         seat_plan([e.label for e in entrants], [e.spec.supports for e in entrants], players, variants,
-                  fmt, [e.label for e in entrants].index(gauntlet) if fmt == "gauntlet" else None)
+                  fmt, [e.label for e in entrants].index(gauntlet) if isinstance(gauntlet, str) else None)
     except ConfigError as exc:
         raise ConfigError(f"{path}: {exc}") from None
     return RunConfig(path=path, name=name.strip(), seed=seed, entrants=entrants, players=players,

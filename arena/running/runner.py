@@ -12,21 +12,26 @@ import json
 import secrets
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Callable
 
-from arena.running.config import RunConfig
-from arena.errors import ArenaError, BotFault, RunError
+from arena.botfile.spec import RAISABLE
 from arena.engine.records import MatchSpec
+from arena.errors import ArenaError, BotFault, RunError
+from arena.match.process import BotProcess
+from arena.running.backends import Backend
+from arena.running.config import Entrant, RunConfig
 from arena.running.schedule import build_schedule, repeats, seat_plan
-from arena.running.worker import deal_slots
 from arena.running.store import RunStore, read_run_json
+from arena.running.worker import Drained, PlayResult, deal_slots
+from arena.sandbox import SandboxLimits
 
 Progress = Callable[[int, int, float], None]  # (done, total, elapsed seconds)
 
 
 @dataclass
 class RunResult:
-    folder: Any
+    folder: Path
     status: str  # complete | interrupted | failed
     played: int
     skipped: int
@@ -91,11 +96,9 @@ def preflight(config: RunConfig) -> None:
     """
     from concurrent.futures import ThreadPoolExecutor
 
-    from arena.match.process import BotProcess
-
     distinct = {(e.spec.sha256, str(e.spec.path)): e for e in config.entrants}
 
-    def handshake(e: Any) -> str | None:
+    def handshake(e: Entrant) -> str | None:
         proc = BotProcess(e.spec, config.sandbox.for_bot(e.spec.limits, f"bot {e.label}"), config.time)
         try:
             proc.start()
@@ -112,7 +115,7 @@ def preflight(config: RunConfig) -> None:
         raise RunError("; ".join(problems))
 
 
-def make_backend(config: RunConfig, slots: int = 1) -> Any:
+def make_backend(config: RunConfig, slots: int = 1) -> Backend:
     """The config's backend; ``slots``: bot processes per entrant in each worker
     (one per repetition of a deal, :func:`arena.running.worker.deal_slots`)."""
     entrants = [(e.label, e.spec) for e in config.entrants]
@@ -181,8 +184,8 @@ def run(config: RunConfig, *, force: bool = False, progress: Progress | None = N
             result.played += 1
             if progress:
                 progress(result.skipped + result.played, result.total, time.monotonic() - start)
-        for item in backend.drain():  # what bots wrote after their last match (on match_end)
-            _write_stderr(store, item)
+        for drained in backend.drain():  # what bots wrote after their last match (on match_end)
+            _write_stderr(store, drained)
         backend.close()
         backend = None
     except KeyboardInterrupt:
@@ -199,15 +202,13 @@ def run(config: RunConfig, *, force: bool = False, progress: Progress | None = N
     return result
 
 
-def _write_stderr(store: RunStore, item: dict[str, Any]) -> None:
+def _write_stderr(store: RunStore, item: PlayResult | Drained) -> None:
     for label, match, note, data, lost in item.get("stderr", ()):
         store.write_stderr(label, data, match=match, worker=item.get("worker", "?"), note=note, lost=lost)
 
 
-def _own_limits(limits: Any) -> dict[str, int]:
+def _own_limits(limits: SandboxLimits) -> dict[str, int]:
     """The limits a bot may raise, as it runs with them (run.json)."""
-    from arena.botfile.spec import RAISABLE
-
     return {key: getattr(limits, key) for key in RAISABLE}
 
 

@@ -73,10 +73,10 @@ def seat_plan(labels: Sequence[str], supports: Sequence[Supports], sizes: Sequen
             why = "; ".join(dict.fromkeys(reasons[e].values()))
             raise ConfigError(f"bots: {label!r} cannot be seated at any table of this run ({why}); "
                               f"remove it from bots, or add a table size and variants it supports")
-    for size, ok in plan.items():
-        if len(ok) < size:
+    for size, seated in plan.items():
+        if len(seated) < size:
             out = "; ".join(f"{labels[e]!r}: {reasons[e][size]}" for e in everyone if size in reasons[e])
-            can = ", ".join(repr(labels[e]) for e in ok) or "none"
+            can = ", ".join(repr(labels[e]) for e in seated) or "none"
             raise ConfigError(f"players: a table of {size} needs {size} entrants that support it, only "
                               f"{len(ok)} do ({can}); {out}")
     return plan
@@ -144,7 +144,7 @@ def _tables_round_robin(n_entrants: int, sizes: Sequence[int], count: int,
 
 
 def build_schedule(*, seed: int, n_entrants: int, sizes: Sequence[int], matches: int, fmt: str,
-                   seating: str, variants: dict[str, dict], gauntlet: int | None = None,
+                   seating: str, variants: dict[str, dict[str, Any]], gauntlet: int | None = None,
                    seatable: Seatable | None = None) -> list[MatchSpec]:
     """Every match of the run, in schedule order; ``matches`` counts per variant.
 

@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import os
 import traceback
-from typing import Any, Sequence
+from typing import Any, Sequence, TypedDict
 
 from arena.botfile.spec import BotSpec
 from arena.errors import BotFault
@@ -42,6 +42,27 @@ from arena.match.referee import play_match
 from arena.sandbox import SandboxLimits
 
 StderrChunk = tuple[str, str, str, bytes, int]  # label, match id, note, what was written, bytes not kept
+Entrants = Sequence[tuple[str, BotSpec]]  # (label, bot) of each entrant of a run
+
+
+class PlayResult(TypedDict, total=False):
+    """What one spec produces: ``match``, ``line`` (the record, encoded),
+    ``stderr`` and ``worker``; or, when Dudo Arena itself failed, ``match``,
+    ``error`` (the traceback) and ``pid``."""
+
+    match: str
+    line: bytes
+    stderr: list[StderrChunk]
+    worker: str
+    error: str
+    pid: int
+
+
+class Drained(TypedDict):
+    """What a worker's bots wrote after their last match (:meth:`Worker.drain`)."""
+
+    stderr: list[StderrChunk]
+    worker: str
 Slot = tuple[int, int]  # (entrant, repetition slot)
 
 MAX_LIVE_PROCESSES = 64
@@ -71,7 +92,7 @@ class _Unstartable:
 class Worker:
     """Plays matches for one worker process; owns that process's bot processes."""
 
-    def __init__(self, entrants: Sequence[tuple[str, BotSpec]], limits: SandboxLimits, time: TimeControl,
+    def __init__(self, entrants: Entrants, limits: SandboxLimits, time: TimeControl,
                  fresh_process: bool = False, slots: int = 1, tag: str | None = None) -> None:
         self.labels = [label for label, _ in entrants]
         self.specs = [spec for _, spec in entrants]
@@ -112,7 +133,7 @@ class Worker:
         self.procs[key] = proc
         return proc
 
-    def play(self, spec: MatchSpec) -> dict[str, Any]:
+    def play(self, spec: MatchSpec) -> PlayResult:
         """Play one match; returns ``{"match", "line", "stderr", "worker"}`` or ``{"error", "match"}``.
 
         ``line`` is the record already encoded as one JSON line: the worker

@@ -632,9 +632,9 @@ class BotCgroups:
                 except ProcessLookupError:
                     pass
             if freezer:
-                for path in (self._inner, freezer):
-                    if path and path.startswith(freezer):
-                        _try_write(os.path.join(path, "freezer.state"), "THAWED")
+                for folder in (self._inner, freezer):
+                    if folder and folder.startswith(freezer):
+                        _try_write(os.path.join(folder, "freezer.state"), "THAWED")
             time.sleep(0.005)
 
     def remove(self) -> None:

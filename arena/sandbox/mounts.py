@@ -75,7 +75,12 @@ def _proc_snapshots() -> tuple[tuple[str, str], ...]:
     written once into a private folder that is removed when this process exits."""
     folder = tempfile.mkdtemp(prefix="arena-proc-")
     owner = os.getpid()
-    atexit.register(lambda: os.getpid() == owner and shutil.rmtree(folder, ignore_errors=True))
+
+    def remove() -> None:  # forked workers inherit the hook: only the maker removes the folder
+        if os.getpid() == owner:
+            shutil.rmtree(folder, ignore_errors=True)
+
+    atexit.register(remove)
     out = []
     for name in PROC_FROZEN:
         try:
@@ -84,8 +89,8 @@ def _proc_snapshots() -> tuple[tuple[str, str], ...]:
         except OSError:
             continue  # this kernel has no such file, or it is not readable here
         path = os.path.join(folder, name.replace("/", "-"))
-        with open(path, "wb") as f:
-            f.write(data)
+        with open(path, "wb") as out_file:
+            out_file.write(data)
         os.chmod(path, 0o444)
         out.append((path, f"/proc/{name}"))
     return tuple(out)

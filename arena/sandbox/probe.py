@@ -10,6 +10,7 @@ import threading
 from dataclasses import dataclass
 
 from arena.sandbox import cgroups
+from arena.sandbox.cgroups import Plan, Unified  # by name: the field `cgroups` hides the module in the class
 
 __all__ = ["Mechanisms", "available"]
 
@@ -22,13 +23,13 @@ class Mechanisms:
     unshare: tuple[str, ...] | None  # a working unshare prefix (net + pid namespaces)
     cgroups: tuple[tuple[str, str], ...]  # (v1 controller, writable parent folder)
     root: bool
-    unified: cgroups.Unified | None = None  # the cgroup v2 hierarchy, if mounted
+    unified: Unified | None = None  # the cgroup v2 hierarchy, if mounted
 
     def cgroup(self, controller: str) -> str | None:
         """The writable parent folder of a cgroup v1 ``controller``, if any."""
         return dict(self.cgroups).get(controller)
 
-    def plan(self) -> cgroups.Plan:
+    def plan(self) -> Plan:
         """Which cgroup mechanism does which job (``ARENA_CGROUP_PREFER`` read now)."""
         return cgroups.plan(self.cgroups, self.unified)
 

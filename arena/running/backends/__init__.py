@@ -8,12 +8,21 @@ backend runs; the records are the same.
 
 from __future__ import annotations
 
-from typing import Any, Iterator, Protocol, Sequence
+from typing import Iterator, Protocol, Sequence
 
 from arena.engine.records import MatchSpec
+from arena.running.worker import Drained, PlayResult
 
 
 class Backend(Protocol):
-    def run(self, specs: Sequence[MatchSpec]) -> Iterator[dict[str, Any]]: ...
+    def run(self, specs: Sequence[MatchSpec]) -> Iterator[PlayResult]: ...
+
+    def drain(self) -> list[Drained]:
+        """Each worker's last stderr, once every match is played (closes the bots)."""
+        ...
 
     def close(self) -> None: ...
+
+    def terminate(self) -> None:
+        """Stop now, whatever state the workers are in; no bot process outlives it."""
+        ...

@@ -19,11 +19,13 @@ import multiprocess as mp
 
 from arena.errors import RunError
 from arena.engine.records import MatchSpec
-from arena.sandbox import die_with_parent
+from arena.match.process import TimeControl
+from arena.running.worker import Drained, Entrants, PlayResult, Worker
+from arena.sandbox import SandboxLimits, die_with_parent
 
-_worker: Any = None
+_worker: Worker | None = None
 _init_error: str | None = None
-_barrier: Any = None  # makes each worker take exactly one drain task (LocalBackend.drain)
+_barrier: Any = None  # a multiprocess Barrier: each worker takes exactly one drain task (LocalBackend.drain)
 
 
 def _cores() -> list[int]:
@@ -33,8 +35,8 @@ def _cores() -> list[int]:
         return []
 
 
-def _init(entrants: Any, limits: Any, time: Any, fresh: bool, counter: Any, pin: bool, slots: int,
-          barrier: Any) -> None:
+def _init(entrants: Entrants, limits: SandboxLimits, time: TimeControl, fresh: bool, counter: Any, pin: bool,
+          slots: int, barrier: Any) -> None:
     global _barrier
     _barrier = barrier
     try:
@@ -45,10 +47,9 @@ def _init(entrants: Any, limits: Any, time: Any, fresh: bool, counter: Any, pin:
         _init_error = traceback.format_exc()
 
 
-def _setup(entrants: Any, limits: Any, time: Any, fresh: bool, counter: Any, pin: bool, slots: int) -> None:
+def _setup(entrants: Entrants, limits: SandboxLimits, time: TimeControl, fresh: bool, counter: Any, pin: bool,
+          slots: int) -> None:
     global _worker
-    from arena.running.worker import Worker
-
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     with counter.get_lock():
         k = counter.value
@@ -56,25 +57,25 @@ def _setup(entrants: Any, limits: Any, time: Any, fresh: bool, counter: Any, pin
     cores = _cores()
     if pin and cores and hasattr(os, "sched_setaffinity"):
         os.sched_setaffinity(0, {cores[k % len(cores)]})
-    _worker = Worker(entrants, limits, time, fresh, slots)
+    worker = _worker = Worker(entrants, limits, time, fresh, slots)
 
-    def _stop(signum: int, frame: Any) -> None:
-        _worker.close()
+    def _stop(signum: int, frame: object) -> None:
+        worker.close()
         os._exit(0)
 
     signal.signal(signal.SIGTERM, _stop)
     die_with_parent(signal.SIGTERM)  # an orphaned worker stops and closes its bots
     # Close the bots when the pool retires this worker normally.
-    mp.util.Finalize(None, _worker.close, exitpriority=10)
+    mp.util.Finalize(None, worker.close, exitpriority=10)
 
 
-def _play(specs: list[MatchSpec]) -> list[dict[str, Any]]:
-    if _init_error is not None:
+def _play(specs: list[MatchSpec]) -> list[PlayResult]:
+    if _init_error is not None or _worker is None:
         return [{"error": f"worker start-up failed:\n{_init_error}", "match": s.match} for s in specs]
     return [_worker.play(spec) for spec in specs]
 
 
-def _drain(_: int) -> dict[str, Any]:
+def _drain(_: int) -> Drained:
     """The stderr a worker's bots wrote after their last match (Worker.drain)."""
     if _worker is None:
         return {"stderr": [], "worker": "?"}
@@ -88,7 +89,7 @@ def _drain(_: int) -> dict[str, Any]:
 class LocalBackend:
     """Plays specs on ``workers`` processes; results arrive as matches finish."""
 
-    def __init__(self, entrants: Sequence[tuple[str, Any]], limits: Any, time: Any, *, workers: int,
+    def __init__(self, entrants: Entrants, limits: SandboxLimits, time: TimeControl, *, workers: int,
                  fresh_process: bool = False, pin: bool = True, slots: int = 1) -> None:
         self.workers = workers
         # Matches go out a few at a time: every hand-off costs the parent, whose
@@ -101,7 +102,7 @@ class LocalBackend:
                              initargs=(list(entrants), limits, time, fresh_process, counter, pin, slots,
                                        barrier))
 
-    def run(self, specs: Sequence[MatchSpec]) -> Iterator[dict[str, Any]]:
+    def run(self, specs: Sequence[MatchSpec]) -> Iterator[PlayResult]:
         k = self.chunksize
         batches = [list(specs[i:i + k]) for i in range(0, len(specs), k)]
         results = self.pool.imap_unordered(_play, batches, chunksize=1)
@@ -119,10 +120,12 @@ class LocalBackend:
                         raise RunError("a worker process died while playing; the matches it was "
                                        "playing are not recorded and will be played on resume") from None
 
-    def drain(self) -> list[dict[str, Any]]:
+    def drain(self) -> list[Drained]:
         """Each worker's last stderr (``{"stderr", "worker"}``), once all matches are played."""
         try:
-            return self.pool.map_async(_drain, range(self.workers), chunksize=1).get(timeout=60)
+            drained: list[Drained] = self.pool.map_async(_drain, range(self.workers),
+                                                                 chunksize=1).get(timeout=60)
+            return drained
         except mp.TimeoutError:
             return []
 

@@ -20,19 +20,21 @@ import os
 from pathlib import Path
 from typing import Any, Iterator, Sequence
 
-from arena.errors import RunError
+from arena.botfile.spec import BotSpec, bot_tree, load_bot
 from arena.engine.records import MatchSpec
+from arena.errors import RunError
+from arena.match.process import TimeControl
+from arena.running.worker import Drained, Entrants, PlayResult, Worker
+from arena.sandbox import SandboxLimits
 
 
 Packed = tuple[str, str, str, list[tuple[str, str, bool, bytes]]]  # label, file, sha256, entries
 
 
-def pack_bots(entrants: Sequence[tuple[str, Any]]) -> list[Packed]:
+def pack_bots(entrants: Entrants) -> list[Packed]:
     """(label, bot file name, sha256, entries) for every entrant; an entry is
     (relative path, kind, executable, payload): a file's bytes, a link's text,
     nothing for a folder. No link is followed."""
-    from arena.botfile.spec import bot_tree
-
     packed = []
     for label, spec in entrants:
         entries: list[tuple[str, str, bool, bytes]] = []
@@ -50,11 +52,9 @@ def pack_bots(entrants: Sequence[tuple[str, Any]]) -> list[Packed]:
     return packed
 
 
-def unpack_bots(packed: Sequence[Packed], root: Path) -> list[tuple[str, Any]]:
+def unpack_bots(packed: Sequence[Packed], root: Path) -> list[tuple[str, BotSpec]]:
     """Write shipped bots under ``root`` (entries as they were: files, folders,
     links) and load them; each must hash to what the run recorded."""
-    from arena.botfile.spec import load_bot
-
     out = []
     for i, (label, name, sha, entries) in enumerate(packed):
         folder = root / f"bot{i}"
@@ -88,25 +88,23 @@ def unpack_bots(packed: Sequence[Packed], root: Path) -> list[tuple[str, Any]]:
 class _RayWorker:
     """The actor body (decorated with ``ray.remote`` at run time)."""
 
-    def __init__(self, packed: Any, limits: Any, time: Any, fresh: bool, index: int, slots: int = 1) -> None:
+    def __init__(self, packed: Sequence[Packed], limits: SandboxLimits, time: TimeControl, fresh: bool,
+                 index: int, slots: int = 1) -> None:
+        import socket
         import tempfile
-
-        from arena.running.worker import Worker
 
         cores = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else []
         if cores:
             # Share one core with this worker's bots, as the local backend does.
             os.sched_setaffinity(0, {cores[index % len(cores)]})
         self._dir = tempfile.mkdtemp(prefix="arena-ray-bots-")
-        import socket
-
         self.worker = Worker(unpack_bots(packed, Path(self._dir)), limits, time, fresh, slots,
                              tag=f"{socket.gethostname()}:{os.getpid()}")  # pids repeat across nodes
 
-    def play(self, spec: MatchSpec) -> dict[str, Any]:
+    def play(self, spec: MatchSpec) -> PlayResult:
         return self.worker.play(spec)
 
-    def drain(self) -> dict[str, Any]:
+    def drain(self) -> Drained:
         return {"stderr": self.worker.drain(), "worker": self.worker.tag}
 
     def close(self) -> None:
@@ -119,7 +117,7 @@ class _RayWorker:
 class RayBackend:
     """Plays specs on ``workers`` Ray actors, at most two matches queued per actor."""
 
-    def __init__(self, entrants: Sequence[tuple[str, Any]], limits: Any, time: Any, *, workers: int,
+    def __init__(self, entrants: Entrants, limits: SandboxLimits, time: TimeControl, *, workers: int,
                  address: str | None = None, fresh_process: bool = False, slots: int = 1) -> None:
         import ray
 
@@ -144,10 +142,10 @@ class RayBackend:
         self.actors: list[Any] = [actor.remote(packed, limits, time, fresh_process, k, slots)
                                   for k in range(workers)]
 
-    def run(self, specs: Sequence[MatchSpec]) -> Iterator[dict[str, Any]]:
+    def run(self, specs: Sequence[MatchSpec]) -> Iterator[PlayResult]:
         ray = self.ray
         queue = iter(specs)
-        pending: dict[Any, Any] = {}
+        pending: dict[Any, Any] = {}  # Ray's ObjectRef -> its actor handle (Ray ships no types for them)
 
         def submit(a: Any) -> None:
             spec = next(queue, None)
@@ -162,14 +160,14 @@ class RayBackend:
             for ref in ready:
                 a = pending.pop(ref)
                 try:
-                    result = ray.get(ref)
+                    result: PlayResult = ray.get(ref)
                 except ray.exceptions.RayError as exc:
                     raise RunError(f"a Ray worker failed: {exc}") from None
                 submit(a)
                 yield result
 
-    def drain(self) -> list[dict[str, Any]]:
-        """Each actor's last stderr (``{"stderr", "worker"}``), once all matches are played."""
+    def drain(self) -> list[Drained]:
+        """Each actor's last stderr, once all matches are played."""
         return list(self.ray.get([a.drain.remote() for a in self.actors], timeout=60))
 
     def close(self) -> None:
