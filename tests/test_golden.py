@@ -72,7 +72,7 @@ def invoke(args: list[str]) -> str:
 
 def end_of_run(folder: Path) -> tuple[str, bytes]:
     """What `arena run` prints at the end, and the ratings.csv it leaves."""
-    from arena.analysis import stats as commands
+    from arena.analysis import commands
 
     text = commands.elo_table_text(folder)
     return text, (folder / "ratings.csv").read_bytes()

@@ -28,6 +28,11 @@ def _echo(text: Any = "", *, nl: bool = True, err: bool = False) -> None:
     click.echo(printable(str(text)), nl=nl, err=err)
 
 
+def _note(text: str) -> None:
+    """A line for the user beside a command's output (what loading a run left out)."""
+    _echo(text, err=True)
+
+
 def _friendly(fn: F) -> F:
     """Turn an ArenaError into a one-line message instead of a traceback."""
     import functools
@@ -125,7 +130,7 @@ def run_cmd(config: str, workers: int | None, matches: int | None, seed: int | N
     """Play every match of CONFIG not yet in its run folder (resumes a stopped run)."""
     from arena.running.config import load_config
     from arena.running.runner import run, seed_warning
-    from arena.analysis.stats import elo_table_text
+    from arena.analysis.commands import elo_table_text
     from arena.sandbox import describe_sandbox
 
     cfg = load_config(config, sets, workers=workers, matches=matches, seed=seed, out=out,
@@ -141,7 +146,7 @@ def run_cmd(config: str, workers: int | None, matches: int | None, seed: int | N
     if result.skipped:
         _echo(f"resumed: {result.skipped} matches were already recorded", err=True)
     # The per-bot summary (matches, wins, mean place, faults by kind) is part of the Elo table.
-    _echo("\n" + elo_table_text(cfg.out))
+    _echo("\n" + elo_table_text(cfg.out, note=_note))
     if html_report and result.status == "complete":
         from arena.analysis.report import write_report
 
@@ -167,11 +172,15 @@ def replay_cmd(run_folder: str, match: str, no_dice_check: bool) -> None:
     from pathlib import Path
 
     from arena.engine.replay import render
-    from arena.running.store import iter_records
+    from arena.running.store import read_records
 
     wanted = match if match.startswith("m-") else f"m-{int(match):06d}" if match.isdigit() else match
-    for rec in iter_records(Path(run_folder)):
-        if rec["match"] == wanted:
+    read = read_records(Path(run_folder))
+    note = read.note()
+    if note is not None:
+        _note(note)
+    for rec in read.records:
+        if rec.match == wanted:
             for line in render(rec, check_dice=not no_dice_check):
                 _echo(line)
             return
@@ -222,15 +231,16 @@ def ratings_cmd(run: str, variant: str | None, drop_admin_faults: bool, resample
     """Plackett-Luce Elo ratings of the bots in run folder RUN, per variant and overall."""
     import json
 
-    from arena.analysis.stats import format_ratings, rate_run, ratings_json
+    from arena.analysis.commands import rate_run
+    from arena.analysis.format import csv_text, format_ratings, ratings_json
 
     name, elo = _anchor(anchor)
     report = rate_run(run, write=not no_write, variant=variant, drop_admin_faults=drop_admin_faults,
-                      resamples=resamples, seed=seed, anchor=name, anchor_elo=elo)
+                      resamples=resamples, seed=seed, anchor=name, anchor_elo=elo, note=_note)
     if as_json:
         _echo(json.dumps(ratings_json(report), indent=1))
     elif as_csv:
-        _echo(report.table.to_csv(index=False, float_format="%.6g"), nl=False)
+        _echo(csv_text(report.table), nl=False)
     else:
         _echo(format_ratings(report, head_to_head=h2h))
 
@@ -244,14 +254,15 @@ def ratings_cmd(run: str, variant: str | None, drop_admin_faults: bool, resample
 def stats_cmd(run: str, variant: str | None, drop_admin_faults: bool, resamples: int, seed: int,
               as_csv: bool, as_json: bool, no_write: bool) -> None:
     """Rule-variant statistics of run folder RUN, each with a 95% interval."""
-    from arena.analysis.stats import format_stats, stats_run
+    from arena.analysis.commands import stats_run
+    from arena.analysis.format import csv_text, format_stats, stats_json
 
     table = stats_run(run, write=not no_write, variant=variant, drop_admin_faults=drop_admin_faults,
-                      resamples=resamples, seed=seed)
+                      resamples=resamples, seed=seed, note=_note)
     if as_json:
-        _echo(table.to_json(orient="records", indent=1))
+        _echo(stats_json(table))
     elif as_csv:
-        _echo(table.to_csv(index=False, float_format="%.6g"), nl=False)
+        _echo(csv_text(table), nl=False)
     else:
         _echo(format_stats(table))
 

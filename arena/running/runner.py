@@ -8,7 +8,6 @@ to the folder as matches finish and reports progress through a callback.
 
 from __future__ import annotations
 
-import json
 import secrets
 import time
 from dataclasses import dataclass, field
@@ -16,7 +15,7 @@ from typing import Any, Callable
 
 from arena.running.config import RunConfig
 from arena.errors import ArenaError, BotFault, RunError
-from arena.engine.records import MatchSpec
+from arena.engine.records import MatchRecord, MatchSpec
 from arena.running.schedule import build_schedule, repeats, seat_plan
 from arena.running.worker import deal_slots
 from arena.running.store import RunStore, read_run_json
@@ -32,7 +31,7 @@ class RunResult:
     skipped: int
     total: int
     seconds: float
-    records: list[dict[str, Any]] = field(default_factory=list)
+    records: list[MatchRecord] = field(default_factory=list)
     error: str | None = None
 
 
@@ -177,7 +176,7 @@ def run(config: RunConfig, *, force: bool = False, progress: Progress | None = N
             store.append_line(item["line"])
             _write_stderr(store, item)
             if keep_records:
-                result.records.append(json.loads(item["line"]))
+                result.records.append(MatchRecord.from_json(item["line"]))
             result.played += 1
             if progress:
                 progress(result.skipped + result.played, result.total, time.monotonic() - start)
