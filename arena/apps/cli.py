@@ -14,6 +14,7 @@ import click
 
 from arena import __version__
 from arena.errors import ArenaError
+from arena.running.store import RATINGS, REPORT, VARIANT_STATS
 from arena.untrusted import printable
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -122,7 +123,7 @@ class _ProgressLine:
 @click.option("--backend", type=click.Choice(["local", "ray"]), help="Where to play (default: the config's).")
 @click.option("--address", help="Ray cluster address (auto or HOST:PORT), with --backend ray.")
 @click.option("--force", is_flag=True, help="Move an existing run folder of another config aside and start over.")
-@click.option("--report", "html_report", is_flag=True, help="At the end, write the HTML report (RUN/report.html).")
+@click.option("--report", "html_report", is_flag=True, help=f"At the end, write the HTML report (RUN/{REPORT}).")
 @_friendly
 def run_cmd(config: str, workers: int | None, matches: int | None, seed: int | None, out: str | None,
             sets: tuple[str, ...], backend: str | None, address: str | None, force: bool,
@@ -219,12 +220,12 @@ def _analysis_options(csv_file: str, resamples_for: str) -> Callable[[F], F]:
 
 
 @main.command("ratings")
-@_analysis_options("ratings.csv", "the 95% intervals")
+@_analysis_options(RATINGS, "the 95% intervals")
 @click.option("--anchor", metavar="BOT[=ELO]", help="Fix BOT at ELO (default: the mean is 1500).")
 @click.option("--h2h", "h2h", is_flag=True, help="Also print head-to-head and likelihood-of-superiority tables.")
 @click.option("--csv", "as_csv", is_flag=True, help="Print the table as CSV.")
 @click.option("--json", "as_json", is_flag=True, help="Print ratings, head to head and LOS as JSON.")
-@click.option("--no-write", is_flag=True, help="Do not write ratings.csv into the run folder.")
+@click.option("--no-write", is_flag=True, help=f"Do not write {RATINGS} into the run folder.")
 @_friendly
 def ratings_cmd(run: str, variant: str | None, drop_admin_faults: bool, resamples: int, seed: int,
                 anchor: str | None, h2h: bool, as_csv: bool, as_json: bool, no_write: bool) -> None:
@@ -246,10 +247,10 @@ def ratings_cmd(run: str, variant: str | None, drop_admin_faults: bool, resample
 
 
 @main.command("stats")
-@_analysis_options("variant_stats.csv", "the between-variant rating changes")
+@_analysis_options(VARIANT_STATS, "the between-variant rating changes")
 @click.option("--csv", "as_csv", is_flag=True, help="Print the table as CSV.")
 @click.option("--json", "as_json", is_flag=True, help="Print the table as JSON records.")
-@click.option("--no-write", is_flag=True, help="Do not write variant_stats.csv into the run folder.")
+@click.option("--no-write", is_flag=True, help=f"Do not write {VARIANT_STATS} into the run folder.")
 @_friendly
 def stats_cmd(run: str, variant: str | None, drop_admin_faults: bool, resamples: int, seed: int,
               as_csv: bool, as_json: bool, no_write: bool) -> None:
@@ -345,7 +346,7 @@ def play_cmd(bots: tuple[str, ...], preset: str | None, config: str | None, vari
 
 @main.command("report")
 @click.argument("run", type=click.Path(file_okay=False))
-@click.option("-o", "--output", type=click.Path(dir_okay=False), help="The HTML file (default: RUN/report.html).")
+@click.option("-o", "--output", type=click.Path(dir_okay=False), help=f"The HTML file (default: RUN/{REPORT}).")
 @_friendly
 def report_cmd(run: str, output: str | None) -> None:
     """Write one self-contained HTML page about run folder RUN (docs/report.md)."""
