@@ -17,14 +17,16 @@ workers on other machines (Ray) can send it.
 from __future__ import annotations
 
 import hashlib
+import itertools
 from dataclasses import dataclass
 from enum import StrEnum
+from functools import lru_cache
 from typing import Any, NamedTuple
 
 import orjson
 
 from arena.errors import ArenaError, FaultKind, RulesError, StateError
-from arena.engine.rules import CALZA, DUDO, Action, Bid, Rules, State, bid
+from arena.engine.rules import CALZA, DUDO, Action, Bid, Calza, Dudo, Rules, State
 
 __all__ = ["ActionRecord", "DiceChange", "EndReason", "FaultKind", "FaultRecord", "MatchRecord", "MatchSpec",
            "RecordError", "RoundRecord", "SeatOutcome", "TIMING_FIELDS", "canonical", "derive_seed",
@@ -133,8 +135,8 @@ class ActionRecord(NamedTuple):
     def to_json(self) -> list[Any]:
         a = self.action
         if type(a) is Bid:
-            return [self.seat, "bid", a.quantity, a.face]
-        return [self.seat, str(a)]
+            return [self.seat, "bid", a[0], a[1]]
+        return [self.seat, _WORDS[type(a)]]
 
 
 class DiceChange(NamedTuple):
@@ -184,14 +186,18 @@ class RoundRecord:
         return self.fault is not None
 
     def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"round": self.round, "opener": self.opener, "palifico": self.palifico,
-                               "dice": [list(h) for h in self.dice],
-                               "actions": [a.to_json() for a in self.actions]}
-        if self.fault is not None:
-            out["fault"] = self.fault.to_json(in_round=True)
+        """The round's JSON object (tuples stand for arrays: orjson and json write them so)."""
+        words = _WORDS
+        out: dict[str, Any] = {
+            "round": self.round, "opener": self.opener, "palifico": self.palifico, "dice": self.dice,
+            # Inline, not ActionRecord.to_json: once per action of every record written.
+            "actions": [(s, "bid", a[0], a[1]) if type(a) is Bid else (s, words[type(a)]) for s, a in self.actions]}
+        fault, change = self.fault, self.change
+        if fault is not None:
+            out["fault"] = fault.to_json(in_round=True)
         else:
             out["count"] = self.count
-            out["change"] = {"seat": self.change.seat, "delta": self.change.delta} if self.change else None
+            out["change"] = {"seat": change[0], "delta": change[1]} if change is not None else None
         return out
 
 
@@ -276,15 +282,16 @@ class MatchRecord:
 
     def to_dict(self) -> dict[str, Any]:
         """The record as JSON data (RESULTS.md's keys in their order, then
-        ``end``, ``faults`` and the timing fields)."""
+        ``end``, ``faults`` and the timing fields). Arrays are tuples, which
+        orjson and the stdlib json write as arrays."""
         out: dict[str, Any] = {
-            "match": self.match, "variant": self.variant, "rules": self.rules.to_dict(), "seed": self.seed,
-            "bots": list(self.bots), "first": self.first, "rounds": [r.to_json() for r in self.rounds],
-            "placements": list(self.placements), "rounds_played": self.rounds_played, "end": self.end,
+            "match": self.match, "variant": self.variant, "rules": dict(_rules_json(self.rules)), "seed": self.seed,
+            "bots": self.bots, "first": self.first, "rounds": [r.to_json() for r in self.rounds],
+            "placements": self.placements, "rounds_played": self.rounds_played, "end": self.end,
             "faults": [f.to_json() for f in self.faults],
         }
         if self.think is not None:
-            out["think"] = list(self.think)
+            out["think"] = self.think
         if self.seconds is not None:
             out["seconds"] = self.seconds
         return out
@@ -338,6 +345,16 @@ class MatchRecord:
                 from None
 
 
+_WORDS: dict[type, str] = {Dudo: "dudo", Calza: "calza"}
+
+
+@lru_cache(maxsize=64)
+def _rules_json(rules: Rules) -> dict[str, Any]:
+    # Rules are frozen and a run has a few rule sets: each JSON object is made
+    # once (to_dict hands out a copy: the cached one is shared).
+    return rules.to_dict()
+
+
 def record_line(record: MatchRecord) -> bytes:
     """One ``games.jsonl`` line: the record's compact JSON, newline-terminated."""
     return orjson.dumps(record.to_dict(), option=orjson.OPT_APPEND_NEWLINE)
@@ -354,6 +371,15 @@ def canonical(record: MatchRecord) -> dict[str, Any]:
 
 _REQUIRED = ("match", "variant", "rules", "seed", "bots", "first", "rounds", "placements")
 _CALLS: dict[str, Action] = {"dudo": DUDO, "calza": CALZA}
+_FACES = frozenset(range(1, 7))
+_LIST_TYPE = frozenset({list})
+_INT_TYPE = frozenset({int})
+_new = tuple.__new__
+_chain = itertools.chain.from_iterable
+# Actions already checked, per table size (a bid of 100 dice at most: about
+# 6,000 a size); bounded all the same, against a file of odd quantities.
+_KNOWN: dict[int, dict[tuple[Any, ...], ActionRecord]] = {}
+_KNOWN_MAX = 1 << 14
 _RULES: dict[tuple[tuple[str, Any], ...], Rules] = {}  # rule sets already checked (a run has a few)
 
 
@@ -415,47 +441,74 @@ def _listed_fault(value: object, n: int) -> FaultRecord:
     return _fault(value, None if rnd is None else _int(rnd, "faults: round"), n, "faults")
 
 
-def _action(item: object, n: int, what: str) -> ActionRecord:
+def _actions(items: object, n: int, number: int) -> tuple[ActionRecord, ...]:
+    # The hot loop of loading a run (about 50 actions a match). A table of n
+    # seats has a few thousand possible actions, so each is checked once and
+    # kept (per n: the seat must be one of the table's): a known action is a
+    # dict lookup, done in C for the whole round.
+    if type(items) is not list:
+        raise RecordError(f"round {number}: actions {items!r} is not a list")
+    known = _KNOWN.get(n)
+    if known is None:
+        known = _KNOWN[n] = {}
+    try:
+        found = tuple(map(known.__getitem__, map(tuple, items)))
+    except (KeyError, TypeError):  # one not seen yet (or not a list of plain values)
+        return tuple(_action(item, n, number, known) for item in items)
+    return found
+
+
+def _action(item: object, n: int, number: int, known: dict[tuple[Any, ...], ActionRecord]) -> ActionRecord:
     if type(item) is list:
         size = len(item)
-        seat = item[0] if size else None
-        if type(seat) is int and 0 <= seat < n:
-            if size == 4 and item[1] == "bid" and type(item[2]) is int and type(item[3]) is int:
-                return tuple.__new__(ActionRecord, (seat, bid(item[2], item[3])))
-            if size == 2:
-                call = _CALLS.get(item[1]) if type(item[1]) is str else None
-                if call is not None:
-                    return tuple.__new__(ActionRecord, (seat, call))
-    raise RecordError(f"{what}: action {item!r} is not [seat, \"bid\", quantity, face], [seat, \"dudo\"] "
+        if size == 4:
+            seat, word, q, f = item
+            if word == "bid" and type(seat) is int and type(q) is int and type(f) is int and 0 <= seat < n:
+                rec = _new(ActionRecord, (seat, _new(Bid, (q, f))))
+                if len(known) < _KNOWN_MAX:
+                    known[tuple(item)] = rec
+                return rec
+        elif size == 2:
+            seat, word = item
+            call = _CALLS.get(word) if type(word) is str else None
+            if call is not None and type(seat) is int and 0 <= seat < n:
+                rec = _new(ActionRecord, (seat, call))
+                known[tuple(item)] = rec
+                return rec
+    raise RecordError(f"round {number}: action {item!r} is not [seat, \"bid\", quantity, face], [seat, \"dudo\"] "
                       f"or [seat, \"calza\"] for a seat of the table")
 
 
 def _round(entry: object, n: int) -> RoundRecord:
-    if not isinstance(entry, dict):
+    # Once per round of every record loaded: the checks are inline, and the
+    # words of an error are put together only when there is one.
+    if type(entry) is not dict:
         raise RecordError(f"round entry {entry!r} is not an object")
-    number = _int(entry["round"], "round")
-    what = f"round {number}"
-    dice = entry["dice"]
-    if type(dice) is not list or len(dice) != n:
-        raise RecordError(f"{what}: dice {dice!r} is not one list of dice per seat")
-    hands = tuple(_ints(h, f"{what}: dice") for h in dice)
-    acts = entry["actions"]
-    if type(acts) is not list:
-        raise RecordError(f"{what}: actions {acts!r} is not a list")
-    actions = tuple(_action(a, n, what) for a in acts)
-    palifico = entry["palifico"]
+    number, opener, palifico, dice = entry["round"], entry["opener"], entry["palifico"], entry["dice"]
+    if type(number) is not int:
+        raise RecordError(f"round: {number!r} is not an integer")
+    # One list per seat, and every die an int from 1 to 6 (checked in C).
+    if (type(dice) is not list or len(dice) != n or not _LIST_TYPE.issuperset(map(type, dice))
+            or not _INT_TYPE.issuperset(map(type, _chain(dice))) or not _FACES.issuperset(_chain(dice))):
+        raise RecordError(f"round {number}: dice {dice!r} is not one list of dice (1 to 6) per seat")
     if type(palifico) is not bool:
-        raise RecordError(f"{what}: palifico {palifico!r} is not true or false")
-    opener = _seat(entry["opener"], n, f"{what}: opener")
+        raise RecordError(f"round {number}: palifico {palifico!r} is not true or false")
+    if type(opener) is not int or not 0 <= opener < n:
+        _seat(opener, n, f"round {number}: opener")
+    actions = _actions(entry["actions"], n, number)
+    hands = tuple(map(tuple, dice))
     fault = entry.get("fault")
     if fault is not None:
-        return RoundRecord(number, opener, palifico, hands, actions, None, None, _fault(fault, number, n, what))
-    change = entry.get("change")
-    if not isinstance(change, dict):
-        raise RecordError(f"{what}: a round carries count and change, or a fault")
-    return RoundRecord(number, opener, palifico, hands, actions, _int(entry.get("count"), f"{what}: count"),
-                       DiceChange(_seat(change["seat"], n, f"{what}: change seat"),
-                                  _int(change["delta"], f"{what}: change delta")))
+        return RoundRecord(number, opener, palifico, hands, actions, None, None,
+                           _fault(fault, number, n, f"round {number}"))
+    count, change = entry.get("count"), entry.get("change")
+    if type(change) is not dict or type(count) is not int:
+        raise RecordError(f"round {number}: a round carries count and change (integers), or a fault")
+    seat, delta = change["seat"], change["delta"]
+    if type(seat) is not int or not 0 <= seat < n or type(delta) is not int:
+        _seat(seat, n, f"round {number}: change seat")
+        _int(delta, f"round {number}: change delta")
+    return RoundRecord(number, opener, palifico, hands, actions, count, _new(DiceChange, (seat, delta)))
 
 
 def _parse(mid: str, data: dict[str, Any]) -> MatchRecord:
