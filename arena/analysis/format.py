@@ -27,7 +27,7 @@ CSV_FLOATS = "%.6g"
 known to more)."""
 
 
-def _cell(value: Any, fmt: str | None) -> str:
+def _cell(value: object, fmt: str | None) -> str:
     if value is None or value is pd.NA:
         return ""
     if isinstance(value, float) and math.isnan(value):
@@ -100,7 +100,7 @@ def format_ratings(report: RatingReport, head_to_head: bool = False) -> str:
                 lambda x: "" if pd.isna(x) else f" ({int(x)})")
             blocks.append("head to head: share of meetings the row bot finished above the column bot (meetings)\n"
                           + format_table(cells.reset_index().rename(columns={"bot": ""}).astype(str)))
-            los = report.los[label].reindex(index=order, columns=order)
+            los = report.los[str(label)].reindex(index=order, columns=order)
             blocks.append("likelihood of superiority: P(row stronger than column)\n"
                           + format_table(los.map(lambda x: f"{x:.3f}").reset_index(names="").astype(str)))
     blocks.append("* seq. Elo: classic K-factor Elo in schedule order (match id); it depends on match order, "

@@ -126,7 +126,9 @@ def _frames(records: Sequence[MatchRecord]) -> dict[str, pd.DataFrame]:
 def from_records(records: Sequence[MatchRecord], run: dict[str, Any] | None = None,
                  path: Path | str = ".") -> Results:
     """Results from match records already in memory (tests, notebooks), in the order given."""
-    return Results(Path(path), dict(run or {}), records=list(records), **_frames(records))
+    frames = _frames(records)
+    return Results(Path(path), dict(run or {}), frames["matches"], frames["seats"], frames["rounds"],
+                   frames["actions"], frames["faults"], records=list(records))
 
 
 def load(run: str | Path) -> Results:

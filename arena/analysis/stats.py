@@ -12,10 +12,11 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 import pandas as pd
+from numpy.typing import ArrayLike
 from scipy import stats as sps
 
 from arena.analysis import ratings as rt
@@ -211,7 +212,7 @@ BOOT_RESAMPLES = 2000
 """Resamples for the percentile-bootstrap intervals of means and ratios."""
 
 
-def _boot(data: tuple[np.ndarray, ...], statistic: Any, seed: int) -> tuple[float, float]:
+def _boot(data: tuple[np.ndarray, ...], statistic: Callable[..., Any], seed: int) -> tuple[float, float]:
     n = len(data[0])
     if n < 2:
         return math.nan, math.nan
@@ -223,7 +224,7 @@ def _boot(data: tuple[np.ndarray, ...], statistic: Any, seed: int) -> tuple[floa
     return float(res.confidence_interval.low), float(res.confidence_interval.high)
 
 
-def mean_interval(values: Any, seed: int = 0) -> tuple[float, float, float, int]:
+def mean_interval(values: ArrayLike, seed: int = 0) -> tuple[float, float, float, int]:
     """(mean, low, high, n): the mean with a seeded percentile-bootstrap
     interval (unlike a t interval it never leaves the range of the data, so
     a rare count such as calza calls per match is never given a negative
@@ -235,7 +236,7 @@ def mean_interval(values: Any, seed: int = 0) -> tuple[float, float, float, int]
     return float(x.mean()), low, high, len(x)
 
 
-def ratio_interval(num: Any, den: Any, seed: int = 0) -> tuple[float, float, float, int]:
+def ratio_interval(num: ArrayLike, den: ArrayLike, seed: int = 0) -> tuple[float, float, float, int]:
     """(sum(num) / sum(den), low, high, n): a ratio of per-match totals with
     a percentile-bootstrap interval that resamples whole matches (rounds of
     one match are not independent). n is the number of matches."""
@@ -251,11 +252,15 @@ def ratio_interval(num: Any, den: Any, seed: int = 0) -> tuple[float, float, flo
     return float(a.sum() / b.sum()), low, high, len(a)
 
 
-def _variant_rows(label: str, part: Results) -> list[tuple[Any, ...]]:
-    m, r = part.matches, part.rounds
-    rows: list[tuple[Any, ...]] = [(label, "matches", float(len(m)), math.nan, math.nan, len(m))]
+StatRow = tuple[str, str, float, float, float, float]
+"""A row of the statistics table (STAT_COLUMNS; ``n`` a count, or NaN)."""
 
-    def mean_row(name: str, values: Any) -> None:
+
+def _variant_rows(label: str, part: Results) -> list[StatRow]:
+    m, r = part.matches, part.rounds
+    rows: list[StatRow] = [(label, "matches", float(len(m)), math.nan, math.nan, len(m))]
+
+    def mean_row(name: str, values: ArrayLike) -> None:
         v, lo, hi, n = mean_interval(values)
         rows.append((label, name, v, lo, hi, n))
 
@@ -301,7 +306,7 @@ def variant_stats(res: Results, *, variant: str | None = None, drop_admin_faults
     says what each statistic is and which interval it carries."""
     base = select(res, variant, drop_admin_faults)
     names = [variant] if variant is not None else [v for v in res.variants if v in set(base.matches["variant"])]
-    rows: list[tuple[Any, ...]] = []
+    rows: list[StatRow] = []
     for v in names:
         rows += _variant_rows(v, select(base, v))
     return _typed(pd.DataFrame(rows, columns=STAT_COLUMNS))

@@ -372,6 +372,7 @@ def canonical(record: MatchRecord) -> dict[str, Any]:
 _REQUIRED = ("match", "variant", "rules", "seed", "bots", "first", "rounds", "placements")
 _CALLS: dict[str, Action] = {"dudo": DUDO, "calza": CALZA}
 _FACES = frozenset(range(1, 7))
+_KINDS: frozenset[str] = frozenset(FaultKind)
 _LIST_TYPE = frozenset({list})
 _INT_TYPE = frozenset({int})
 _new = tuple.__new__
@@ -425,10 +426,9 @@ def _fault(value: object, rnd: int | None, n: int, what: str) -> FaultRecord:
     if not isinstance(value, dict):
         raise RecordError(f"{what}: {value!r} is not a fault object")
     kind = value.get("kind")
-    try:
-        fk = FaultKind(kind)
-    except ValueError:
-        raise RecordError(f"{what}: fault kind {kind!r} is not one of {', '.join(FaultKind)}") from None
+    if not isinstance(kind, str) or kind not in _KINDS:
+        raise RecordError(f"{what}: fault kind {kind!r} is not one of {', '.join(FaultKind)}")
+    fk = FaultKind(kind)
     detail = value.get("detail", "")
     if type(detail) is not str:
         raise RecordError(f"{what}: detail {detail!r} is not text")

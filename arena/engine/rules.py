@@ -322,7 +322,7 @@ def _build_ladder(ones: str, total: int) -> _Ladder:
                    bids + (DUDO,), bids + (DUDO, CALZA), positions)
 
 
-class _LadderCache(dict):  # type: ignore[type-arg]
+class _LadderCache(dict[int, _Ladder]):
     """total -> ladder for one ``ones`` mode, built on first use (a dict lookup is
     cheaper than an ``lru_cache`` call on the hot path)."""
 

@@ -74,43 +74,35 @@ def stderr_name(label: str) -> str:
     return "".join(c if c.isalnum() or c in "-_.#" else "_" for c in label) + STDERR_SUFFIX
 
 
-@dataclass(frozen=True, slots=True)
+class _File:
+    """A file of every run folder, by name: ``RunFolder(p).games`` is ``p / GAMES``."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __get__(self, folder: RunFolder, owner: type | None = None) -> Path:
+        return folder.path / self.name
+
+
 class RunFolder:
     """The paths of a run folder (RESULTS.md's files), the one place they are spelled."""
 
-    path: Path
+    __slots__ = ("path",)
 
-    @property
-    def run_json(self) -> Path:
-        return self.path / RUN_JSON
+    run_json = _File(RUN_JSON)
+    games = _File(GAMES)
+    games_gz = _File(GAMES_GZ)
+    matches = _File(MATCHES)
+    ratings = _File(RATINGS)
+    variant_stats = _File(VARIANT_STATS)
+    report = _File(REPORT)
+    bots = _File(BOTS)
 
-    @property
-    def games(self) -> Path:
-        return self.path / GAMES
+    def __init__(self, path: Path) -> None:
+        self.path = path
 
-    @property
-    def games_gz(self) -> Path:
-        return self.path / GAMES_GZ
-
-    @property
-    def matches(self) -> Path:
-        return self.path / MATCHES
-
-    @property
-    def ratings(self) -> Path:
-        return self.path / RATINGS
-
-    @property
-    def variant_stats(self) -> Path:
-        return self.path / VARIANT_STATS
-
-    @property
-    def report(self) -> Path:
-        return self.path / REPORT
-
-    @property
-    def bots(self) -> Path:
-        return self.path / BOTS
+    def __repr__(self) -> str:
+        return f"RunFolder({str(self.path)!r})"
 
     def stderr(self, label: str) -> Path:
         """``bots/<label>.stderr``: entrant ``label``'s log."""
@@ -386,6 +378,7 @@ class RunStore:
         entry = header + body
         path = self.paths.stderr(label)
         known = self._err.get(label)
+        fh: IO[bytes]
         if known is None:
             fh = open(path, "ab")
             size = os.fstat(fh.fileno()).st_size

@@ -73,9 +73,8 @@ def seat_rows(rec: MatchRecord, outcome: SeatOutcome | None = None) -> list[Row]
 
 def parquet_rows(records: Iterable[MatchRecord]) -> list[Row]:
     """matches.parquet's rows (PARQUET_TYPES' columns), sorted by match and seat."""
-    rows = [tuple(row[i] for i in _PARQUET_AT) for rec in records for row in seat_rows(rec)]
-    rows.sort(key=lambda r: (r[0], r[2]))  # type: ignore[arg-type, return-value]  # (match id, seat)
-    return rows
+    ordered = sorted(records, key=lambda rec: rec.match)  # each record's rows come in seat order
+    return [tuple(row[i] for i in _PARQUET_AT) for rec in ordered for row in seat_rows(rec)]
 
 
 def tables(records: Iterable[MatchRecord]) -> Tables:
