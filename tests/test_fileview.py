@@ -23,6 +23,7 @@ from click.testing import CliRunner
 
 from arena.apps.cli import main
 from arena.sandbox import available
+from arena.engine.records import MatchRecord
 from arena.running.store import iter_records
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -119,7 +120,7 @@ def refused(proj: Path, *needles: str, out: str = "results/live") -> str:
     return result.output
 
 
-def plays(proj: Path, *args: str, **env: str) -> tuple[list[dict[str, Any]], str]:
+def plays(proj: Path, *args: str, **env: str) -> tuple[list[MatchRecord], str]:
     """`arena run` in ``proj``; the records and every stderr the run kept."""
     r = subprocess.run([*ARENA, "run", "league.yaml", "--out", "results/live", *args], cwd=proj,
                        capture_output=True, text=True, timeout=600, env={**os.environ, **env})
@@ -136,8 +137,8 @@ def probe_report(kept: str) -> dict[str, Any]:
     return json.loads(lines[-1][len("PROBE "):])
 
 
-def no_faults(records: list[dict[str, Any]]) -> None:
-    assert records and all(r["faults"] == [] for r in records), [r["faults"] for r in records]
+def no_faults(records: list[MatchRecord]) -> None:
+    assert records and all(r.faults == () for r in records), [r.faults for r in records]
 
 
 # -- refused before the run ------------------------------------------------------

@@ -23,6 +23,7 @@ import pytest
 
 from arena.errors import BotFault
 from arena.apps.play import LEFT_KIND, HumanPlayer, candidate_raises, illegal_reason, play_setup
+from arena.engine.records import MatchRecord
 from arena.engine.replay import check
 from arena.engine.rules import CALZA, DUDO, Bid, Rules
 from arena.sdk import MatchInfo, Turn
@@ -151,7 +152,8 @@ def test_quit_through_pipes_records_the_forfeit(tmp_path: Path) -> None:
     human = record["bots"].index("human")
     assert record["placements"][human] == 3
     assert [f["kind"] for f in record["faults"]] == ["crash"] and record["faults"][0]["seat"] == human
-    check(record)  # the record replays under the rules, dice and all
+    assert record["end"] == "elimination"  # the two bots played it out
+    check(MatchRecord.from_dict(record))  # the record replays under the rules, dice and all
 
 
 # --- the full match through a pseudo-terminal ---------------------------------

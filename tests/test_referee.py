@@ -3,6 +3,7 @@ turns faults into data and leaves records that replay cleanly."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -10,7 +11,7 @@ import pytest
 
 from arena.errors import BotCrashed, BotTimeout, ProtocolError
 from arena.match.inprocess import InProcessTransport, load_python_bot
-from arena.engine.records import MatchSpec, canonical, derive_seed
+from arena.engine.records import EndReason, MatchSpec, canonical, derive_seed
 from arena.match.referee import play_match
 from arena.engine.replay import ReplayMismatch, check
 from arena.engine.rules import PRESETS, Rules
@@ -68,8 +69,9 @@ def test_matches_replay_cleanly_under_every_preset(variant: str, n: int) -> None
         out = play_match(spec(variant, n, i), players(names), names, 1000)
         rec = out.record
         assert out.faulted == set()
-        assert sorted(rec["placements"]) == list(range(1, n + 1))
-        assert rec["rounds_played"] == len(rec["rounds"]) > 0
+        assert sorted(rec.placements) == list(range(1, n + 1))
+        assert rec.rounds_played == len(rec.rounds) > 0
+        assert rec.end is EndReason.ELIMINATION
         check(rec)  # every rule re-checked from the record alone
 
 
@@ -90,11 +92,13 @@ def test_a_fault_puts_the_player_out_and_voids_the_round(how: str, kind: str) ->
     out = play_match(spec(n=4, seating="fixed", first="seat0"), [bad, *others], ["bad", "r", "p", "c"], 1000)
     rec = out.record
     assert out.faulted == {0}
-    assert [f["kind"] for f in rec["faults"]] == [kind] and rec["faults"][0]["seat"] == 0
-    void = [r for r in rec["rounds"] if "fault" in r]
-    assert len(void) == 1 and void[0]["fault"]["kind"] == kind and void[0]["fault"]["detail"]
-    assert "count" not in void[0] and "change" not in void[0]
-    assert rec["placements"][0] == 4  # out at once, below everyone still in
+    assert [f.kind for f in rec.faults] == [kind] and rec.faults[0].seat == 0
+    void = [r for r in rec.rounds if r.fault is not None]
+    assert len(void) == 1 and void[0].fault is not None and void[0].fault.kind == kind and void[0].fault.detail
+    assert void[0].count is None and void[0].change is None
+    line = rec.to_dict()["rounds"][void[0].round - 1]
+    assert line["fault"] == {"seat": 0, "kind": kind, "detail": void[0].fault.detail} and "count" not in line
+    assert rec.placements[0] == 4  # out at once, below everyone still in
     check(rec)
     # Nothing more is sent to a faulted player after its fault.
     assert bad.messages[-1]["type"] == "turn"
@@ -106,22 +110,23 @@ def test_turn_messages_carry_only_the_players_own_dice() -> None:
     rec = play_match(spec(n=3, seating="fixed"), [spy, *players(names[1:])], names, 1000).record
     turns = [m for m in spy.messages if m["type"] == "turn"]
     assert turns
-    by_round = {r["round"]: r["dice"] for r in rec["rounds"]}
+    by_round = {r.round: r.dice for r in rec.rounds}
     for m in turns:
         assert m["dice"] == sorted(by_round[m["round"]][0])
         assert set(m) == {"type", "match", "round", "seat", "dice", "counts", "palifico", "history", "legal",
                           "time_ms"}
     starts = [m for m in spy.messages if m["type"] == "match_start"]
-    assert len(starts) == 1 and starts[0]["seed"] != rec["seed"]
+    assert len(starts) == 1 and starts[0]["seed"] != rec.seed
 
 
 def test_replay_catches_a_tampered_record() -> None:
     names = ["probabilistic", "random", "cautious"]
     rec = play_match(spec(n=3), players(names), names, 1000).record
-    bad = {**rec, "placements": list(reversed(rec["placements"]))}
     with pytest.raises(ReplayMismatch):
-        check(bad)
-    rounds = [dict(r) for r in rec["rounds"]]
-    rounds[0] = {**rounds[0], "dice": [[(d % 6) + 1 for d in h] for h in rounds[0]["dice"]]}
+        check(replace(rec, placements=tuple(reversed(rec.placements))))
+    rounds = list(rec.rounds)
+    rounds[0] = replace(rounds[0], dice=tuple(tuple((d % 6) + 1 for d in h) for h in rounds[0].dice))
     with pytest.raises(ReplayMismatch, match="dice"):
-        check({**rec, "rounds": rounds})
+        check(replace(rec, rounds=tuple(rounds)))
+    with pytest.raises(ReplayMismatch, match="ended by max_rounds, the rules give elimination"):
+        check(replace(rec, end=EndReason.MAX_ROUNDS))

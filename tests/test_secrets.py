@@ -93,8 +93,8 @@ def _play(seed: int, honest: bool) -> tuple[list[int], str]:
                       seed=seed, time=CLOCK, sandbox=LIMITS)
     with derive_logs() as logs:
         outcome = play_human(setup, ScriptedHuman())
-    assert str(seed) not in outcome.record["match"]
-    return outcome.record["placements"], "".join(logs)
+    assert str(seed) not in outcome.record.match
+    return list(outcome.record.placements), "".join(logs)
 
 
 @pytest.mark.slow

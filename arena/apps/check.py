@@ -37,7 +37,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Callable, Protocol, Sequence
 
-from arena.errors import ArenaError, BotFault, ConfigError, ProtocolError
+from arena.errors import ArenaError, BotFault, ConfigError, FaultKind, ProtocolError
 from arena.engine.records import derive_seed
 from arena.match.referee import first_opener
 from arena.protocol.messages import match_end_message, match_start_message, round_end_message, turn_message
@@ -69,14 +69,14 @@ FRESH_IN_REPEAT: frozenset[int] = frozenset(range(1, 6))  # matches the repeat p
 
 # What to tell the author, per fault kind (PROTOCOL.md's kinds, plus the check's own).
 ADVICE: dict[str, str] = {
-    "illegal": "choose from turn.legal (Python: turn.legal.actions() or turn.legal.is_legal(action); "
+    FaultKind.ILLEGAL: "choose from turn.legal (Python: turn.legal.actions() or turn.legal.is_legal(action); "
                "protocol: a face in legal.min_quantity, a quantity from its minimum to max_quantity, "
                "dudo/calza only where legal.dudo/legal.calza are true)",
-    "malformed": 'reply with exactly one JSON object on one line: {"action": "bid", "quantity": Q, '
+    FaultKind.MALFORMED: 'reply with exactly one JSON object on one line: {"action": "bid", "quantity": Q, '
                  '"face": F} with JSON integers, {"action": "dudo"} or {"action": "calza"}',
-    "timeout": "reply within time_ms of CPU time; a decision should take well under a millisecond",
-    "crash": "the bot process exited or raised; its stderr (below, when shown) says where",
-    "unasked": "write to stdout only in answer to hello and turn; log to stderr instead",
+    FaultKind.TIMEOUT: "reply within time_ms of CPU time; a decision should take well under a millisecond",
+    FaultKind.CRASH: "the bot process exited or raised; its stderr (below, when shown) says where",
+    FaultKind.UNASKED: "write to stdout only in answer to hello and turn; log to stderr instead",
     "handshake": 'answer {"type": "hello"} with {"type": "ready", "name": "...", "version": "..."} '
                  "within the start-up limit",
     "nondeterministic": "draw randomness only from the match_start seed (Python: self.rng or turn.rng), "
@@ -88,7 +88,7 @@ ADVICE: dict[str, str] = {
 class Problem:
     """One failure, with everything an author needs to reproduce and fix it."""
 
-    kind: str  # a fault kind (illegal, malformed, timeout, crash, unasked), handshake or nondeterministic
+    kind: str  # a FaultKind (illegal, malformed, timeout, crash, unasked), or handshake or nondeterministic
     match: str
     detail: str  # what happened
     message: dict[str, Any] | None = None  # the message the bot was answering (or last sent)
@@ -465,7 +465,7 @@ def _session(factory: TransportFactory, report: CheckReport, run: _Run, *, recor
 
         def enough() -> bool:  # each timeout waits out the wall-clock cap: stop after a few
             return (len(problems) >= max_problems
-                    or sum(p.kind == "timeout" for p in problems) >= max_timeouts)
+                    or sum(p.kind == FaultKind.TIMEOUT for p in problems) >= max_timeouts)
 
         while answered < report.turns_asked and not enough():
             if index in fresh_before:  # a new process for this match: catches state kept across matches
@@ -511,7 +511,7 @@ def _session(factory: TransportFactory, report: CheckReport, run: _Run, *, recor
                             action = parse_reply(reply)
                         except ProtocolError as exc:
                             run.transcript.append((mid, state.round, len(state.history), _dump(reply)))
-                            raise BotFault(exc.detail, "malformed") from None
+                            raise BotFault(exc.detail, FaultKind.MALFORMED) from None
                         text = _describe(action)
                         run.transcript.append((mid, state.round, len(state.history), text))
                         if record:
@@ -519,7 +519,7 @@ def _session(factory: TransportFactory, report: CheckReport, run: _Run, *, recor
                         reason = why_illegal(state, action)
                         if reason is not None:
                             problems.append(Problem(
-                                "illegal", mid, f"{text} is illegal: {reason}", last_sent,
+                                FaultKind.ILLEGAL, mid, f"{text} is illegal: {reason}", last_sent,
                                 _dump(reply), _table(preset, rules, state, seat), reason=reason))
                             raise _Restart()
                         state = apply(state, action)
@@ -536,7 +536,7 @@ def _session(factory: TransportFactory, report: CheckReport, run: _Run, *, recor
             if bot is None:
                 return
         if record and enough():
-            timeouts = sum(p.kind == "timeout" for p in problems)
+            timeouts = sum(p.kind == FaultKind.TIMEOUT for p in problems)
             report.stopped_early = (f"{timeouts} timeouts" if timeouts >= max_timeouts
                                     else f"{len(problems)} problems")
     finally:
@@ -547,13 +547,13 @@ def _session(factory: TransportFactory, report: CheckReport, run: _Run, *, recor
 def handshake_fix(exc: BotFault) -> str:
     """What to do about a failed handshake: the hello advice only when the
     process was alive and answered wrongly or not at all."""
-    if exc.kind == "crash":
+    if exc.kind == FaultKind.CRASH:
         # The detail reads "bot X exited ... with status N; CAUSE; ...; stderr: ...".
         found = exc.detail.split("; stderr", 1)[0].split("; ")[1:2]
         first = f"fix this first: {found[0]}. " if found else ""
         return (f"{first}The process ended before it could answer hello, so the handshake itself was never "
                 f"reached; the first and last lines of its stderr are shown above")
-    if exc.kind == "timeout":
+    if exc.kind == FaultKind.TIMEOUT:
         return ADVICE["handshake"] + " (load tables before answering, and flush stdout after the line)"
     return ADVICE["handshake"] + "; write anything else to stderr"
 

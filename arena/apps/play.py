@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any, Sequence, TextIO
 
 from arena.botfile.spec import BotSpec
-from arena.errors import ArenaError, BotCrashed, BotFault, InvalidAction, RunError
+from arena.errors import ArenaError, BotCrashed, BotFault, FaultKind, InvalidAction, RunError
 from arena.engine.odds import probability_exact
 from arena.running.config import unique_labels
 from arena.engine.records import MatchSpec, derive_seed, record_line
@@ -45,7 +45,7 @@ DEFAULT_BOTS: tuple[str, ...] = ("probabilistic", "cautious", "bluffer")
 """The opponents when none are named: three built-ins of different styles
 (the odds player, the tight player, the liar), a table of four."""
 
-LEFT_KIND = "crash"
+LEFT_KIND = FaultKind.CRASH
 """The fault kind recorded when the human leaves the table (see the module docstring)."""
 
 QUIT_WORDS = frozenset({"quit", "exit", "resign", "q"})
@@ -370,7 +370,7 @@ def play_human(setup: PlaySetup, human: HumanPlayer, out_file: str | Path | None
         for proc in procs:
             proc.close()
     if not human.ended:  # the human left: it was not sent match_end
-        human.show_placements(outcome.record["placements"])
+        human.show_placements(outcome.record.placements)
     human.say(f"Seed {seed}: arena play --seed {seed} deals the same dice again.")
     if out_file is not None:
         path = Path(out_file)

@@ -180,11 +180,11 @@ def play_inprocess(rules: Rules, bots: Sequence[BotFactory], seed: int, *,
                      rotation=0)
     players = [InProcessTransport(factory, name) for factory, name in zip(bots, names)]
     record = play_match(spec, players, names, time_ms).record
-    if strict and record["faults"]:
-        f = record["faults"][0]
-        raise RunError(f"{names[f['seat']]} (seat {f['seat']}) failed in {match} round {f['round']}: "
-                       f"{f['kind']}: {f['detail']}")
-    return tuple(record["placements"])
+    if strict and record.faults:
+        f = record.faults[0]
+        raise RunError(f"{names[f.seat]} (seat {f.seat}) failed in {match} round {f.round}: "
+                       f"{f.kind}: {f.detail}")
+    return record.placements
 
 
 # ---------------------------------------------------------------------------

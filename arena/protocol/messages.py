@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from arena.errors import StateError
+from arena.errors import FaultKind, StateError
 from arena.engine.rules import State, legal_summary
 
 
@@ -54,7 +54,7 @@ def turn_message(match: str, state: State, time_ms: int) -> dict[str, Any]:
     return {"type": "turn", "match": match, **turn_view(state, state.to_act), "time_ms": time_ms}
 
 
-def round_end_message(match: str, state: State, fault_kind: str | None = None) -> dict[str, Any]:
+def round_end_message(match: str, state: State, fault_kind: FaultKind | None = None) -> dict[str, Any]:
     """``round_end`` for the round ``state.last`` ended: every die, and the call and
     its result, or, for a void round, the fault (``fault_kind``)."""
     res = state.last
@@ -63,7 +63,7 @@ def round_end_message(match: str, state: State, fault_kind: str | None = None) -
     msg: dict[str, Any] = {"type": "round_end", "match": match, "round": res.round,
                            "dice": [list(h) for h in res.dice]}
     if res.fault is not None:
-        msg["fault"] = {"seat": res.fault, "kind": fault_kind or "crash"}
+        msg["fault"] = {"seat": res.fault, "kind": fault_kind or FaultKind.CRASH}
     else:
         if res.call is None or res.change is None:  # the engine sets both when a call ends a round
             raise StateError(f"round {res.round} ended with neither a call nor a fault")
