@@ -12,7 +12,8 @@ from click.testing import CliRunner
 from arena.apps.check import CheckReport, fuzz_rules, percentiles, run_check
 from arena.apps.cli import main
 from arena.errors import BotTimeout
-from arena.match.inprocess import InProcessTransport, load_python_bot
+from arena.match.inprocess import InProcessTransport
+from arena.protocol.loader import load_python_bot
 from arena.engine.rules import CALZA, DUDO, PRESETS, Bid, bid
 from arena.sdk import Bot, Turn
 from arena.botfile.supports import Supports

@@ -17,7 +17,7 @@ from arena.errors import BotCrashed, BotFault, BotTimeout, ConfigError, Protocol
 from arena.match.process import BotProcess, TimeControl
 from arena.engine.rules import Bid, Rules
 from arena.sandbox import SandboxLimits
-from arena.protocol.wire import parse_reply
+from arena.protocol.parse import parse_reply
 
 pytestmark = pytest.mark.sandbox  # run as root and as an unprivileged user in CI
 

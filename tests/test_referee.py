@@ -9,9 +9,10 @@ from typing import Any
 import pytest
 
 from arena.errors import BotCrashed, BotTimeout, ProtocolError
-from arena.match.inprocess import InProcessTransport, load_python_bot
+from arena.match.inprocess import InProcessTransport
 from arena.engine.records import MatchSpec, canonical, derive_seed
 from arena.match.referee import play_match
+from arena.protocol.loader import load_python_bot
 from arena.engine.replay import ReplayMismatch, check
 from arena.engine.rules import PRESETS, Rules
 

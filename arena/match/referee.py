@@ -9,24 +9,17 @@ match, and it sends each player only its own view (:func:`arena.protocol.message
 from __future__ import annotations
 
 import time
-from typing import Any, Protocol, Sequence
+from typing import Any, Sequence
 
 from arena.engine import dice as dice_mod
 from arena.errors import BotFault
 from arena.engine.records import MatchSpec, derive_seed
 from arena.engine.rules import Bid, Rules, apply, deal, fault, new_match, why_illegal
-from arena.protocol.messages import match_end_message, match_start_message, round_end_message, turn_message
-from arena.protocol.wire import clip, parse_reply
-
-PROTOCOL_VERSION = 1
-
-
-class Player(Protocol):
-    """What the referee needs of a player; :class:`arena.match.process.BotProcess` is one."""
-
-    def notify(self, msg: dict[str, Any]) -> None: ...
-
-    def request(self, msg: dict[str, Any]) -> tuple[dict[str, Any], float]: ...
+from arena.protocol.messages import (Notification, match_end_message, match_start_message, round_end_message,
+                                     turn_message)
+from arena.protocol.parse import parse_reply
+from arena.protocol.player import Player
+from arena.protocol.wire import clip
 
 
 def seat_order(rules: Rules, n: int, dice_seed: int) -> list[int]:
@@ -82,7 +75,7 @@ def play_match(spec: MatchSpec, players: Sequence[Player], names: Sequence[str],
     faults: list[dict[str, Any]] = []
     mid = spec.match
 
-    def tell(seat: int, msg: dict[str, Any]) -> None:
+    def tell(seat: int, msg: Notification) -> None:
         if seat not in faulted_seats:
             seat_players[seat].notify(msg)
 
