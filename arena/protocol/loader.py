@@ -24,8 +24,6 @@ from __future__ import annotations
 import importlib.util
 import os
 import sys
-from dataclasses import dataclass
-from pathlib import Path
 from typing import Callable
 
 from arena.errors import ConfigError
@@ -55,23 +53,29 @@ class FunctionBot(Bot):
         return self._act(turn)
 
 
-@dataclass(frozen=True, slots=True)
 class PythonBot:
     """A loaded bot file: call it for a fresh bot instance (a :data:`BotFactory`)."""
 
-    path: str
-    name: str  # the file's stem
-    version: str | None  # __version__ or VERSION, as text
-    make: BotFactory
+    # A plain class: a dataclass costs the host most of a millisecond at every bot's start-up.
+    __slots__ = ("path", "name", "version", "make")
+
+    def __init__(self, path: str, name: str, version: str | None, make: BotFactory) -> None:
+        self.path = path
+        self.name = name  # the file's stem
+        self.version = version  # __version__ or VERSION, as text
+        self.make = make
 
     def __call__(self) -> Bot:
         return self.make()
 
+    def __repr__(self) -> str:
+        return f"PythonBot({self.path!r}, name={self.name!r}, version={self.version!r})"
 
-def _module_name(path: Path) -> str:
-    base = f"_arena_bot_{path.stem}"
+
+def _module_name(path: str, stem: str) -> str:
+    base = f"_arena_bot_{stem}"
     name, n = base, 1
-    while (held := sys.modules.get(name)) is not None and getattr(held, "__file__", None) != str(path):
+    while (held := sys.modules.get(name)) is not None and getattr(held, "__file__", None) != path:
         n += 1
         name = f"{base}_{n}"
     return name
@@ -84,11 +88,13 @@ def load_python_bot(path: str | os.PathLike[str]) -> PythonBot:
     ``.py`` file or defines no bot (or several), and :class:`BotImportError`
     when its code raised on import.
     """
-    p = Path(path)
-    where = f"bot file {str(p)!r}"
-    if p.suffix != ".py" or not p.is_file():
+    # os.path rather than pathlib: the host imports this at every bot's start-up.
+    p = os.fspath(path)
+    stem, suffix = os.path.splitext(os.path.basename(p))
+    where = f"bot file {p!r}"
+    if suffix != ".py" or not os.path.isfile(p):
         raise BotFileError(f"{where}: not a readable .py file")
-    name = _module_name(p)
+    name = _module_name(p, stem)
     spec = importlib.util.spec_from_file_location(name, p)
     if spec is None or spec.loader is None:
         raise BotFileError(f"{where}: Python cannot import it")
@@ -115,4 +121,4 @@ def load_python_bot(path: str | os.PathLike[str]) -> PythonBot:
         sys.modules.pop(name, None)
         raise BotFileError(f"{where} defines neither a Bot subclass nor a function act(turn)")
     version = getattr(module, "__version__", None) or getattr(module, "VERSION", None)
-    return PythonBot(str(p), p.stem, None if version is None else str(version), make)
+    return PythonBot(p, stem, None if version is None else str(version), make)
