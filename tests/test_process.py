@@ -212,6 +212,27 @@ def test_bad_quantities() -> None:
         assert bot.alive
 
 
+def test_odd_return_values_become_reply_lines_and_the_bot_plays_on() -> None:
+    """tests/bots/odd_replies.py: whatever act() returns, the host sends a line
+    (a bid of ints-by-__index__ is a bid; the rest is malformed, quoted)."""
+    expected = [("malformed", "got '3.0'"), ("malformed", "got 'true'"), ("malformed", "got '\"3\"'"),
+                (None, Bid(2, 2)), ("malformed", "repr() raised"), ("malformed", "repr() raised"),
+                ("malformed", "{...}"), ("malformed", "'quantity' must be a JSON integer"),
+                ("malformed", "dudo"), ("malformed", "(5, 3)")]
+    with BotProcess(spec("odd_replies.py"), LIMITS, FAST) as bot:
+        bot.start()
+        bot.notify(match_start())
+        for kind, what in expected:
+            reply, _ = bot.request(TURN)
+            if kind is None:
+                assert parse_reply(reply) == what
+                continue
+            with pytest.raises(ProtocolError) as err:
+                parse_reply(reply)
+            assert err.value.kind == kind and str(what) in err.value.detail, err.value.detail
+        assert bot.alive
+
+
 def test_slow_start_is_a_timeout() -> None:
     bot = BotProcess(spec("slow_start.py"), LIMITS, dataclasses.replace(FAST, hello_ms=1000))
     with pytest.raises(BotTimeout) as err:

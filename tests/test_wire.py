@@ -118,6 +118,10 @@ def test_clip_is_short_and_printable() -> None:
     ("raise!", {"action": "raise!"}),  # junk goes out as-is: the referee records malformed
     (None, {"action": "None"}),
     ({"action": "bid", "quantity": 10 ** 30, "face": 2}, {"action": "bid", "quantity": 10 ** 30, "face": 2}),
+    (Bid(10 ** 30, 2), {"action": "bid", "quantity": 10 ** 30, "face": 2}),
+    (Bid(3.0, 2), {"action": "bid", "quantity": 3.0, "face": 2}),  # sent as it is, never rounded to a bid
+    (Bid(True, 2), {"action": "bid", "quantity": True, "face": 2}),
+    ({"action": {1, 2}}, {"action": "{1, 2}"}),
 ])
 def test_host_reply_forms(returned: object, expected: dict) -> None:
     line = encode_reply(returned)

@@ -245,7 +245,15 @@ def _number(value: object) -> object:
             pass
     if value is None or isinstance(value, (bool, float, str)):
         return value
-    return repr(value)[:_MAX_TEXT]
+    return _text(value)
+
+
+def _text(value: object) -> str:
+    """``repr(value)`` cut short; a ``__repr__`` that raises is the bot's bug, not a reason to crash here."""
+    try:
+        return repr(value)[:_MAX_TEXT]
+    except Exception:
+        return f"<{type(value).__name__} whose repr() raised>"
 
 
 def encode_reply(returned: object) -> bytes:
@@ -281,7 +289,7 @@ def encode_reply(returned: object) -> bytes:
             import json  # rare: not loaded at the host's start-up
 
             try:
-                return (json.dumps(returned, default=repr, separators=(",", ":")) + "\n").encode()
+                return (json.dumps(returned, default=_text, separators=(",", ":")) + "\n").encode()
             except (TypeError, ValueError, RecursionError):
-                return _dumps({"action": repr(returned)[:_MAX_TEXT]}, option=_OPT)
-    return _dumps({"action": repr(returned)[:_MAX_TEXT]}, option=_OPT)
+                return _dumps({"action": _text(returned)}, option=_OPT)
+    return _dumps({"action": _text(returned)}, option=_OPT)
