@@ -25,7 +25,7 @@ from __future__ import annotations
 import dataclasses
 import random
 from itertools import chain
-from typing import Any, Callable, Final, Mapping
+from typing import Any, Callable, Final, Mapping, TypeVar
 
 from arena.engine.rules import CALZA, DUDO, KEYS, Action, Bid, Rules, bid
 from arena.errors import ArenaError, ProtocolError, RulesError
@@ -37,6 +37,7 @@ __all__ = ["MessageError", "parse_ready", "parse_reply", "parse_hello", "parse_m
            "parse_round_end", "parse_match_end"]
 
 RawMessage = Mapping[str, Any]  # a decoded JSON object: its values are unchecked until parsed here
+T = TypeVar("T")
 
 
 class MessageError(ArenaError):
@@ -110,10 +111,20 @@ def _field(msg: RawMessage, key: str, what: str) -> Any:
         raise _problem(what, msg, f"no {key!r}") from None
 
 
-def _int(msg: RawMessage, key: str, what: str, low: int | None = None, high: int | None = None) -> int:
+_JSON_TYPE: Final[dict[type, str]] = {int: "a JSON integer", bool: "true or false", str: "a JSON string",
+                                      dict: "a JSON object"}
+
+
+def _typed(msg: RawMessage, key: str, what: str, kind: type[T]) -> T:
+    """``msg[key]``, which must be of exactly ``kind`` (``true`` is no integer here)."""
     value = _field(msg, key, what)
-    if type(value) is not int:
-        raise _problem(what, msg, f"{key!r} must be a JSON integer, got {clip(json_text(value))}")
+    if type(value) is not kind:
+        raise _problem(what, msg, f"{key!r} must be {_JSON_TYPE[kind]}, got {clip(json_text(value))}")
+    return value  # type: ignore[no-any-return]  # of type kind, checked above
+
+
+def _int(msg: RawMessage, key: str, what: str, low: int | None = None, high: int | None = None) -> int:
+    value = _typed(msg, key, what, int)
     if (low is not None and value < low) or (high is not None and value > high):
         span = f"from {low} to {high}" if high is not None else f"at least {low}"
         raise _problem(what, msg, f"{key!r} must be {span}, got {value}")
@@ -121,24 +132,11 @@ def _int(msg: RawMessage, key: str, what: str, low: int | None = None, high: int
 
 
 def _bool(msg: RawMessage, key: str, what: str) -> bool:
-    value = _field(msg, key, what)
-    if type(value) is not bool:
-        raise _problem(what, msg, f"{key!r} must be true or false, got {clip(json_text(value))}")
-    return value
-
-
-def _str(msg: RawMessage, key: str, what: str) -> str:
-    value = _field(msg, key, what)
-    if type(value) is not str:
-        raise _problem(what, msg, f"{key!r} must be a JSON string, got {clip(json_text(value))}")
-    return value
+    return _typed(msg, key, what, bool)
 
 
 def _object(msg: RawMessage, key: str, what: str) -> RawMessage:
-    value = _field(msg, key, what)
-    if type(value) is not dict:
-        raise _problem(what, msg, f"{key!r} must be a JSON object, got {clip(json_text(value))}")
-    return value
+    return _typed(msg, key, what, dict)
 
 
 def _ints(msg: RawMessage, key: str, what: str, length: int | None = None,
@@ -193,7 +191,7 @@ def parse_match_start(msg: RawMessage) -> MatchInfo:
         resolved = Rules.from_dict({k: rules[k] for k in KEYS})
     except RulesError as exc:
         raise _problem(what, msg, f"'rules': {exc}") from None
-    return MatchInfo(_str(msg, "match", what), seat, players, tuple(names), resolved, _int(msg, "seed", what))
+    return MatchInfo(_typed(msg, "match", what, str), seat, players, tuple(names), resolved, _int(msg, "seed", what))
 
 
 def _fast_init(cls: type) -> Callable[..., Any]:
