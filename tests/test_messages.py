@@ -83,7 +83,7 @@ def test_match_start_and_a_void_round_parse_back() -> None:
 
     void = fault(state, 1)
     end = parse_round_end(wire(round_end_message("m-9", void, "timeout")), info)
-    assert end.fault == (1, "timeout") and end.bid is end.call is end.count is end.change is None
+    assert end.fault == (1, "timeout") and all(x is None for x in (end.bid, end.call, end.count, end.change))
     assert end.counts == void.counts and end.dice == state.dice
 
 
@@ -101,9 +101,11 @@ def test_unknown_fields_are_ignored() -> None:
 
 def test_hello_is_the_version_spoken_here() -> None:
     assert parse_hello(wire(hello_message())) == PROTOCOL_VERSION == 1
-    for bad, words in [({"type": "hello", "protocol": 2}, "protocol 2 is not spoken here"),
-                       ({"type": "hello", "protocol": "1"}, "'protocol' must be a JSON integer"),
-                       ({"type": "hello"}, "no 'protocol'"), ({"type": "helo", "protocol": 1}, "'type'")]:
+    cases: list[tuple[dict[str, Any], str]] = [
+        ({"type": "hello", "protocol": 2}, "protocol 2 is not spoken here"),
+        ({"type": "hello", "protocol": "1"}, "'protocol' must be a JSON integer"),
+        ({"type": "hello"}, "no 'protocol'"), ({"type": "helo", "protocol": 1}, "'type'")]
+    for bad, words in cases:
         with pytest.raises(MessageError, match=words):
             parse_hello(bad)
 
@@ -129,6 +131,7 @@ def _set(path: str, value: Any) -> Callable[[dict[str, Any]], None]:
     return change
 
 
+# (true/false inside the integer lists read as 1/0 on the per-decision path: see parse_turn.)
 TURN_BREAKS: list[tuple[str, Any, str]] = [
     *[(key, KeyError, f"no {key.split('.')[-1]!r}") for key in
       ("round", "seat", "dice", "counts", "palifico", "history", "legal", "time_ms", "legal.dudo", "legal.calza",
@@ -139,7 +142,6 @@ TURN_BREAKS: list[tuple[str, Any, str]] = [
     ("time_ms", None, "'time_ms' must be a JSON integer"),
     ("palifico", 0, "'palifico' must be true or false"),
     ("dice", [1, "3"], "'dice' must be a list of JSON integers"),
-    ("dice", [1, True], "'dice' must be a list of JSON integers"),
     ("dice", [7, 2], "'dice' must hold integers from 1 to 6"),
     ("dice", [0], "'dice' must hold integers from 1 to 6"),
     ("dice", "135", "'dice' must be a list of JSON integers"),
@@ -149,7 +151,6 @@ TURN_BREAKS: list[tuple[str, Any, str]] = [
     ("history", [[0, 1]], "'history' must be a list of [seat, quantity, face]"),
     ("history", [[0, 1, 2, 3]], "'history' must be a list of [seat, quantity, face]"),
     ("history", [[0, 1, "2"]], "'history' must be a list of [seat, quantity, face]"),
-    ("history", [[0, False, 2]], "'history' must be a list of [seat, quantity, face]"),
     ("history", [7], "'history' must be a list of [seat, quantity, face]"),
     ("history", "x", "'history' must be a list of [seat, quantity, face]"),
     ("history", [{"s": 1, "q": 2, "f": 3}], "'history' must be a list of [seat, quantity, face]"),
@@ -159,7 +160,6 @@ TURN_BREAKS: list[tuple[str, Any, str]] = [
     ("legal.max_quantity", 12.5, "'max_quantity' must be a JSON integer"),
     ("legal.min_quantity", {"7": 1}, "'min_quantity' must map faces"),
     ("legal.min_quantity", {"1": "2"}, "'min_quantity' must map faces"),
-    ("legal.min_quantity", {"1": True}, "'min_quantity' must map faces"),
     ("legal.min_quantity", [["1", 2]], "'min_quantity' must be a JSON object"),
 ]
 

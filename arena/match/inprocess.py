@@ -20,8 +20,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import orjson
-
 from arena.engine.records import MatchSpec, derive_seed
 from arena.engine.rules import Rules
 from arena.errors import BotCrashed, BotFault, RunError
@@ -30,19 +28,16 @@ from arena.protocol.driver import BotDriver
 from arena.protocol.loader import BotFactory, load_python_bot
 from arena.protocol.messages import Notification, ReadyMessage, RefereeMessage, TurnMessage, hello_message
 from arena.protocol.parse import MessageError, RawMessage, parse_ready
-from arena.protocol.wire import decode, encode
-
-_loads = orjson.loads
+from arena.protocol.wire import decode
 
 
 class InProcessTransport:
     """A Python bot as a :class:`~arena.protocol.player.Player`, without a process or sandbox.
 
     The bot host's own :class:`~arena.protocol.driver.BotDriver` plays it
-    (a fresh instance per match, seeded from ``match_start``), and every
-    message and reply goes through the wire codec as it would over a pipe, so
-    the bot, the referee and ``arena check`` see the same bytes as with a
-    sandboxed process. As :class:`arena.match.process.BotProcess` does, a
+    (a fresh instance per match, seeded from ``match_start``), and its reply
+    lines are decoded as the referee decodes a process's, so the bot, the
+    referee and ``arena check`` see what they would with a sandboxed process. As :class:`arena.match.process.BotProcess` does, a
     fault noticed while notifying (the bot raised) is raised by the next
     request; a bot that raises is a ``crash``. Trusted code only: the bot
     runs inside this process.
@@ -82,9 +77,11 @@ class InProcessTransport:
             self._fault = BotCrashed(f"{self.name} is closed (start a new transport)")
 
     def _call(self, msg: RefereeMessage, what: str) -> bytes | None:
-        # Through the codec, as over a pipe: the driver gets what a host would read.
+        # The builders' messages are JSON-shaped already (lists, string keys), so
+        # the driver reads them as the host reads the line; the reply line goes
+        # through the referee's decoder, as from a pipe.
         try:
-            return self._driver.handle(_loads(encode(msg)))
+            return self._driver.handle(msg)
         except MessageError:
             raise  # the caller's message is wrong: a bug on this side, not the bot's
         except Exception as exc:

@@ -51,9 +51,10 @@ class BotDriver:
 
     def handle(self, msg: RawMessage) -> bytes | None:
         """The reply line to ``msg`` (``hello``, ``turn``), or ``None`` (a notification)."""
-        if type(msg) is not dict:
-            raise MessageError(f"expected a JSON object, got {type(msg).__name__}")
-        kind = msg.get("type")
+        try:
+            kind = msg.get("type")
+        except AttributeError:  # not a dict: caught here rather than checked on every message
+            raise MessageError(f"expected a JSON object, got {type(msg).__name__}") from None
         if kind == "turn":  # first: the per-decision path
             bot, match = self.bot, self.match
             if bot is None or match is None:

@@ -267,7 +267,9 @@ def encode_reply(returned: object) -> bytes:
     """
     kind = type(returned)
     if kind is Bid:
-        q, f = returned  # type: ignore[misc]  # a Bid
+        q: object
+        f: object
+        q, f = returned  # type: ignore[misc]  # a Bid: two fields, of whatever types the bot put in
         if type(q) is not int or type(f) is not int:
             q, f = _number(q), _number(f)
             if type(q) is not int or type(f) is not int:

@@ -120,7 +120,7 @@ def _typed(msg: RawMessage, key: str, what: str, kind: type[T]) -> T:
     value = _field(msg, key, what)
     if type(value) is not kind:
         raise _problem(what, msg, f"{key!r} must be {_JSON_TYPE[kind]}, got {clip(json_text(value))}")
-    return value  # type: ignore[no-any-return]  # of type kind, checked above
+    return value  # of type kind, checked above
 
 
 def _int(msg: RawMessage, key: str, what: str, low: int | None = None, high: int | None = None) -> int:
@@ -212,33 +212,37 @@ _FACE_KEYS: Final = {str(f): f for f in range(1, 7)}  # a min_quantity key -> it
 _face_of = _FACE_KEYS.__getitem__
 _FACES: Final = frozenset(range(1, 7))
 _INT: Final = frozenset({int})
-_flat = chain.from_iterable
+_chain = chain
 
 
 def parse_turn(msg: RawMessage, match: MatchInfo, rng: random.Random) -> Turn:
-    """``turn`` for the seat of ``match`` as a :class:`~arena.sdk.Turn` carrying ``rng``."""
-    # The per-decision path: read everything, then check every type at once
-    # (a wrong value fails a lookup, an unpacking or the set of types; decoded
-    # JSON has no tuples and only string keys, so a history entry that unpacks
-    # into three integers is a list); on any failure, _turn_problem says which
-    # field is wrong.
+    """``turn`` for the seat of ``match`` as a :class:`~arena.sdk.Turn` carrying ``rng``.
+
+    On the per-decision path of every Python bot, so the checks are made in
+    bulk: the scalars and containers by exact type; the integers inside the
+    lists (dice, counts, history, the minimum quantities) by summing them in C,
+    which fails on anything but integers (a float, a string, ``null``, a nested
+    list); only ``true``/``false`` there pass, as the 1 and 0 Python takes
+    them for (telling them apart would cost a call per element). Whatever is
+    wrong, :func:`_turn_problem` then says which field.
+    """
     try:
         legal = msg["legal"]
         mins = legal["min_quantity"]
         dice, counts, history = msg["dice"], msg["counts"], msg["history"]
-        flags = (msg["palifico"], legal["dudo"], legal["calza"])
-        ints = [msg["round"], msg["seat"], legal["max_quantity"], msg["time_ms"],
-                *dice, *counts, *mins.values(), *_flat(history)]
-        min_quantity = dict(zip(map(_face_of, mins), mins.values()))
-        bids = tuple([(s, bid(q, f)) for s, q, f in history])
+        rnd, seat, time_ms, top = msg["round"], msg["seat"], msg["time_ms"], legal["max_quantity"]
+        palifico, dudo, calza = msg["palifico"], legal["dudo"], legal["calza"]
+        min_quantity = {_face_of(f): q for f, q in mins.items()}  # a key but "1".."6" fails the lookup
+        bids = tuple([(s, bid(q, f)) for s, q, f in history])  # an entry but three values fails to unpack
+        total = sum(_chain(dice, counts, min_quantity.values(), *history))
     except (KeyError, TypeError, ValueError, AttributeError):
         raise _turn_problem(msg, match) from None
-    if (_INT.issuperset(map(type, ints)) and type(flags[0]) is bool and type(flags[1]) is bool
-            and type(flags[2]) is bool and type(dice) is list and type(counts) is list
-            and type(history) is list and _FACES.issuperset(dice)
-            and ints[1] == match.seat and len(counts) == match.players):
-        return _build_turn(match, ints[0], ints[1], tuple(dice), tuple(counts), flags[0], bids,
-                           _build_legal(flags[1], flags[2], min_quantity, ints[2]), ints[3], rng)
+    if (type(total) is int and type(rnd) is int and type(seat) is int and type(time_ms) is int
+            and type(top) is int and type(palifico) is bool and type(dudo) is bool and type(calza) is bool
+            and type(dice) is list and type(counts) is list and type(history) is list
+            and seat == match.seat and len(counts) == match.players and _FACES.issuperset(dice)):
+        return _build_turn(match, rnd, seat, tuple(dice), tuple(counts), palifico, bids,
+                           _build_legal(dudo, calza, min_quantity, top), time_ms, rng)
     raise _turn_problem(msg, match)
 
 

@@ -12,7 +12,7 @@ bits, which a hostile bot may send). Every line a bot writes is hostile input:
 from __future__ import annotations
 
 import json
-from typing import Any, Final
+from typing import Any, Final, Mapping
 
 import orjson
 
@@ -28,7 +28,7 @@ _OPT = orjson.OPT_APPEND_NEWLINE
 _JSONDecodeError = orjson.JSONDecodeError
 
 
-def encode(msg: dict[str, Any]) -> bytes:
+def encode(msg: Mapping[str, object]) -> bytes:
     """``msg`` as one JSON line, ``b"\\n"``-terminated."""
     return _dumps(msg, option=_OPT)
 
