@@ -23,7 +23,7 @@ pytestmark = pytest.mark.sandbox  # run as root and as an unprivileged user in C
 
 BOTS = Path(__file__).parent / "bots"
 
-# A realistic turn message (~200 bytes), as PROTOCOL.md shows it.
+# A realistic turn message (~200 bytes), as docs/protocol.md shows it.
 TURN: dict[str, Any] = {
     "type": "turn", "match": "m-000042", "round": 7, "seat": 2,
     "dice": [1, 3, 3, 5], "counts": [5, 0, 4, 3], "palifico": False,

@@ -57,7 +57,7 @@ PlayerFactory = Callable[[], Player]  # a fresh player (a new process) per call
 
 FRESH_IN_REPEAT: frozenset[int] = frozenset(range(1, 6))  # matches the repeat plays in a new process
 
-# What to tell the author, per fault kind (PROTOCOL.md's kinds, plus the check's own).
+# What to tell the author, per fault kind (docs/protocol.md's kinds, plus the check's own).
 ADVICE: dict[str, str] = {
     "illegal": "choose from turn.legal (Python: turn.legal.actions() or turn.legal.is_legal(action); "
                "protocol: a face in legal.min_quantity, a quantity from its minimum to max_quantity, "
@@ -102,7 +102,7 @@ class Problem:
             lines.append(f"  reply:   {self.reply}")
         if self.stderr:
             lines.append(f"  stderr:  {printable(_cut(self.stderr, 1500))}")
-        lines.append(f"  fix:     {self.fix or ADVICE.get(self.kind, 'see PROTOCOL.md')}")
+        lines.append(f"  fix:     {self.fix or ADVICE.get(self.kind, 'see docs/protocol.md')}")
         return "\n".join(lines)
 
 

@@ -66,7 +66,7 @@ def illegal_reason(action: Action, turn: Turn) -> str | None:
 
     Works from the turn's ``legal`` summary (what every player is sent), so the
     human player needs nothing a bot does not get. The summary is exact
-    (PROTOCOL.md: every quantity from ``min_quantity`` to ``max_quantity`` is
+    (docs/protocol.md: every quantity from ``min_quantity`` to ``max_quantity`` is
     legal for a listed face), so the verdict agrees with the referee's.
     """
     legal, rules = turn.legal, turn.rules

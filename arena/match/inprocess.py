@@ -37,10 +37,10 @@ class InProcessTransport:
     The bot host's own :class:`~arena.protocol.driver.BotDriver` plays it
     (a fresh instance per match, seeded from ``match_start``), and its reply
     lines are decoded as the referee decodes a process's, so the bot, the
-    referee and ``arena check`` see what they would with a sandboxed process. As :class:`arena.match.process.BotProcess` does, a
-    fault noticed while notifying (the bot raised) is raised by the next
-    request; a bot that raises is a ``crash``. Trusted code only: the bot
-    runs inside this process.
+    referee and ``arena check`` see what they would with a sandboxed process.
+    As :class:`arena.match.process.BotProcess` does, a fault noticed while
+    notifying (the bot raised) is raised by the next request; a bot that
+    raises is a ``crash``. Trusted code only: the bot runs inside this process.
     """
 
     def __init__(self, factory: BotFactory, name: str = "bot", version: str | None = None) -> None:

@@ -1,7 +1,7 @@
 """The referee: plays one match with players behind the protocol, and records it.
 
 Every fault a player commits (timeout, crash, malformed, illegal, unasked)
-becomes data: the player is out, the round is void (RULES.md, Faults) and the
+becomes data: the player is out, the round is void (docs/rules.md, Faults) and the
 record says what happened. The referee never lets a player's failure stop the
 match, and it sends each player only its own view (:func:`arena.protocol.messages.turn_view`).
 """
@@ -23,7 +23,7 @@ from arena.protocol.wire import clip
 
 
 def seat_order(rules: Rules, n: int, dice_seed: int) -> list[int]:
-    """Entrant position for each seat: rolled (RULES.md 1) or the schedule's order."""
+    """Entrant position for each seat: rolled (docs/rules.md, Seating) or the schedule's order."""
     if rules.seating == "roll":
         return dice_mod.roll_off(range(n), dice_mod.seating_die(dice_seed))
     return list(range(n))

@@ -169,7 +169,7 @@ def parse_hello(msg: RawMessage) -> int:
     return version
 
 
-MAX_SEATS: Final = 10  # RULES.md: a table seats 2 to 10
+MAX_SEATS: Final = 10  # docs/rules.md: a table seats 2 to 10
 
 
 def parse_match_start(msg: RawMessage) -> MatchInfo:
