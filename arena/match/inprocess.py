@@ -15,10 +15,9 @@ from __future__ import annotations
 import random
 import sys
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from arena.engine.records import MatchSpec, derive_seed
 from arena.engine.rules import Rules
