@@ -15,7 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from arena.apps.check import percentiles, run_check
-from arena.match.inprocess import InProcessTransport, load_python_bot
+from arena.match.inprocess import InProcessTransport
+from arena.protocol.loader import load_python_bot
 from arena.sdk import DUDO, Bot, Turn
 
 BOTS = Path(__file__).resolve().parent.parent / "bots"

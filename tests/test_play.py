@@ -26,7 +26,8 @@ from arena.apps.play import LEFT_KIND, HumanPlayer, candidate_raises, illegal_re
 from arena.engine.records import MatchRecord
 from arena.engine.replay import check
 from arena.engine.rules import CALZA, DUDO, Bid, Rules
-from arena.sdk import MatchInfo, Turn
+from arena.protocol import parse
+from arena.sdk import Turn
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -67,7 +68,7 @@ def turn_msg(dice: list[int], counts: list[int], history: list[list[int]], mins:
 def make_turn(rules: Rules, msg: dict[str, Any]) -> Turn:
     import random
 
-    return Turn.from_message(msg, MatchInfo.from_message(match_start(rules)), random.Random(0))
+    return parse.parse_turn(msg, parse.parse_match_start(match_start(rules)), random.Random(0))
 
 
 CLASSIC = Rules.preset("classic")

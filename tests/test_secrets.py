@@ -20,7 +20,7 @@ import pytest
 
 from arena.botfile.spec import BotSpec, load_bot
 from arena.apps.check import check_bot, run_check
-from arena.match.inprocess import load_python_bot
+from arena.protocol.loader import load_python_bot
 from arena.apps.play import HumanPlayer, PlaySetup, play_human
 from arena.match.process import BotProcess, TimeControl
 from arena.engine.records import MatchSpec, derive_seed

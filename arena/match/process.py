@@ -31,13 +31,15 @@ import signal
 import subprocess
 import time as _time
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Callable
 
 from arena.match import diagnose
 from arena.botfile.spec import BotSpec, owns
 from arena.errors import BotCrashed, BotFault, BotTimeout, ConfigError, ProtocolError
 from arena.sandbox import Sandbox, SandboxLimits
-from arena.protocol.wire import MAX_LINE, PROTOCOL_VERSION, clip, decode, encode
+from arena.protocol.messages import Notification, ReadyMessage, TurnMessage, hello_message
+from arena.protocol.parse import RawMessage, parse_ready
+from arena.protocol.wire import MAX_LINE, clip, decode, encode
 
 __all__ = ["TimeControl", "BotProcess"]
 
@@ -118,8 +120,8 @@ class BotProcess:
 
     # -- life cycle -------------------------------------------------------------
 
-    def start(self) -> dict[str, Any]:
-        """Spawn the bot, send hello, wait for ready (``hello_ms``); return ready."""
+    def start(self) -> ReadyMessage:
+        """Spawn the bot, send hello, wait for ready (``hello_ms``); return ready, parsed."""
         if self._proc is not None:
             raise BotCrashed(f"bot {self.spec.name}: start() called twice; make a new BotProcess")
         box = self._box = Sandbox(self.spec, self.limits)
@@ -144,7 +146,7 @@ class BotProcess:
         self._poll.register(self._err, _IN)
         deadline = _time.monotonic() + self.time.hello_ms / 1000
         try:
-            hello = encode({"type": "hello", "protocol": PROTOCOL_VERSION})
+            hello = encode(hello_message())
             if self._log:
                 self._log(f"[{self.pid}] > {hello[:-1].decode()}")
             self._send(hello, deadline, "hello")
@@ -155,9 +157,11 @@ class BotProcess:
                 raise ProtocolError(f"bot {self.spec.name} answered hello with a line that is {exc.detail}; "
                                     f'expected {{"type": "ready", "name": ...}}' + self._why(line),
                                     "malformed") from None
-            if msg.get("type") != "ready":
-                raise ProtocolError(f'bot {self.spec.name}: expected {{"type": "ready", "name": ...}} in '
-                                    f"reply to hello, got {clip(line)}" + self._why(line), "malformed")
+            try:
+                ready = parse_ready(msg)
+            except ProtocolError as exc:
+                raise ProtocolError(f"bot {self.spec.name} answered hello wrongly: {exc.detail}" + self._why(line),
+                                    "malformed") from None
         except _Gone as gone:
             crash = self._crashed(gone.how + " before answering hello", starting=True)
             self.close()
@@ -168,7 +172,7 @@ class BotProcess:
         # Start-up is over: from now on the bot runs only while it is asked.
         self._mark = box.cpu_ns(refresh=self._charge_tree)
         box.settle()
-        return msg
+        return ready
 
     def close(self, grace: bool = True) -> None:
         """Thaw, close stdin, wait ``grace_ms`` (unless ``grace`` is false: a
@@ -242,7 +246,7 @@ class BotProcess:
 
     # -- messages -----------------------------------------------------------
 
-    def notify(self, msg: dict[str, Any]) -> None:
+    def notify(self, msg: Notification) -> None:
         """Send a message that expects no reply. Never raises, never blocks:
         a dead, stuck or chatty bot is found out by the next request."""
         if self._closed or self._fault is not None or self._proc is None:
@@ -274,7 +278,7 @@ class BotProcess:
         except _Gone as gone:
             self._gone = gone.how
 
-    def request(self, msg: dict[str, Any]) -> tuple[dict[str, Any], float]:
+    def request(self, msg: TurnMessage) -> tuple[RawMessage, float]:
         """Send ``msg`` (a ``turn``), wait for one reply line; return it and the
         CPU seconds the bot used for it. Raises BotTimeout, BotCrashed, ProtocolError."""
         try:

@@ -1,7 +1,7 @@
 """The referee: plays one match with players behind the protocol, and records it.
 
 Every fault a player commits (timeout, crash, malformed, illegal, unasked)
-becomes data: the player is out, the round is void (RULES.md, Faults) and the
+becomes data: the player is out, the round is void (docs/rules.md, Faults) and the
 record says what happened. The referee never lets a player's failure stop the
 match, and it sends each player only its own view (:func:`arena.protocol.messages.turn_view`).
 """
@@ -9,29 +9,22 @@ match, and it sends each player only its own view (:func:`arena.protocol.message
 from __future__ import annotations
 
 import time
-from typing import Any, Protocol, Sequence
+from typing import Any, Sequence
 
 from arena.engine import dice as dice_mod
 from arena.errors import BotFault, FaultKind, StateError
 from arena.engine.records import (ActionRecord, DiceChange, FaultRecord, MatchRecord, MatchSpec, RoundRecord,
                                   derive_seed, end_reason)
 from arena.engine.rules import Bid, Rules, apply, deal, fault, new_match, why_illegal
-from arena.protocol.messages import match_end_message, match_start_message, round_end_message, turn_message
-from arena.protocol.wire import clip, parse_reply
-
-PROTOCOL_VERSION = 1
-
-
-class Player(Protocol):
-    """What the referee needs of a player; :class:`arena.match.process.BotProcess` is one."""
-
-    def notify(self, msg: dict[str, Any]) -> None: ...
-
-    def request(self, msg: dict[str, Any]) -> tuple[dict[str, Any], float]: ...
+from arena.protocol.messages import (Notification, match_end_message, match_start_message, round_end_message,
+                                     turn_message)
+from arena.protocol.parse import parse_reply
+from arena.protocol.player import Player
+from arena.protocol.wire import clip
 
 
 def seat_order(rules: Rules, n: int, dice_seed: int) -> list[int]:
-    """Entrant position for each seat: rolled (RULES.md 1) or the schedule's order."""
+    """Entrant position for each seat: rolled (docs/rules.md, Seating) or the schedule's order."""
     if rules.seating == "roll":
         return dice_mod.roll_off(range(n), dice_mod.seating_die(dice_seed))
     return list(range(n))
@@ -84,7 +77,7 @@ def play_match(spec: MatchSpec, players: Sequence[Player], names: Sequence[str],
     faults: list[FaultRecord] = []
     mid = spec.match
 
-    def tell(seat: int, msg: dict[str, Any]) -> None:
+    def tell(seat: int, msg: Notification) -> None:
         if seat not in faulted_seats:
             seat_players[seat].notify(msg)
 
