@@ -20,6 +20,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("protocol", ("arena.protocol", "arena.sdk")),
     ("sandbox", ("arena.sandbox",)),
     ("match", ("arena.match",)),
+    ("exploit", ("arena.exploit",)),
     ("running", ("arena.running",)),
     ("analysis", ("arena.analysis",)),
     ("apps", ("arena.apps", "arena.__main__")),

@@ -37,7 +37,7 @@ are (2, 2), (1, 2) and (1, 1).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Any, Callable
 
 from arena.engine.rules import Rules
 from arena.solve.cfr import Profile, RoundSolver, best_response_value
@@ -171,3 +171,46 @@ def solve_match(rules: Rules, iterations: int, *, every: int = 0,
         br_open[counts] = sol.last.br_opener
         br_other[counts] = sol.last.br_other
     return MatchSolution(rules, rules.dice, rounds, unsolved)
+
+
+def to_policy(sol: MatchSolution, eps: float | None = None) -> dict[str, Any]:
+    """The policy file's content (:mod:`arena.solve.policy`) for a solved match.
+
+    Each round's strategy is pruned (probabilities below ``eps`` dropped), and
+    every figure written is computed exactly for the pruned strategy, the
+    rounds chained bottom-up as in :func:`solve_match`.
+    """
+    from arena.solve import policy
+
+    eps = policy.PRUNE if eps is None else eps
+    values: dict[tuple[int, int], float] = {}
+    br_open: dict[tuple[int, int], float] = {}
+    br_other: dict[tuple[int, int], float] = {}
+    rounds: dict[str, Any] = {}
+    for counts, rs in sol.rounds.items():
+        game, solver = rs.game, rs.solver
+        pruned = policy.prune(solver, rs.profile, eps)
+        pay_open = game.payoff(_cont(counts, br_open, br_other))
+        pay_other = game.payoff(_cont(counts, {s: -v for s, v in br_other.items()},
+                                      {s: -v for s, v in br_open.items()}))
+        # The value at equilibrium uses the pruned values of the rounds after.
+        solver_v = RoundSolver(game, _cont(counts, values))
+        entry = policy.round_entry(solver_v, pruned, pay_open, pay_other)
+        entry["iterations"] = solver.iterations
+        entry["seconds"] = round(solver.seconds, 3)
+        rounds[f"{counts[0]}-{counts[1]}"] = entry
+        values[counts] = entry["value"]
+        br_open[counts] = entry["br_opener"]
+        br_other[counts] = entry["br_other"]
+    top = (sol.dice, sol.dice)
+    data: dict[str, Any] = {
+        "format": policy.FORMAT, "version": policy.VERSION, "rules": policy.rules_key(sol.rules),
+        "players": 2, "dice": sol.dice,
+        "solver": {"algorithm": "cfr+", "averaging": "linear", "updates": "alternating", "prune": eps},
+    }
+    if f"{top[0]}-{top[1]}" in rounds:
+        data["value"] = rounds[f"{sol.dice}-{sol.dice}"]["value"]
+        data["exploitability"] = rounds[f"{sol.dice}-{sol.dice}"]["exploitability"]
+    data["rounds"] = rounds
+    data["unsolved"] = {f"{c[0]}-{c[1]}": why for c, why in sol.unsolved.items()}
+    return data
