@@ -404,6 +404,9 @@ def solve_cmd(preset: str, sets: tuple[str, ...], iterations: int, every: int, o
 @click.option("--set", "sets", multiple=True, metavar="KEY=VALUE", help="Override a rule key (default dice=1).")
 @click.option("--samples", type=click.IntRange(1), default=4, show_default=True,
               help="Times each information set is asked, each with another match seed.")
+@click.option("--focus", type=click.IntRange(0), default=8, show_default=True,
+              help="A stochastic bot is then asked FOCUS x (information sets) more times, where its own "
+                   "play reaches most often.")
 @click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True, help="Seed of the match seeds.")
 @click.option("--time-ms", type=click.IntRange(1), default=1000, show_default=True,
               help="Per-decision CPU budget (sent as time_ms).")
@@ -413,7 +416,7 @@ def solve_cmd(preset: str, sets: tuple[str, ...], iterations: int, every: int, o
 @click.option("--run", "run", type=click.Path(file_okay=False),
               help="Also write it into run folder RUN (exploit/BOT.json), where `arena report` shows it.")
 @_friendly
-def exploit_cmd(bot: str, preset: str, sets: tuple[str, ...], samples: int, seed: int, time_ms: int,
+def exploit_cmd(bot: str, preset: str, sets: tuple[str, ...], samples: int, focus: int, seed: int, time_ms: int,
                 sandbox: str, out: str | None, run: str | None) -> None:
     """Exact best response against BOT in a small two-player game (docs/solver.md).
 
@@ -443,7 +446,7 @@ def exploit_cmd(bot: str, preset: str, sets: tuple[str, ...], samples: int, seed
             click.echo(f"\rasked {done}/{total}", nl=False, err=True)
 
     rep = measure(rules, lambda: BotProcess(spec, limits, clock), bot=spec.name, samples=samples, seed=seed,
-                  time_ms=time_ms, progress=progress)
+                  time_ms=time_ms, focus=focus, progress=progress)
     if sys.stderr.isatty():
         click.echo("", err=True)
     _echo(format_exploit(rep.to_json()))
@@ -460,10 +463,13 @@ def format_exploit(rep: dict[str, Any]) -> str:
     """The terminal form of an exploit report."""
     lines = [f"arena exploit {rep['bot']}: {rep['game']}"]
     kind = "deterministic: exact" if rep["deterministic"] else f"stochastic: {rep['samples']} samples per information set"
-    lines.append(f"  asked {rep['questions']} information sets x {rep['samples']} in {rep['seconds']:.1f} s ({kind})")
+    lines.append(f"  asked {rep['questions']} information sets x {rep['samples']}, {rep['asked']} answers in all, "
+                 f"in {rep['seconds']:.1f} s ({kind})")
     iv = rep.get("interval")
-    ivs = f"  (95% bootstrap interval {iv[0]:.4f} to {iv[1]:.4f})" if iv else ""
-    lines.append(f"  exploitability {rep['exploitability']:.4f} per match{ivs}")
+    lines.append(f"  exploitability {rep['exploitability']:.4f} per match"
+                 + ("" if rep["deterministic"] else " (best response to the estimated strategy: biased upward)"))
+    if iv:
+        lines.append(f"  held-out estimate {rep['held_out']:.4f} (biased downward); interval {iv[0]:.4f} to {iv[1]:.4f}")
     lines.append(f"  best response wins {rep['br_opener']:+.4f} as the opener, {rep['br_other']:+.4f} as the other player")
     if rep["faults"]:
         lines.append(f"  {len(rep['faults'])} faulting answers (played as uniform: the figure is a lower bound); "
