@@ -348,3 +348,23 @@ def test_exploit_equilibrium_bot_is_near_zero() -> None:
     rep = _measure("equilibrium.py", rules, samples=4, focus=8, resamples=20)
     assert rep.interval is not None and rep.interval[0] < 0.01
     assert abs(rep.held_out) < 0.02
+
+
+def test_report_shows_exploitability_when_computed(tmp_path: Path) -> None:
+    """`arena report` gains a section when RUN/exploit/ has reports, escaped; none otherwise."""
+    import json
+    import shutil
+
+    from arena.analysis.report import build_report
+
+    run = tmp_path / "run"
+    shutil.copytree(ROOT / "tests" / "data" / "run-2026-12-01", run)
+    assert 'id="exploitability"' not in build_report(run, resamples=2)
+    (run / "exploit").mkdir()
+    rep = {"bot": "<b>evil</b>", "game": "two players, dice=1", "exploitability": 0.25, "interval": None,
+           "br_opener": 0.2, "br_other": 0.3,
+           "worst": [{"role": "opener", "hand": "3", "bids": [], "best": "1x4", "loss": 0.1}]}
+    (run / "exploit" / "evil-neller-1.json").write_text(json.dumps(rep))
+    (run / "exploit" / "broken.json").write_text("{not json")
+    page = build_report(run, resamples=2)
+    assert "id='exploitability'" in page and "&lt;b&gt;evil&lt;/b&gt;" in page and "<b>evil</b>" not in page
