@@ -22,11 +22,19 @@ messages become these types in :mod:`arena.protocol.parse`.
 from __future__ import annotations
 
 import random
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Callable, Iterator, Mapping, Sequence, Union
 
-from arena.engine.odds import (BidLike, expected_count, face_probability, matching, p_at_least, p_exactly,
-                        probability, probability_exact)
+from arena.engine.odds import (
+    BidLike,
+    expected_count,
+    face_probability,
+    matching,
+    p_at_least,
+    p_exactly,
+    probability,
+    probability_exact,
+)
 from arena.engine.rules import CALZA, DUDO, Action, Bid, Calza, Dudo, Rules, bid, parse_action
 
 __all__ = [
@@ -37,7 +45,7 @@ __all__ = [
     "probability", "probability_exact",
 ]
 
-Reply = Union[Action, str]  # an action, or its text form ("5x3", "dudo", "calza")
+Reply = Action | str  # an action, or its text form ("5x3", "dudo", "calza")
 
 
 @dataclass(frozen=True, slots=True)

@@ -22,8 +22,9 @@ as does :meth:`MockTransport.assert_done` while expectations are left.
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable, Mapping
+from typing import Any
 
 import orjson
 
@@ -75,14 +76,14 @@ class MockTransport:
     # -- the script ----------------------------------------------------------------
 
     def expect(self, pattern: Mapping[str, object], responses: Responses = (), *,
-               fault: BotFault | None = None, cpu: float = 0.001) -> "MockTransport":
+               fault: BotFault | None = None, cpu: float = 0.001) -> MockTransport:
         """The next message must match ``pattern``; answer it with ``responses``
         (lines without their newline, or a function of the message giving them)."""
         self._script.append(_Expect(dict(pattern), _keep(responses), fault, cpu))
         return self
 
     def otherwise(self, pattern: Mapping[str, object], responses: Responses = (), *,
-                  fault: BotFault | None = None, cpu: float = 0.001) -> "MockTransport":
+                  fault: BotFault | None = None, cpu: float = 0.001) -> MockTransport:
         """A standing answer for any message matching ``pattern`` once the script is used up."""
         self._standing.append(_Expect(dict(pattern), _keep(responses), fault, cpu))
         return self

@@ -10,11 +10,11 @@ from typing import Any
 import pytest
 
 from arena.engine.dice import roll_table
+from arena.engine.rules import CALZA, DUDO, PRESETS, Bid, Rules, State, _ladder, apply, deal, new_match
 from arena.match.inprocess import LeagueRow, mini_league, play_inprocess
 from arena.protocol.loader import load_python_bot
 from arena.protocol.messages import match_start_message, turn_message
 from arena.protocol.parse import parse_match_start, parse_turn
-from arena.engine.rules import CALZA, DUDO, PRESETS, Bid, Rules, State, _ladder, apply, deal, new_match
 from arena.sdk import Bot, Turn
 
 BOTS = Path(__file__).resolve().parent.parent / "bots"

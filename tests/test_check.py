@@ -11,12 +11,12 @@ from click.testing import CliRunner
 
 from arena.apps.check import CheckReport, fuzz_rules, percentiles, run_check
 from arena.apps.cli import main
+from arena.botfile.supports import Supports
+from arena.engine.rules import CALZA, DUDO, PRESETS, Bid, bid
 from arena.errors import BotTimeout
 from arena.match.inprocess import InProcessTransport
 from arena.protocol.loader import load_python_bot
-from arena.engine.rules import CALZA, DUDO, PRESETS, Bid, bid
 from arena.sdk import Bot, Turn
-from arena.botfile.supports import Supports
 
 BOTS = Path(__file__).resolve().parent.parent / "bots"
 
@@ -372,9 +372,10 @@ def test_a_rule_restriction_keeps_presets_playable_under_allowed_values() -> Non
 
 # --- problem reports, line by line, through a mock transport ---------------------------
 
+from mock_transport import MockTransport, Responses  # noqa: E402
+
 from arena.errors import BotCrashed, BotFault  # noqa: E402
 from arena.protocol.messages import hello_message  # noqa: E402
-from mock_transport import MockTransport, Responses  # noqa: E402
 
 READY = '{"type": "ready", "name": "mock", "version": "0.1"}'
 

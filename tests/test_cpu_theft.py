@@ -13,21 +13,22 @@ import logging
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
 
 import arena.sandbox.box as box_mod
 from arena.botfile.spec import load_bot
-from arena.match.process import BotProcess, TimeControl
 from arena.engine.records import MatchRecord, MatchSpec, derive_seed
 from arena.engine.replay import check
 from arena.engine.rules import Rules
-from arena.sandbox import Mechanisms, SandboxLimits, available
-from arena.sandbox.cgroups import PREFER_ENV
+from arena.match.process import BotProcess, TimeControl
 from arena.running.store import iter_records
 from arena.running.worker import Worker
+from arena.sandbox import Mechanisms, SandboxLimits, available
+from arena.sandbox.cgroups import PREFER_ENV
 
 ROOT = Path(__file__).resolve().parent.parent
 BOTS = ROOT / "tests" / "bots"

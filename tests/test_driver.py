@@ -20,8 +20,13 @@ from arena.engine.dice import roll_table
 from arena.engine.rules import DUDO, Rules, apply, deal, legal_actions, new_match
 from arena.protocol.driver import BotDriver
 from arena.protocol.loader import BotFileError, BotImportError, PythonBot, load_python_bot
-from arena.protocol.messages import (hello_message, match_end_message, match_start_message, round_end_message,
-                                     turn_message)
+from arena.protocol.messages import (
+    hello_message,
+    match_end_message,
+    match_start_message,
+    round_end_message,
+    turn_message,
+)
 from arena.protocol.parse import MessageError
 from arena.protocol.wire import decode, encode
 from arena.sdk import Bot, MatchInfo, RoundEnd, Turn

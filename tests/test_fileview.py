@@ -22,9 +22,9 @@ import pytest
 from click.testing import CliRunner
 
 from arena.apps.cli import main
-from arena.sandbox import available
 from arena.engine.records import MatchRecord
 from arena.running.store import iter_records
+from arena.sandbox import available
 
 ROOT = Path(__file__).resolve().parent.parent
 ARENA = [sys.executable, "-m", "arena"]
@@ -254,9 +254,9 @@ def test_a_command_in_a_folder_of_other_bots_sees_only_its_own_files(tmp_path: P
 
 
 def test_shipped_bots_carry_links_as_links_and_the_worker_checks_the_data_folder(tmp_path: Path) -> None:
-    from arena.running.backends.ray import pack_bots, unpack_bots
     from arena.botfile.spec import load_bot
     from arena.errors import RunError
+    from arena.running.backends.ray import pack_bots, unpack_bots
 
     proj, own = leaky_project(tmp_path)
     spec = load_bot(proj / "bots" / "leaky.py")

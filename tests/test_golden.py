@@ -26,6 +26,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 import synth_records as S  # noqa: E402
+
 from arena.apps.cli import main  # noqa: E402
 
 GOLDEN = HERE / "data" / "golden"
@@ -134,4 +135,4 @@ if __name__ == "__main__":  # regenerate: python tests/test_golden.py
     with tempfile.TemporaryDirectory() as tmp:
         for key, value in outputs(Path(tmp)).items():
             (GOLDEN / key).write_bytes(value if isinstance(value, bytes) else value.encode())
-            print(f"wrote {GOLDEN / key}")
+            print(f"wrote {GOLDEN / key}")  # noqa: T201

@@ -11,12 +11,12 @@ from pathlib import Path
 import pytest
 
 from arena.botfile.spec import load_bot
-from arena.match.process import TimeControl
 from arena.engine.records import MatchRecord, MatchSpec, derive_seed
 from arena.engine.replay import check
 from arena.engine.rules import Rules
-from arena.sandbox import SandboxLimits
+from arena.match.process import TimeControl
 from arena.running.worker import Worker
+from arena.sandbox import SandboxLimits
 
 pytestmark = pytest.mark.sandbox  # run as root and as an unprivileged user in CI
 

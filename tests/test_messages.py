@@ -6,17 +6,34 @@ from __future__ import annotations
 
 import copy
 import random
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import pytest
 
 from arena.engine.dice import roll_table
 from arena.engine.rules import CALZA, DUDO, PRESETS, Bid, Rules, State, apply, deal, legal_actions, new_match
 from arena.errors import ProtocolError
-from arena.protocol.messages import (PROTOCOL_VERSION, encode_reply, hello_message, match_end_message,
-                                     match_start_message, reply_message, round_end_message, turn_message)
-from arena.protocol.parse import (MessageError, parse_hello, parse_match_end, parse_match_start, parse_ready,
-                                  parse_reply, parse_round_end, parse_turn)
+from arena.protocol.messages import (
+    PROTOCOL_VERSION,
+    encode_reply,
+    hello_message,
+    match_end_message,
+    match_start_message,
+    reply_message,
+    round_end_message,
+    turn_message,
+)
+from arena.protocol.parse import (
+    MessageError,
+    parse_hello,
+    parse_match_end,
+    parse_match_start,
+    parse_ready,
+    parse_reply,
+    parse_round_end,
+    parse_turn,
+)
 from arena.protocol.wire import decode, encode
 from arena.sdk import MatchInfo
 

@@ -10,8 +10,8 @@ from scipy.stats import binom
 
 from arena.engine import odds
 from arena.engine.dice import roll_table
-from arena.errors import InvalidAction
 from arena.engine.rules import Bid, Rules, count_matching, deal, new_match
+from arena.errors import InvalidAction
 from arena.protocol.messages import match_start_message, turn_message
 from arena.protocol.parse import parse_match_start, parse_turn
 

@@ -21,11 +21,11 @@ from typing import Any
 import pexpect
 import pytest
 
-from arena.errors import BotFault
 from arena.apps.play import LEFT_KIND, HumanPlayer, candidate_raises, illegal_reason, play_setup
 from arena.engine.records import MatchRecord
 from arena.engine.replay import check
 from arena.engine.rules import CALZA, DUDO, Bid, Rules
+from arena.errors import BotFault
 from arena.protocol import parse
 from arena.sdk import Turn
 

@@ -7,17 +7,18 @@ from __future__ import annotations
 import dataclasses
 import os
 import threading
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
 
 from arena.botfile.spec import BotSpec, load_bot
+from arena.engine.rules import Bid, Rules
 from arena.errors import BotCrashed, BotFault, BotTimeout, ConfigError, ProtocolError
 from arena.match.process import BotProcess, TimeControl
-from arena.engine.rules import Bid, Rules
-from arena.sandbox import SandboxLimits
 from arena.protocol.parse import parse_reply
+from arena.sandbox import SandboxLimits
 
 pytestmark = pytest.mark.sandbox  # run as root and as an unprivileged user in CI
 

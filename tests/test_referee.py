@@ -9,13 +9,13 @@ from typing import Any
 
 import pytest
 
-from arena.errors import BotCrashed, BotTimeout, ProtocolError
-from arena.match.inprocess import InProcessTransport
 from arena.engine.records import EndReason, MatchSpec, canonical, derive_seed
-from arena.match.referee import play_match
-from arena.protocol.loader import load_python_bot
 from arena.engine.replay import ReplayMismatch, check
 from arena.engine.rules import PRESETS, Rules
+from arena.errors import BotCrashed, BotTimeout, ProtocolError
+from arena.match.inprocess import InProcessTransport
+from arena.match.referee import play_match
+from arena.protocol.loader import load_python_bot
 
 BOTS = Path(__file__).resolve().parent.parent / "bots"
 
@@ -135,11 +135,12 @@ def test_replay_catches_a_tampered_record() -> None:
 
 # --- the referee's fault handling, line by line, through a mock transport ---------------
 
+from mock_transport import MockTransport  # noqa: E402
+
 from arena.errors import BotFault  # noqa: E402
 from arena.match.referee import MatchOutcome  # noqa: E402
 from arena.protocol.messages import hello_message  # noqa: E402
 from arena.sdk import Bot, Turn  # noqa: E402
-from mock_transport import MockTransport  # noqa: E402
 
 OPEN = '{"action": "bid", "quantity": 1, "face": 2}'  # always legal to open with (face 2, one die)
 

@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-
 import synth_records as S
+
 from arena.analysis import results
-from arena.errors import RunError
 from arena.engine.rules import Rules
+from arena.errors import RunError
 
 
 @pytest.fixture()

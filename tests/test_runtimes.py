@@ -18,22 +18,22 @@ import subprocess
 import sys
 import sysconfig
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import numpy
 import orjson
 import pytest
+from test_fileview import no_faults
 
 import arena
+from arena.botfile.runtime import resolve_program
 from arena.botfile.spec import load_bot
+from arena.engine.records import MatchRecord
 from arena.errors import BotFault
 from arena.match.process import BotProcess, TimeControl
-from arena.botfile.runtime import resolve_program
-from arena.engine.records import MatchRecord
 from arena.sandbox import SandboxLimits, available
-
-from test_fileview import no_faults
 
 ROOT = Path(__file__).resolve().parent.parent
 ARENA = [sys.executable, "-m", "arena"]

@@ -15,12 +15,12 @@ from pathlib import Path
 
 import pytest
 
-from arena.running.config import load_config
-from arena.errors import ConfigError
+from arena.botfile.supports import Supports
 from arena.engine.rules import Rules
+from arena.errors import ConfigError
+from arena.running.config import load_config
 from arena.running.schedule import build_schedule, seat_plan
 from arena.running.store import iter_records
-from arena.botfile.supports import Supports
 
 ROOT = Path(__file__).resolve().parent.parent
 TWO_PY = str(ROOT / "tests" / "bots" / "two_seater.py")

@@ -13,19 +13,20 @@ import json
 import secrets
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
 
-from arena.botfile.spec import BotSpec, load_bot
 from arena.apps.check import check_bot, run_check
-from arena.protocol.loader import load_python_bot
 from arena.apps.play import HumanPlayer, PlaySetup, play_human
-from arena.match.process import BotProcess, TimeControl
+from arena.botfile.spec import BotSpec, load_bot
 from arena.engine.records import MatchSpec, derive_seed
-from arena.match.referee import play_match
 from arena.engine.rules import Action, Rules
+from arena.match.process import BotProcess, TimeControl
+from arena.match.referee import play_match
+from arena.protocol.loader import load_python_bot
 from arena.sandbox import SandboxLimits
 from arena.sdk import Turn
 

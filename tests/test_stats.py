@@ -11,14 +11,14 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import pytest
+import synth_records as S
 from click.testing import CliRunner
 
-import synth_records as S
 from arena.analysis import commands, stats
+from arena.analysis.results import from_records, load
 from arena.apps.cli import main
 from arena.engine.records import MatchRecord
 from arena.errors import RatingError, RunError
-from arena.analysis.results import from_records, load
 
 
 def wilson_by_hand(k: int, n: int, z: float = 1.959963984540054) -> tuple[float, float]:

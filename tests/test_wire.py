@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from arena.errors import ProtocolError
 from arena.engine.rules import CALZA, DUDO, Bid
+from arena.errors import ProtocolError
 from arena.protocol.messages import encode_reply
 from arena.protocol.parse import parse_reply
 from arena.protocol.wire import MAX_LINE, clip, decode, encode

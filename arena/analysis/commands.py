@@ -9,8 +9,8 @@ paths and the writing :mod:`arena.running.store`'s.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 import pandas as pd
 

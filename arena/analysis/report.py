@@ -28,9 +28,10 @@ import html
 import io
 import json
 import math
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -186,7 +187,7 @@ def plot_seats(stats: pd.DataFrame, variants: Sequence[str], players: int) -> An
     names = ["opener_win_rate"] + [f"seat{s}_win_rate" for s in range(players)]
     _grouped(ax, stats, variants, names, ["opener"] + [f"seat {s}" for s in range(players)])
     fair = [_stat(stats, v, "opener_fair_share")[0] for v in variants]
-    for v, f in zip(variants, fair):
+    for f in fair:
         if not math.isnan(f):
             ax.axhline(f, ls="--", lw=1, color="#555")
     ax.set_ylabel("win rate (95% Wilson interval)")

@@ -45,9 +45,10 @@ pandas' ``Int64`` so that "none" stays distinct from 0.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 import pandas as pd
 

@@ -11,8 +11,9 @@ rankings. docs/ratings.md explains the model and every statistic.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 import pandas as pd

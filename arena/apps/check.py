@@ -35,19 +35,28 @@ import random
 import re
 import time
 from collections import Counter
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Callable, Sequence
+from typing import Any
 
-from arena.errors import ArenaError, BotFault, ConfigError, FaultKind, ProtocolError
+from arena.botfile.supports import ADMIN_KEYS, Supports
+from arena.engine.dice import roll_table
 from arena.engine.records import derive_seed
+from arena.engine.rules import PRESETS, Bid, Rules, State, apply, deal, legal_actions, new_match, why_illegal
+from arena.errors import ArenaError, BotFault, ConfigError, FaultKind, ProtocolError
 from arena.match.referee import first_opener
-from arena.protocol.messages import (ReadyMessage, RefereeMessage, TurnMessage, hello_message, match_end_message,
-                                     match_start_message, round_end_message, turn_message)
+from arena.protocol.messages import (
+    ReadyMessage,
+    RefereeMessage,
+    TurnMessage,
+    hello_message,
+    match_end_message,
+    match_start_message,
+    round_end_message,
+    turn_message,
+)
 from arena.protocol.parse import parse_ready, parse_reply
 from arena.protocol.player import Player
-from arena.engine.rules import PRESETS, Bid, Rules, State, apply, deal, legal_actions, new_match, why_illegal
-from arena.engine.dice import roll_table
-from arena.botfile.supports import ADMIN_KEYS, Supports
 from arena.untrusted import printable
 
 __all__ = ["CheckReport", "FuzzSpace", "PlayerFactory", "Problem", "fuzz_rules", "fuzz_space", "percentiles",

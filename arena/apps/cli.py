@@ -8,7 +8,8 @@ clear line on stderr and exit status 2 (click's usage-error convention).
 from __future__ import annotations
 
 import sys
-from typing import Any, Callable, TypeVar
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 import click
 
@@ -129,9 +130,9 @@ def run_cmd(config: str, workers: int | None, matches: int | None, seed: int | N
             sets: tuple[str, ...], backend: str | None, address: str | None, force: bool,
             html_report: bool = False) -> None:
     """Play every match of CONFIG not yet in its run folder (resumes a stopped run)."""
+    from arena.analysis.commands import elo_table_text
     from arena.running.config import load_config
     from arena.running.runner import run, seed_warning
-    from arena.analysis.commands import elo_table_text
     from arena.sandbox import describe_sandbox
 
     cfg = load_config(config, sets, workers=workers, matches=matches, seed=seed, out=out,
@@ -332,7 +333,7 @@ def check_cmd(bot: str, turns: int, seed: int | None, time_ms: int, sandbox: str
 def play_cmd(bots: tuple[str, ...], preset: str | None, config: str | None, variant: str | None,
              sets: tuple[str, ...], assist: bool, seed: int | None, name: str, out: str | None) -> None:
     """Play one match in the terminal against sandboxed bots (docs/play.md)."""
-    from arena.apps.play import HumanPlayer, play_setup, play_human
+    from arena.apps.play import HumanPlayer, play_human, play_setup
 
     setup = play_setup(bots=bots, preset=preset, config=config, variant=variant, sets=sets, seed=seed,
                        name=name)

@@ -26,20 +26,20 @@ from __future__ import annotations
 
 import random
 import secrets
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Sequence, TextIO
+from typing import Any, TextIO
 
 from arena.botfile.spec import BotSpec
-from arena.errors import ArenaError, BotCrashed, BotFault, FaultKind, InvalidAction, RunError
 from arena.engine.odds import probability_exact
-from arena.running.config import unique_labels
 from arena.engine.records import MatchSpec, derive_seed, record_line
-from arena.match.referee import MatchOutcome, play_match
 from arena.engine.rules import Action, Bid, Calza, Dudo, Rules, parse_action
-from arena.protocol.messages import (Notification, ReadyMessage, ReplyMessage, TurnMessage, ready_message,
-                                     reply_message)
+from arena.errors import ArenaError, BotCrashed, BotFault, FaultKind, InvalidAction, RunError
+from arena.match.referee import MatchOutcome, play_match
+from arena.protocol.messages import Notification, ReadyMessage, ReplyMessage, TurnMessage, ready_message, reply_message
 from arena.protocol.parse import parse_match_end, parse_match_start, parse_round_end, parse_turn
+from arena.running.config import unique_labels
 from arena.sdk import Legal, MatchInfo, RoundEnd, Turn
 
 __all__ = ["DEFAULT_BOTS", "LEFT_KIND", "HumanPlayer", "PlaySetup", "candidate_raises", "illegal_reason",

@@ -25,8 +25,8 @@ from typing import Any, NamedTuple
 
 import orjson
 
-from arena.errors import ArenaError, FaultKind, RulesError, StateError
 from arena.engine.rules import CALZA, DUDO, Action, Bid, Calza, Dudo, Rules, State
+from arena.errors import ArenaError, FaultKind, RulesError, StateError
 
 __all__ = ["ActionRecord", "DiceChange", "EndReason", "FaultKind", "FaultRecord", "MatchRecord", "MatchSpec",
            "RecordError", "RoundRecord", "SeatOutcome", "TIMING_FIELDS", "canonical", "derive_seed",

@@ -10,12 +10,12 @@ a wrong end reason).
 
 from __future__ import annotations
 
-from typing import Iterator
+from collections.abc import Iterator
 
 from arena.engine import dice as dice_mod
-from arena.errors import ArenaError
 from arena.engine.records import EndReason, MatchRecord, RoundRecord, end_reason
 from arena.engine.rules import State, apply, deal, fault, new_match, why_illegal
+from arena.errors import ArenaError
 
 
 class ReplayMismatch(ArenaError):
@@ -98,7 +98,7 @@ def replay(record: MatchRecord, *, check_dice: bool = True) -> Iterator[tuple[Ro
 def check(record: MatchRecord) -> State:
     """Replay the whole record; returns the final state or raises ReplayMismatch."""
     state: State | None = None
-    for _, state in replay(record):
+    for _, state in replay(record):  # noqa: B007  # the loop keeps the last state
         pass
     if state is None:
         raise ReplayMismatch(f"{record.match}: no rounds")

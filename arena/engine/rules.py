@@ -20,9 +20,10 @@ from __future__ import annotations
 import dataclasses
 import itertools
 from bisect import bisect_right as _bisect_right
+from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import lru_cache
-from typing import Any, Final, Literal, NamedTuple, Sequence, Union
+from functools import cache
+from typing import Any, Final, Literal, NamedTuple
 
 from arena.errors import IllegalAction, InvalidAction, RulesError, StateError
 
@@ -152,7 +153,7 @@ class Rules:
             KEYS[f.name].check(getattr(self, f.name))
 
     @classmethod
-    def preset(cls, name: str = "classic", overrides: dict[str, Any] | None = None) -> "Rules":
+    def preset(cls, name: str = "classic", overrides: dict[str, Any] | None = None) -> Rules:
         """The named preset of RULES.md with ``overrides`` applied on top."""
         if name not in PRESETS:
             raise RulesError(f"preset {name!r} does not exist; use one of {', '.join(PRESETS)}")
@@ -161,7 +162,7 @@ class Rules:
         return cls.from_dict(merged)
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> "Rules":
+    def from_dict(cls, data: dict[str, Any]) -> Rules:
         """Rules from a mapping of keys (missing keys take the default)."""
         for key, value in data.items():
             if key not in KEYS:
@@ -173,7 +174,7 @@ class Rules:
         """Every key with its value, in RULES.md order (the form records carry)."""
         return {name: getattr(self, name) for name in KEYS}
 
-    def replace(self, **overrides: Any) -> "Rules":
+    def replace(self, **overrides: Any) -> Rules:
         return self.from_dict({**self.to_dict(), **overrides})
 
 
@@ -243,13 +244,13 @@ class Calza:
         return "calza"
 
 
-Action = Union[Bid, Dudo, Calza]
+Action = Bid | Dudo | Calza
 DUDO: Final = Dudo()
 CALZA: Final = Calza()
 MAX_QUANTITY: Final = MAX_PLAYERS * 10
 
 
-@lru_cache(maxsize=None)
+@cache
 def _bid(quantity: int, face: int) -> Bid:
     return Bid(quantity, face)
 
@@ -343,7 +344,7 @@ def _ladder(ones: str, total: int) -> _Ladder:
     return _LADDERS[ones][total]
 
 
-@lru_cache(maxsize=None)
+@cache
 def _column(face: int, total: int) -> tuple[Bid, ...]:
     """The bids on one face, 1..total: the palifico raises once the face is fixed."""
     return tuple(bid(q, face) for q in range(1, total + 1))

@@ -165,4 +165,4 @@ if __name__ == "__main__":  # pragma: no cover - a tuning aid: python -m arena.m
     files = sys.argv[1:]
     table = mini_league(Rules.preset("classic"), {Path(f).stem: load_python_bot(f) for f in files}, 200, 1)
     for r in table:
-        print(f"{r.name:<16} matches {r.matches:>4}  wins {r.win_rate:6.1%}  mean place {r.mean_place:.3f}")
+        print(f"{r.name:<16} matches {r.matches:>4}  wins {r.win_rate:6.1%}  mean place {r.mean_place:.3f}")  # noqa: T201

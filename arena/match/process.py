@@ -30,16 +30,16 @@ import select
 import signal
 import subprocess
 import time as _time
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
-from arena.match import diagnose
 from arena.botfile.spec import BotSpec, owns
 from arena.errors import BotCrashed, BotFault, BotTimeout, ConfigError, ProtocolError
-from arena.sandbox import Sandbox, SandboxLimits
+from arena.match import diagnose
 from arena.protocol.messages import Notification, ReadyMessage, TurnMessage, hello_message
 from arena.protocol.parse import RawMessage, parse_ready
 from arena.protocol.wire import MAX_LINE, clip, decode, encode
+from arena.sandbox import Sandbox, SandboxLimits
 
 __all__ = ["TimeControl", "BotProcess"]
 
@@ -212,7 +212,7 @@ class BotProcess:
         if box is not None:
             box.cleanup()
 
-    def __enter__(self) -> "BotProcess":
+    def __enter__(self) -> BotProcess:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -390,7 +390,7 @@ class BotProcess:
                 if left <= 0:
                     raise BotTimeout(f"bot {self.spec.name} did not read its {what} message "
                                      f"(its input pipe stayed full)")
-                for fd, ev in self._poll.poll(max(1, int(left * 1000))):
+                for fd, _ev in self._poll.poll(max(1, int(left * 1000))):
                     if fd == self._in:
                         self._flush()
                     elif fd == self._err:
@@ -464,7 +464,7 @@ class BotProcess:
                         self._log(f"[{self.pid}] < {line.decode('utf-8', 'replace')}")
                     return line
             else:
-                for fd, ev in events:
+                for fd, _ev in events:
                     if fd == out:
                         self._fill()
                     elif fd == self._err:
@@ -507,7 +507,7 @@ class BotProcess:
                                     f"{limit_ms * self.time.wall_factor / 1000:g} s ({limit_name} {limit_ms} ms "
                                     f"x wall_factor {self.time.wall_factor:g}) after using {used / 1e6:.0f} ms "
                                     f"of CPU: is it sleeping, blocked, or not flushing its output?")
-            for fd, ev in poll(max(1, int(wait * 1000) + 1)):
+            for fd, _ev in poll(max(1, int(wait * 1000) + 1)):
                 if fd == out:
                     self._fill()
                 elif fd == self._err:

@@ -9,15 +9,28 @@ match, and it sends each player only its own view (:func:`arena.protocol.message
 from __future__ import annotations
 
 import time
-from typing import Any, Sequence
+from collections.abc import Sequence
 
 from arena.engine import dice as dice_mod
-from arena.errors import BotFault, FaultKind, StateError
-from arena.engine.records import (ActionRecord, DiceChange, FaultRecord, MatchRecord, MatchSpec, RoundRecord,
-                                  derive_seed, end_reason)
+from arena.engine.records import (
+    ActionRecord,
+    DiceChange,
+    FaultRecord,
+    MatchRecord,
+    MatchSpec,
+    RoundRecord,
+    derive_seed,
+    end_reason,
+)
 from arena.engine.rules import Bid, Rules, apply, deal, fault, new_match, why_illegal
-from arena.protocol.messages import (Notification, match_end_message, match_start_message, round_end_message,
-                                     turn_message)
+from arena.errors import BotFault, FaultKind, StateError
+from arena.protocol.messages import (
+    Notification,
+    match_end_message,
+    match_start_message,
+    round_end_message,
+    turn_message,
+)
 from arena.protocol.parse import parse_reply
 from arena.protocol.player import Player
 from arena.protocol.wire import clip

@@ -29,8 +29,15 @@ import random
 
 from arena.protocol.loader import BotFactory
 from arena.protocol.messages import encode_reply, ready_message
-from arena.protocol.parse import (MessageError, RawMessage, parse_hello, parse_match_end, parse_match_start,
-                                  parse_round_end, parse_turn)
+from arena.protocol.parse import (
+    MessageError,
+    RawMessage,
+    parse_hello,
+    parse_match_end,
+    parse_match_start,
+    parse_round_end,
+    parse_turn,
+)
 from arena.protocol.wire import encode
 from arena.sdk import Bot, MatchInfo
 

@@ -24,7 +24,7 @@ from __future__ import annotations
 import importlib.util
 import os
 import sys
-from typing import Callable
+from collections.abc import Callable
 
 from arena.errors import ConfigError
 from arena.sdk import Bot, Reply, Turn

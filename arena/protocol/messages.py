@@ -18,7 +18,8 @@ dice, so no other seat's hidden dice can ever reach a bot through a ``turn``
 from __future__ import annotations
 
 import operator
-from typing import Final, Literal, NotRequired, Sequence, TypedDict, Union
+from collections.abc import Sequence
+from typing import Final, Literal, NotRequired, TypedDict
 
 import orjson
 
@@ -35,7 +36,7 @@ __all__ = [
 
 PROTOCOL_VERSION: Final = 1
 
-RuleValue = Union[bool, int, str]  # a rule's value, as Rules.to_dict() gives it
+RuleValue = bool | int | str  # a rule's value, as Rules.to_dict() gives it
 
 
 # --- the referee's messages ---------------------------------------------------------
@@ -125,8 +126,8 @@ class MatchEndMessage(TypedDict):
     placements: list[int]
 
 
-Notification = Union[MatchStartMessage, RoundEndMessage, MatchEndMessage]  # expects no reply
-RefereeMessage = Union[HelloMessage, MatchStartMessage, TurnMessage, RoundEndMessage, MatchEndMessage]
+Notification = MatchStartMessage | RoundEndMessage | MatchEndMessage  # expects no reply
+RefereeMessage = HelloMessage | MatchStartMessage | TurnMessage | RoundEndMessage | MatchEndMessage
 
 
 def hello_message() -> HelloMessage:
@@ -210,7 +211,7 @@ class CallReply(TypedDict):
     action: Literal["dudo", "calza"]
 
 
-ReplyMessage = Union[BidReply, CallReply]
+ReplyMessage = BidReply | CallReply
 
 
 def ready_message(name: str, version: str | None) -> ReadyMessage:

@@ -24,8 +24,9 @@ from __future__ import annotations
 
 import dataclasses
 import random
+from collections.abc import Callable, Mapping
 from itertools import chain
-from typing import Any, Callable, Final, Mapping, TypeVar
+from typing import Any, Final, TypeVar
 
 from arena.engine.rules import CALZA, DUDO, KEYS, Action, Bid, Rules, bid
 from arena.errors import ArenaError, ProtocolError, RulesError

@@ -12,7 +12,8 @@ bits, which a hostile bot may send). Every line a bot writes is hostile input:
 from __future__ import annotations
 
 import json
-from typing import Any, Final, Mapping
+from collections.abc import Mapping
+from typing import Any, Final
 
 import orjson
 

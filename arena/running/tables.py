@@ -14,8 +14,8 @@ is ``None`` too.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Iterable, Sequence
 
 from arena.engine.records import MatchRecord, SeatOutcome
 from arena.engine.rules import Bid

@@ -32,12 +32,13 @@ from __future__ import annotations
 
 import os
 import traceback
-from typing import Any, Sequence, TypedDict
+from collections.abc import Sequence
+from typing import TypedDict
 
 from arena.botfile.spec import BotSpec
+from arena.engine.records import MatchSpec, record_line
 from arena.errors import BotFault
 from arena.match.process import BotProcess, TimeControl
-from arena.engine.records import MatchSpec, record_line
 from arena.match.referee import play_match
 from arena.protocol.messages import Notification, ReadyMessage, TurnMessage
 from arena.protocol.parse import RawMessage
