@@ -125,6 +125,10 @@ def _rate_part(
         anchor=anchor_idx, anchor_elo=anchor_elo,
     )
     seq = rt.sequential_elo(len(bots), ranks, k=k, start=anchor_elo)
+    if anchor_idx is not None:
+        # On the fit's scale: K-factor Elo moves by differences only, so shifting
+        # every rating to put the anchor at anchor_elo changes no comparison.
+        seq = seq - seq[anchor_idx] + anchor_elo
     s = part.seats
     per_match = s.groupby("bot").agg(
         matches=("match", "nunique"), wins=("place", lambda p: int((p == 1).sum())),
