@@ -283,7 +283,7 @@ def test_elo_table_text_for_arena_run(hand_run: Path, tmp_path: Path) -> None:
 
 @pytest.mark.slow
 def test_default_league_separates_the_strongest_and_weakest_bots(tmp_path: Path) -> None:
-    """The issue's acceptance check on a real, shortened default league (300
+    """An acceptance check on a real, shortened default league (300
     matches, the Python bots only, since CI need not have node): the intervals
     of the best and the worst built-in bot do not overlap."""
     import subprocess

@@ -28,7 +28,7 @@ OVERALL = "all"
 """The ``variant`` label of the table fitted on every variant's matches together."""
 
 BOT_FAULT_KINDS = frozenset(kind for kind in FaultKind if kind.charged_to_bot)
-"""The fault kinds PROTOCOL.md charges to the bot. The other kind a record can
+"""The fault kinds the protocol charges to the bot (docs/protocol.md, Faults). The other kind a record can
 carry (``arena``: a failure of the arena, such as a lost worker or a sandbox
 that could not start) is *administrative*: ``drop_admin_faults`` removes the
 matches that had one."""
