@@ -534,3 +534,14 @@ def test_cli_shows_a_crash_from_the_bots_own_frame(tmp_path: Path) -> None:
     assert "arena/protocol" not in stderr.split("IndexError")[0]  # no host frame before the bot's
     assert out.count("the bot process exited or raised") == 1 and "None" not in out
     assert "stderr ends:" not in out  # the detail does not repeat the stderr shown below it
+
+
+def test_what_the_bot_wrote_reaches_the_terminal_escaped() -> None:
+    """A reply or a name that carries terminal control sequences (clear the
+    screen, retitle the window) is shown escaped, never sent to the terminal."""
+    evil = "\x1b[2J\x1b]0;owned\x07"
+    ready = '{"type": "ready", "name": "n\\u001b[2Jx", "version": "1\\u001b]0;t\\u0007"}'
+    report = run_check(scripted(hello=(ready,), turn=(evil + "dudo",)), turns=10, seed=1, max_problems=2)
+    text = report.render()
+    assert report.problems and report.problems[0].kind == "malformed"
+    assert "\x1b" not in text and "\x07" not in text, text

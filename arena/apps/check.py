@@ -115,6 +115,7 @@ class Problem:
         detail = self.detail
         if self.stderr:  # shown whole below: the detail's excerpt of it would say it twice
             detail = _STDERR_PART.sub("", detail)
+        detail = printable(detail, newlines=False)  # it quotes what the bot wrote
         lines = [f"  {self.match}: {detail}" if self.match != "-" else f"  {detail}"]
         if self.context:
             lines.append(f"  table:   {self.context}")
