@@ -41,7 +41,7 @@ class ConfigError(ArenaError):
 class FaultKind(StrEnum):
     """How a player failed: the closed set a match record carries.
 
-    The first five are PROTOCOL.md's and are charged to the bot; ``arena``
+    The first five are the protocol's (docs/protocol.md, Faults) and are charged to the bot; ``arena``
     is administrative, a failure of the arena rather than of the bot (a
     lost worker, a sandbox that could not start), which the analysis can
     leave out (``--drop-admin-faults``). A ``StrEnum``: each member *is* its
@@ -59,12 +59,12 @@ class FaultKind(StrEnum):
 
     @property
     def charged_to_bot(self) -> bool:
-        """True for the kinds PROTOCOL.md puts on the bot (every kind but ``arena``)."""
+        """True for the kinds the protocol puts on the bot (every kind but ``arena``)."""
         return self is not FaultKind.ARENA
 
 
 class BotFault(ArenaError):
-    """A bot misbehaved; ``kind`` says how (:class:`FaultKind`, one of PROTOCOL.md's
+    """A bot misbehaved; ``kind`` says how (:class:`FaultKind`, one of the protocol's
     kinds) and ``detail`` what happened, with any offending text cut short."""
 
     kind: FaultKind = FaultKind.CRASH

@@ -171,7 +171,7 @@ class Turn:
 
 @dataclass(frozen=True, slots=True)
 class RoundEnd:
-    """How a round ended (``round_end``): every die shown, the call and its result."""
+    """How a round ended (``round_end``): every die shown, the whole bidding, the call and its result."""
 
     round: int
     dice: tuple[tuple[int, ...], ...]
@@ -181,6 +181,8 @@ class RoundEnd:
     count: int | None
     change: tuple[int, int] | None  # (seat, delta)
     fault: tuple[int, str] | None  # (seat, kind) when the round was void
+    history: tuple[tuple[int, Bid], ...] = ()  # every bid of the round, (seat, bid), oldest first
+    palifico: bool = False  # the round was a palifico round
 
 
 class Bot:

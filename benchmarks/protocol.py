@@ -4,13 +4,13 @@
 
 Arrangements, measured in the same run with trials interleaved (so drift and
 other load hit them alike), the parent pinned to one core and every child
-inheriting that pinning (NOTES.md: the fastest arrangement here):
+inheriting that pinning (the fastest arrangement measured here):
 
 - floor: a bare child process echoing the ~200-byte JSON turn line over
   pipes (orjson on both sides, raw os.read/os.write): the least any
   process-per-bot design can cost;
-- floor-stdlib: the same echo the way NOTES.md measured it (subprocess file
-  objects, readline, the stdlib json): about 40-55 us there;
+- floor-stdlib: the same echo the plain way (subprocess file objects,
+  readline, the stdlib json): about 40-55 us on the machines measured;
 - sandboxed: BotProcess.request() to a trivial bot through arena.protocol.host, in
   the full sandbox (bwrap, cgroups, rlimits) on this machine, as `arena run`
   runs bots: thawed before the turn is written, frozen after the reply is
@@ -23,10 +23,10 @@ inheriting that pinning (NOTES.md: the fastest arrangement here):
 - off: the same without the sandbox (mode off), to show what the sandbox
   itself adds.
 
-The seccomp filter (issue 11) joins the sandboxed arrangement when it is
-merged: its per-decision cost is whatever its system calls add on the hot
-path (filters run on every call the bot makes); add a "seccomp-off"
-arrangement beside "unfrozen" then, in the place marked below.
+The sandboxed arrangement includes the seccomp filter: its per-decision cost
+is whatever its system calls add on the hot path (a filter runs on every call
+the bot makes). A "seccomp-off" arrangement beside "unfrozen" would isolate
+it, in the place marked below.
 
 Reports, per decision, the median wall-clock microseconds over trials, the
 median of the per-trial ratios to the floor (target for sandboxed: at most
@@ -94,7 +94,7 @@ for line in sys.stdin:
 
 
 class FloorStdlib:
-    """NOTES.md's floor: Popen file objects, readline, the stdlib json."""
+    """The plain floor: Popen file objects, readline, the stdlib json."""
 
     def __init__(self) -> None:
         import json
@@ -197,8 +197,8 @@ def main() -> None:
     arrangements: dict[str, Callable[[dict[str, Any]], Any]] = {
         "floor": floor.request, "floor-stdlib": floor_stdlib.request,
         "sandboxed": boxed.request, "unfrozen": unfrozen.request}
-    # (seccomp: when the filter is merged, add "seccomp-off" here: a BotProcess
-    # with the filter switched off, beside "unfrozen".)
+    # (seccomp: a "seccomp-off" arrangement would go here: a BotProcess with
+    # the filter switched off, beside "unfrozen".)
     if cgroups.plan(available().cgroups, available().unified, "v1").freeze == "v1":
         v1 = BotProcess(load_bot(bot_file), SandboxLimits(), clock)
         os.environ[cgroups.PREFER_ENV] = "v1"  # read when its sandbox is made, in start()

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // Probabilistic, in JavaScript: a program bot that speaks the player protocol
-// (PROTOCOL.md) itself, with nothing but Node's standard library.
+// (docs/protocol.md) itself, with nothing but Node's standard library.
 //
 // Strategy (the same as bots/probabilistic.py): each unseen die counts for a
 // face with probability 1/3 when aces are wild (1/6 for aces, in palifico

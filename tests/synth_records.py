@@ -1,6 +1,6 @@
 """Synthetic run folders for the analysis tests: match records played by the
 real rules engine with simple in-process policies (no bot processes), written
-as RESULTS.md describes. Used until a real small ``arena run`` replaces them.
+as docs/records.md describes. Used until a real small ``arena run`` replaces them.
 """
 
 from __future__ import annotations
@@ -92,7 +92,7 @@ def typed(records: list[dict[str, Any]]) -> list[MatchRecord]:
 
 
 def seats_frame(records: list[dict[str, Any]]) -> pd.DataFrame:
-    """matches.parquet's rows (RESULTS.md) for the records."""
+    """matches.parquet's rows (docs/records.md) for the records."""
     rows = []
     for rec in records:
         fault_of = {f["seat"]: f["kind"] for f in rec.get("faults", [])}

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import random
+import re
 from pathlib import Path
 from typing import Any
 
 import pytest
 from click.testing import CliRunner
 
-from arena.apps.check import CheckReport, fuzz_rules, percentiles, run_check
+from arena.apps.check import ADVICE, CheckReport, fuzz_rules, own_traceback, percentiles, run_check
 from arena.apps.cli import main
 from arena.botfile.supports import Supports
 from arena.engine.rules import CALZA, DUDO, PRESETS, Bid, bid
@@ -444,4 +445,103 @@ def test_handshake_problems_say_what_to_fix(hello: tuple[str, ...], fault: BotFa
     assert report.ready is None and report.turns == 0
     [problem] = report.problems
     assert problem.kind == "handshake" and words in problem.detail, problem.detail
-    assert problem.message == hello_message() and fix in problem.render()
+    assert problem.message == hello_message() and fix in problem.advice and fix in report.render()
+
+
+# --- the report reads like a good compiler's --------------------------------------
+
+
+class TwoBugs(Bot):
+    """Overbids by one over the dice in play (one bug, whatever the numbers),
+    and calls calza whenever dudo is allowed (another, where calza is not)."""
+
+    def act(self, turn: Turn) -> Any:
+        if turn.legal.dudo:
+            return CALZA
+        return Bid(turn.total + 1, 6)
+
+
+def test_identical_problems_are_one_group_with_a_count_and_one_example() -> None:
+    report = run_check(inproc(TwoBugs), turns=400, seed=4, max_problems=40)
+    text = report.render()
+    overbids = [p for p in report.problems if "the dice in play" in p.detail]
+    assert len({p.detail for p in overbids}) > 3  # many numbers, ...
+    assert len({p.key for p in overbids}) == 1  # ... one bug
+    groups = {p.key for p in report.problems}
+    assert f"{len(groups)} distinct: one example of each below" in text
+    assert f"[illegal] {len(overbids)} times, in {len({p.match for p in overbids})} matches" in text
+    assert sum(1 for line in text.splitlines() if "the dice in play" in line) == 1  # one example, not one per match
+    # The advice is printed once, however many groups share it.
+    assert len(groups) >= 2 and text.count(ADVICE["illegal"]) == 1
+    assert text.index("How to fix:") > text.index("message:")
+
+
+def test_no_none_and_no_empty_fields() -> None:
+    no_version = run_check(inproc(Lowest), turns=30, seed=1)
+    text = no_version.render()
+    assert "None" not in text and "(no version)" in text
+    failed = run_check(lambda: NoHello({}), turns=10).render()
+    assert "None" not in failed and "turns:     0 in 0 matches\n" in failed
+    assert "presets" not in failed.split("turns:")[1].split("\n")[0] and "  actions:" not in failed
+    for line in failed.splitlines():  # a field line ("  name: value") always has its value
+        assert not line.startswith("  ") or not re.search(r":\s*$|;\s*;|; players\s*$|presets\s*;", line), line
+    assert "-: " not in failed  # a problem of no match says none
+
+
+BOT_FILE = "/home/me/arena/bots/mybot.py"
+TRACE = """Traceback (most recent call last):
+  File "<frozen runpy>", line 198, in _run_module_as_main
+  File "/usr/lib/python3/site-packages/framework/run.py", line 40, in main
+    bot.act(turn)
+  File "/home/me/arena/bots/mybot.py", line 12, in act
+    return helper(turn)
+           ^^^^^^^^^^^^
+  File "/home/me/arena/bots/mybot/lib.py", line 3, in helper
+    return turn.history[-1]
+IndexError: tuple index out of range
+"""
+
+
+def test_tracebacks_start_at_the_bots_own_frame() -> None:
+    own = (BOT_FILE, "/home/me/arena/bots/mybot/")
+    trimmed = own_traceback("some log line\n" + TRACE, own)
+    assert trimmed.splitlines()[:4] == [
+        "some log line", "Traceback (most recent call last):",
+        "  (2 frames above the bot's own code left out)",
+        '  File "/home/me/arena/bots/mybot.py", line 12, in act']
+    assert "runpy" not in trimmed and "framework" not in trimmed
+    assert trimmed.endswith("IndexError: tuple index out of range\n") and "lib.py\", line 3" in trimmed
+    # A folder of the bot's own counts as its files.
+    assert own_traceback(TRACE, ("/home/me/arena/bots/mybot/",)).splitlines()[1] == \
+        "  (3 frames above the bot's own code left out)"
+    # No frame of the bot's: the traceback stays whole (it is all there is to go on).
+    assert own_traceback(TRACE, ("/elsewhere/other.py",)) == TRACE
+    # Chained tracebacks are each trimmed.
+    chained = TRACE + "\nDuring handling of the above exception, another exception occurred:\n\n" + TRACE
+    assert own_traceback(chained, own).count("(2 frames above the bot's own code left out)") == 2
+
+
+def test_cli_shows_a_crash_from_the_bots_own_frame(tmp_path: Path) -> None:
+    bad = tmp_path / "crashy.py"
+    bad.write_text("def helper(turn):\n    return turn.history[-1]\n\n"
+                   "def act(turn):\n    return helper(turn) if not turn.history else 'dudo'\n")
+    result = CliRunner().invoke(main, ["check", str(bad), "--turns", "20", "--seed", "1"])
+    assert result.exit_code == 1
+    out = result.output
+    stderr = out.split("stderr:  ", 1)[1]
+    first_frame = re.search(r'File "([^"]+)"', stderr).group(1)  # type: ignore[union-attr]
+    assert Path(first_frame).resolve() == bad.resolve()
+    assert "arena/protocol" not in stderr.split("IndexError")[0]  # no host frame before the bot's
+    assert out.count("the bot process exited or raised") == 1 and "None" not in out
+    assert "stderr ends:" not in out  # the detail does not repeat the stderr shown below it
+
+
+def test_what_the_bot_wrote_reaches_the_terminal_escaped() -> None:
+    """A reply or a name that carries terminal control sequences (clear the
+    screen, retitle the window) is shown escaped, never sent to the terminal."""
+    evil = "\x1b[2J\x1b]0;owned\x07"
+    ready = '{"type": "ready", "name": "n\\u001b[2Jx", "version": "1\\u001b]0;t\\u0007"}'
+    report = run_check(scripted(hello=(ready,), turn=(evil + "dudo",)), turns=10, seed=1, max_problems=2)
+    text = report.render()
+    assert report.problems and report.problems[0].kind == "malformed"
+    assert "\x1b" not in text and "\x07" not in text, text

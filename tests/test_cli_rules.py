@@ -39,7 +39,7 @@ def test_prints_the_resolved_preset(run, preset: str) -> None:  # type: ignore[n
     result = run(preset)
     assert result.exit_code == 0
     printed = yaml.safe_load(result.output)
-    assert list(printed) == list(KEYS)  # every key, in RULES.md order
+    assert list(printed) == list(KEYS)  # every key, in the rule book's order
     assert Rules.from_dict(printed) == Rules.preset(preset)
 
 

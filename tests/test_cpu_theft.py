@@ -1,4 +1,4 @@
-"""No CPU outside one's own turn (issue 11, item 3): a bot whose spinners run
+"""No CPU outside one's own turn (docs/protocol.md, Time): a bot whose spinners run
 between its turns (tests/bots/cpu_thief.py) beside honest bots that use half
 their budget, in real matches. The thief is frozen outside its turns, so the
 honest bots never time out and the spinners get no CPU while others think;

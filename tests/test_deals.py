@@ -1,5 +1,5 @@
 """Paired deals nobody can exploit: a bot process never plays a deal it has
-already seen revealed (issue: memory of paired deals).
+already seen revealed (docs/running.md, Determinism and duplicate dice).
 
 Paired experiments deal the same dice to several matches (every variant of a
 table, every rotation under ``seating: rotate``) and ``round_end`` reveals

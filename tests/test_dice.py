@@ -1,4 +1,4 @@
-"""Keyed dice (arena/dice.py): re-derivable from the docstring, uniform,
+"""Keyed dice (arena/engine/dice.py): re-derivable from the docstring, uniform,
 independent per (seed, round, seat), and the seating / opener roll-offs."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from arena.engine.dice import opener_die, roll, roll_off, roll_table, seating_di
 
 
 def seat_order(seed: int, players: int) -> tuple[int, ...]:
-    """Seating by roll (RULES.md 1), as the referee applies it: element i is the
+    """Seating by roll (docs/rules.md, Seating), as the referee applies it: element i is the
     schedule position of the player in seat i."""
     return tuple(roll_off(range(players), seating_die(seed)))
 

@@ -85,6 +85,7 @@ def test_every_message_of_a_match_parses_back_to_what_was_built(preset: str) -> 
                 assert (end.round, end.dice, end.counts) == (last.round, last.dice, state.counts)
                 assert end.bid == last.bids[-1] and end.call == last.call and end.count == last.count
                 assert end.change == last.change and end.fault is None
+                assert end.history == last.bids and end.palifico == last.palifico  # the whole bidding
         final = states(seed, preset)[-1]
         assert final.placements is not None
         assert parse_match_end(wire(match_end_message("m-1", final.placements)),
@@ -102,6 +103,24 @@ def test_match_start_and_a_void_round_parse_back() -> None:
     end = parse_round_end(wire(round_end_message("m-9", void, "timeout")), info)
     assert end.fault == (1, "timeout") and all(x is None for x in (end.bid, end.call, end.count, end.change))
     assert end.counts == void.counts and end.dice == state.dice
+
+
+def test_round_end_without_the_bidding_still_parses_and_a_bad_bidding_is_named() -> None:
+    """``history`` and ``palifico`` came later within version 1: an older
+    referee's ``round_end`` (a recorded session, a mock) still parses."""
+    state = next(s for s in states(2) if s.dice is None and s.last is not None and s.last.fault is None)
+    info = info_for(state, 0)
+    msg = wire(round_end_message("m-1", state))
+    assert len(msg["history"]) >= 1 and isinstance(msg["palifico"], bool)
+    older = {k: v for k, v in msg.items() if k not in ("history", "palifico")}
+    end = parse_round_end(older, info)
+    assert end.history == () and end.palifico is False
+    assert end.bid == parse_round_end(msg, info).bid
+    for bad in ([[0, 1]], [[9, 1, 2]], [[0, 1, 7]], [[0, "1", 2]], {"0": 1}):
+        with pytest.raises(MessageError, match="'history' must be a list of"):
+            parse_round_end({**msg, "history": bad}, info)
+    with pytest.raises(MessageError, match="palifico"):
+        parse_round_end({**msg, "palifico": 1}, info)
 
 
 def test_unknown_fields_are_ignored() -> None:

@@ -160,27 +160,53 @@ def test_quit_through_pipes_records_the_forfeit(tmp_path: Path) -> None:
 # --- the full match through a pseudo-terminal ---------------------------------
 
 
-def parse_turn(block: str) -> dict[str, Any]:
+def likely_quantity(f: int, dice: list[int], unseen: int, wild: bool) -> int:
+    """The largest quantity of face ``f`` at least 50% likely, from the binomial tail (0: none)."""
+    best = 0
+    for q in range(1, len(dice) + unseen + 1):
+        if odds(q, f, dice, unseen, wild) >= 0.5:
+            best = q
+    return best
+
+
+def parse_screen_turn(block: str) -> dict[str, Any]:
     """What the screen shows for one turn."""
     dice = [int(d) for d in re.search(r"Your dice: ([\d ]+)", block).group(1).split()]  # type: ignore[union-attr]
     total = int(re.search(r"dice in play: (\d+)", block).group(1))  # type: ignore[union-attr]
     legal_line = re.search(r"Legal: (.*)", block).group(1)  # type: ignore[union-attr]
     mins = {int(f): int(q) for q, f in re.findall(r"(\d+)x(\d)", legal_line.split(" or more")[0])}
     standing = re.findall(r"standing (\d+)x(\d): P\(true\) ([\d.]+)%", block)
-    raises = re.findall(r"(?:raise|open) (\d+)x(\d): P\(true\) ([\d.]+)%", block)
+    raises = re.findall(r"raise (\d+)x(\d): P\(true\) ([\d.]+)%", block)
+    expected = [float(x) for x in re.search(r"expected +([\d. ]+)", block).group(1).split()]  # type: ignore[union-attr]
+    likely_cells = re.search(r"50% up to +(.*)", block).group(1).split()  # type: ignore[union-attr]
+    likely = [0 if c == "-" else int(c.split("x")[0]) for c in likely_cells]
+    bids = re.search(r"Bids: (.*)", block).group(1)  # type: ignore[union-attr]
     return {"dice": dice, "total": total, "mins": mins, "dudo": "dudo" in legal_line.split(";")[-1],
             "standing": [(int(q), int(f), float(p)) for q, f, p in standing],
             "raises": [(int(q), int(f), float(p)) for q, f, p in raises],
-            "wild": "1s wild" in block}
+            "expected": expected, "likely": likely, "opening": bids.startswith("none yet"),
+            "wild": "1s wild" in block, "palifico": "palifico" in block.split("\n", 1)[0]}
+
+
+def record_bidding(record: dict[str, Any], rnd: dict[str, Any]) -> str:
+    """A round's bids in the record, as the screen writes them."""
+    names = ["you" if b == "human" else b for b in record["bots"]]
+    bids = [f"{names[a[0]]} {a[2]}x{a[3]}" for a in rnd["actions"] if a[1] == "bid"]
+    return ", ".join(bids) if bids else "no bid"
 
 
 @pytest.mark.slow
-def test_full_match_in_a_pseudo_terminal() -> None:
-    child = pexpect.spawn(sys.executable, ["-m", "arena", "play", "--preset", "lizumo", "--bots", "random",
-                                           "--bots", "cautious", "--seed", "11", "--assist"],
+def test_full_match_in_a_pseudo_terminal(tmp_path: Path) -> None:
+    """A whole match typed at a terminal: every turn's assist figures against
+    binomial odds computed here, every round's whole bidding (bids made after
+    the human's move, rounds the human never acted in) and palifico flag
+    against the match record, and the seed shown is the record's."""
+    out = tmp_path / "games.jsonl"
+    child = pexpect.spawn(sys.executable, ["-m", "arena", "play", "--preset", "classic", "--bots", "random",
+                                           "--bots", "cautious", "--seed", "11", "--assist", "--out", str(out)],
                           cwd=str(ROOT), encoding="utf-8", timeout=90, dimensions=(50, 200))
     typo_done = illegal_done = False
-    checked = turns = 0
+    checked = turns = openings = 0
     transcript: list[str] = []
     last_block = ""
     try:
@@ -193,11 +219,24 @@ def test_full_match_in_a_pseudo_terminal() -> None:
             if "Your dice:" not in block:  # re-asked after a typo or an illegal move: same turn
                 block = last_block
             last_block = block
-            seen = parse_turn(block)
+            seen = parse_screen_turn(block)
             unseen = seen["total"] - len(seen["dice"])
-            for q, f, shown in seen["standing"] + seen["raises"]:
-                assert shown == pytest.approx(100 * odds(q, f, seen["dice"], unseen, seen["wild"]), abs=0.05)
+            wild = seen["wild"]
+            assert wild == (not seen["palifico"])  # classic: 1s wild but in palifico rounds
+            for f in range(1, 7):  # the face table: expected count and the largest 50% quantity
+                p_face = 1 / 3 if wild and f != 1 else 1 / 6
+                mine = sum(1 for d in seen["dice"] if d == f or (wild and f != 1 and d == 1))
+                assert seen["expected"][f - 1] == pytest.approx(mine + unseen * p_face, abs=0.05)
+                assert seen["likely"][f - 1] == likely_quantity(f, seen["dice"], unseen, wild)
                 checked += 1
+            for q, f, shown in seen["standing"] + seen["raises"]:
+                assert shown == pytest.approx(100 * odds(q, f, seen["dice"], unseen, wild), abs=0.05)
+                checked += 1
+            for q, f, _ in seen["raises"]:
+                assert odds(q, f, seen["dice"], unseen, wild) > 0  # a raise that cannot be true is not offered
+            if seen["opening"]:
+                openings += 1
+                assert not seen["raises"] and not seen["standing"]  # no trivial "open 1x2: 100%"
             if not typo_done:
                 child.sendline("5y3")
                 child.expect("is not a move")
@@ -212,23 +251,43 @@ def test_full_match_in_a_pseudo_terminal() -> None:
                 illegal_done = True
                 continue
             turns += 1
-            # The strategy: doubt a standing bid the odds call unlikely, else the likeliest smallest raise.
-            if seen["dudo"] and seen["standing"] and seen["standing"][0][2] < 50:
+            # The strategy: doubt a standing bid the odds call unlikely; else the likeliest raise,
+            # or open at the 50% line of the face held most.
+            if seen["dudo"] and seen["standing"] and (seen["standing"][0][2] < 50 or not seen["raises"]):
                 child.sendline("dudo")
-            else:
+            elif seen["raises"]:
                 q, f, _ = seen["raises"][0]
                 child.sendline(f"{q}x{f}")
+            else:
+                faces = [f for f in seen["mins"] if seen["likely"][f - 1] >= seen["mins"][f]] or list(seen["mins"])
+                f = max(faces, key=lambda f: seen["likely"][f - 1])
+                child.sendline(f"{max(seen['mins'][f], seen['likely'][f - 1])}x{f}")
         child.close()
     finally:
         if child.isalive():
             child.terminate(force=True)
     text = "".join(transcript).replace("\r", "")
     assert child.exitstatus == 0, text[-2000:]
-    assert typo_done and illegal_done and turns >= 1
-    assert checked >= 3
+    assert typo_done and illegal_done and turns >= 1 and openings >= 1
+    assert checked >= 20
     assert "Match over. Placements:" in text
     assert re.search(r"You win!|You finish (2nd|3rd) of 3", text)
-    assert "Everyone's dice:" in text
+
+    record = json.loads(out.read_text())
+    check(MatchRecord.from_dict(record))
+    shown_seed = re.search(r"Seed (\d+): arena play --seed", text).group(1)  # type: ignore[union-attr]
+    assert int(shown_seed) == record["seed"] == 11  # one seed: shown, taken and recorded
+    ends = re.findall(r"-- Round (\d+)( \(palifico\))? ends\.\n  Bidding: (.*)\n", text)
+    assert [int(n) for n, _, _ in ends] == [r["round"] for r in record["rounds"]]  # every round, acted in or not
+    human = record["bots"].index("human")
+    unseen_bids = 0
+    for (_, pal, bidding), rnd in zip(ends, record["rounds"]):
+        assert bidding == record_bidding(record, rnd)  # the whole bidding, in order
+        assert bool(pal) == rnd["palifico"]
+        acted = [k for k, a in enumerate(rnd["actions"]) if a[0] == human]
+        after = rnd["actions"][acted[-1] + 1:] if acted else rnd["actions"]
+        unseen_bids += sum(1 for a in after if a[1] == "bid")  # bids after the human's last move
+    assert unseen_bids >= 1  # some bids came after the human's move and were shown only at the round's end
 
 
 def test_setup_from_a_config_takes_its_variant_limits_and_bots() -> None:

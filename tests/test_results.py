@@ -180,7 +180,7 @@ def test_record_missing_required_keys(tmp_path: Path) -> None:
 def test_matches_parquet_holds_the_seat_table(tmp_path: Path) -> None:
     """matches.parquet (written by the run store) and the loader's seat table
     come from the one derivation of rows (arena.running.tables): the same
-    values, RESULTS.md's columns."""
+    values, docs/records.md's columns."""
     from arena.running.store import write_matches_parquet
 
     rules = Rules.preset("classic", {})

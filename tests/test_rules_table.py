@@ -1,5 +1,5 @@
-"""Table-driven tests: one row per rule sentence or example of shared/RULES.md
-and the seed texts (shared/seeds), plus the choices docs/rules.md writes down.
+"""Table-driven tests: one row per rule sentence or example of the rule
+book (docs/rules.md) and of the traditional rule texts, plus the choices docs/rules.md writes down.
 
 Each test builds a position by playing real rounds with dice chosen by hand,
 so every row runs through the public API only (``new_match``, ``deal``,
@@ -98,7 +98,7 @@ def loser(state: State) -> tuple[int, int]:
 
 
 # ---------------------------------------------------------------------------
-# Raising: the examples of RULES.md and the seeds
+# Raising: the examples of the rule book and the traditional texts
 # ---------------------------------------------------------------------------
 
 # (preset, overrides, players, bids so far, legal raises, illegal raises)
@@ -174,7 +174,7 @@ def test_bid_order_keys() -> None:
 
 
 def test_protocol_example_summary() -> None:
-    """PROTOCOL.md's turn example: standing 4x4 with 12 dice in play."""
+    """docs/protocol.md's turn example: standing 4x4 with 12 dice in play."""
     s = play(dealt(start("classic", 3, dice=4)), "3x4", "4x4")
     summary = legal_summary(s)
     assert summary.min_quantity == {1: 2, 2: 5, 3: 5, 4: 5, 5: 4, 6: 4}
@@ -204,7 +204,7 @@ def test_nobody_calls_before_the_first_bid() -> None:
     ("lizumo", {}, False),
     ("wikipedia", {}, True),
     ("neller", {}, True),
-    ("plain", {}, False),  # RULES.md's plain preset keeps open_on_ones: false
+    ("plain", {}, False),  # the plain preset keeps open_on_ones: false
     ("plain", {"open_on_ones": True}, True),
     ("classic", {"open_on_ones": True}, True),
 ])
@@ -793,7 +793,7 @@ PRESET_TABLE = {
 
 def test_defaults_are_rules_md_table() -> None:
     assert Rules().to_dict() == DEFAULTS
-    assert list(Rules().to_dict()) == list(DEFAULTS)  # RULES.md order
+    assert list(Rules().to_dict()) == list(DEFAULTS)  # the rule book's order
     assert {k: s.default for k, s in KEYS.items()} == DEFAULTS
 
 

@@ -1,4 +1,4 @@
-"""The solver (arena solve), the equilibrium bot and arena exploit (issue 16).
+"""The solver (arena solve), the equilibrium bot and arena exploit (docs/solver.md).
 
 Every figure is checked against something independent: the published value of
 one-die Dudo, OpenSpiel's own exploitability, the rules engine itself, and a

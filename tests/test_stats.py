@@ -148,6 +148,12 @@ def test_rating_options(hand: Any) -> None:
     y = anchored[anchored["bot"] == "y"].iloc[0]
     assert y["elo"] == y["elo_low"] == y["elo_high"] == 1000.0
     assert set(anchored["variant"]) == {"v1"}
+    # seq. Elo on the fit's anchored scale: the anchor at 1000, the gaps between bots unchanged.
+    assert y["elo_seq"] == pytest.approx(1000.0)
+    plain = stats.rate_results(hand, resamples=10, variant="v1").table.set_index("bot")["elo_seq"]
+    shifted = anchored.set_index("bot")["elo_seq"]
+    assert (shifted - plain).to_numpy() == pytest.approx([1000.0 - plain["y"]] * len(plain))
+    assert plain.mean() == pytest.approx(1500.0)  # unanchored: the mean, as the fit's
     with pytest.raises(RatingError, match="anchor bot 'z' played no match in 'v2'"):
         stats.rate_results(hand, resamples=10, anchor="z")
     with pytest.raises(RunError, match="no variant 'v9'; the run has v1, v2"):
@@ -277,7 +283,7 @@ def test_elo_table_text_for_arena_run(hand_run: Path, tmp_path: Path) -> None:
 
 @pytest.mark.slow
 def test_default_league_separates_the_strongest_and_weakest_bots(tmp_path: Path) -> None:
-    """The issue's acceptance check on a real, shortened default league (300
+    """An acceptance check on a real, shortened default league (300
     matches, the Python bots only, since CI need not have node): the intervals
     of the best and the worst built-in bot do not overlap."""
     import subprocess

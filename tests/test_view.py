@@ -1,4 +1,4 @@
-"""A seat's view (arena/view.py): the game part of PROTOCOL.md's ``turn``, and
+"""A seat's view (arena.protocol.messages.turn_view): the game part of docs/protocol.md's ``turn``, and
 nothing of any other seat's dice."""
 
 from __future__ import annotations

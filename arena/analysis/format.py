@@ -103,8 +103,10 @@ def format_ratings(report: RatingReport, head_to_head: bool = False) -> str:
             los = report.los[str(label)].reindex(index=order, columns=order)
             blocks.append("likelihood of superiority: P(row stronger than column)\n"
                           + format_table(los.map(lambda x: f"{x:.3f}").reset_index(names="").astype(str)))
+    # Anchored, both columns put the anchor at the same Elo (stats.rate_results shifts seq. Elo).
+    scale = f"; shifted, as the fit, to put {report.anchor} at {report.anchor_elo:g}" if report.anchor else ""
     blocks.append("* seq. Elo: classic K-factor Elo in schedule order (match id); it depends on match order, "
-                  "unlike the fit.")
+                  f"unlike the fit{scale}.")
     return "\n\n".join(blocks)
 
 

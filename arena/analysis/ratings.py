@@ -13,7 +13,7 @@ item may appear more than once (two copies of one bot at a table).
 - :func:`sequential_elo`: the classic K-factor Elo, which depends on order.
 - :func:`head_to_head`: how often item a finished above item b.
 
-numpy and scipy only: no pandas, no records (STYLE.md lesson 12). See
+numpy and scipy only: no pandas, no records (the model is kept apart from its data). See
 docs/ratings.md for the model, the prior and what each number means.
 """
 

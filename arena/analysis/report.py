@@ -505,7 +505,7 @@ def build_report(run: str | Path, *, resamples: int = RESAMPLES, seed: int = 0) 
         _section("faults-section", "Faults", _faults(res)),
         _section("notable", "Notable matches", _notables(res, notables)),
     ])
-    from arena.analysis.exploitview import exploit_section  # issue 16: shown only when computed
+    from arena.analysis.exploitview import exploit_section  # shown only when arena exploit wrote there
 
     exploits = exploit_section(res.path)
     if exploits is not None:

@@ -28,7 +28,7 @@ OVERALL = "all"
 """The ``variant`` label of the table fitted on every variant's matches together."""
 
 BOT_FAULT_KINDS = frozenset(kind for kind in FaultKind if kind.charged_to_bot)
-"""The fault kinds PROTOCOL.md charges to the bot. The other kind a record can
+"""The fault kinds the protocol charges to the bot (docs/protocol.md, Faults). The other kind a record can
 carry (``arena``: a failure of the arena, such as a lost worker or a sandbox
 that could not start) is *administrative*: ``drop_admin_faults`` removes the
 matches that had one."""
@@ -125,6 +125,10 @@ def _rate_part(
         anchor=anchor_idx, anchor_elo=anchor_elo,
     )
     seq = rt.sequential_elo(len(bots), ranks, k=k, start=anchor_elo)
+    if anchor_idx is not None:
+        # On the fit's scale: K-factor Elo moves by differences only, so shifting
+        # every rating to put the anchor at anchor_elo changes no comparison.
+        seq = seq - seq[anchor_idx] + anchor_elo
     s = part.seats
     per_match = s.groupby("bot").agg(
         matches=("match", "nunique"), wins=("place", lambda p: int((p == 1).sum())),

@@ -31,12 +31,14 @@ transport's business.
 from __future__ import annotations
 
 import json
+import os
 import random
 import re
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from arena.botfile.supports import ADMIN_KEYS, Supports
@@ -59,7 +61,7 @@ from arena.protocol.parse import parse_ready, parse_reply
 from arena.protocol.player import Player
 from arena.untrusted import printable
 
-__all__ = ["CheckReport", "FuzzSpace", "PlayerFactory", "Problem", "fuzz_rules", "fuzz_space", "percentiles",
+__all__ = ["CheckReport", "FuzzSpace", "PlayerFactory", "Problem", "fuzz_rules", "fuzz_space", "own_traceback", "percentiles",
            "run_check"]
 
 PlayerFactory = Callable[[], Player]  # a fresh player (a new process) per call
@@ -74,7 +76,7 @@ ADVICE: dict[str, str] = {
     FaultKind.MALFORMED: 'reply with exactly one JSON object on one line: {"action": "bid", "quantity": Q, '
                  '"face": F} with JSON integers, {"action": "dudo"} or {"action": "calza"}',
     FaultKind.TIMEOUT: "reply within time_ms of CPU time; a decision should take well under a millisecond",
-    FaultKind.CRASH: "the bot process exited or raised; its stderr (below, when shown) says where",
+    FaultKind.CRASH: "the bot process exited or raised: its stderr, shown with the problem, says where",
     FaultKind.UNASKED: "write to stdout only in answer to hello and turn; log to stderr instead",
     "handshake": 'answer {"type": "hello"} with {"type": "ready", "name": "...", "version": "..."} '
                  "within the start-up limit",
@@ -99,20 +101,70 @@ class Problem:
 
     @property
     def key(self) -> tuple[str, str]:
-        return (self.kind, self.reason or self.detail)
+        """Problems with equal keys are one bug: the same kind and the same
+        reason but for its numbers (a quantity, a line, a match)."""
+        return (self.kind, _alike(self.reason or self.detail))
 
-    def render(self) -> str:
-        lines = [f"[{self.kind}] {self.match}: {self.detail}"]
+    @property
+    def advice(self) -> str:
+        return self.fix or ADVICE.get(self.kind, "see docs/protocol.md")
+
+    def render(self, own: Sequence[str] = ()) -> str:
+        """The problem's lines but its fix (printed once per report); ``own``:
+        the bot's own files, where its tracebacks start."""
+        detail = self.detail
+        if self.stderr:  # shown whole below: the detail's excerpt of it would say it twice
+            detail = _STDERR_PART.sub("", detail)
+        detail = printable(detail, newlines=False)  # it quotes what the bot wrote
+        lines = [f"  {self.match}: {detail}" if self.match != "-" else f"  {detail}"]
         if self.context:
             lines.append(f"  table:   {self.context}")
         if self.message is not None:
             lines.append(f"  message: {_cut(json.dumps(self.message), 700)}")
         if self.reply is not None:
-            lines.append(f"  reply:   {self.reply}")
+            lines.append(f"  reply:   {printable(self.reply)}")
         if self.stderr:
-            lines.append(f"  stderr:  {printable(_cut(self.stderr, 1500))}")
-        lines.append(f"  fix:     {self.fix or ADVICE.get(self.kind, 'see docs/protocol.md')}")
+            text = printable(_cut(own_traceback(self.stderr, own).rstrip("\n"), 1500))
+            lines.append("  stderr:  " + text.replace("\n", "\n" + " " * 11))
         return "\n".join(lines)
+
+
+_STDERR_PART = re.compile(r"; stderr(?: ends)?: .*\Z", re.S)
+_FRAME = re.compile(r'^  File "([^"]+)", line \d+')
+
+
+def own_traceback(text: str, own: Sequence[str]) -> str:
+    """``text`` (a bot's stderr) with each Python traceback starting at the
+    first frame in the bot's own files (``own``: files, or folders ending in
+    ``/``): the frames above it (an interpreter's start-up, a launcher, a
+    framework) say nothing to the bot's author. A traceback with no frame of
+    the bot's is left whole."""
+    if not own:
+        return text
+    lines = text.split("\n")
+    out: list[str] = []
+    i = 0
+    while i < len(lines):
+        out.append(lines[i])
+        if not lines[i].startswith("Traceback (most recent call last):"):
+            i += 1
+            continue
+        i += 1
+        frames: list[tuple[str, list[str]]] = []  # (file, its lines)
+        while i < len(lines) and (m := _FRAME.match(lines[i])):
+            block = [lines[i]]
+            i += 1
+            while i < len(lines) and lines[i].startswith("    "):
+                block.append(lines[i])
+                i += 1
+            frames.append((m.group(1), block))
+        first = next((k for k, (path, _) in enumerate(frames)
+                      if any(path == o or (o.endswith("/") and path.startswith(o)) for o in own)), 0)
+        if first:
+            out.append(f"  ({first} frame{'s' if first > 1 else ''} above the bot's own code left out)")
+        for _, block in frames[first:]:
+            out.extend(block)
+    return "\n".join(out)
 
 
 def _cut(text: str, limit: int) -> str:
@@ -152,6 +204,7 @@ class CheckReport:
     restarts: int = 0
     stopped_early: str = ""  # why the run stopped before ``turns_asked`` ("3 timeouts"), if it did
     space: str = ""  # the fuzzed space, in words (FuzzSpace.describe)
+    own: tuple[str, ...] = ()  # the bot's own files (a folder ends in /): its tracebacks start there
 
     @property
     def ok(self) -> bool:
@@ -160,17 +213,24 @@ class CheckReport:
     def render(self, show: int = 10) -> str:
         out: list[str] = []
         name = self.ready["name"] if self.ready is not None else self.bot
-        out.append(f"arena check {self.bot} (seed {self.seed}: --seed {self.seed} repeats this check)")
+        out.append(f"arena check {printable(self.bot, newlines=False)} "
+                   f"(seed {self.seed}: --seed {self.seed} repeats this check)")
         if self.ready is None:
             out.append("  handshake: FAILED")
         else:
-            out.append(f"  handshake: ok, ready as {name!r} version {self.ready['version']!r}")
+            version = self.ready["version"]
+            shown = f"version {printable(repr(version), newlines=False)}" if version is not None else "no version"
+            out.append(f"  handshake: ok, ready as {printable(repr(name), newlines=False)} ({shown})")
         if self.space:
             out.append(f"  fuzzed:    {self.space}")
-        out.append(f"  turns:     {self.turns} in {self.matches} matches; presets "
-                   + ", ".join(f"{k} {v}" for k, v in sorted(self.presets.items()))
-                   + "; players " + ", ".join(f"{k}:{v}" for k, v in sorted(self.players.items())))
-        out.append("  actions:   " + ", ".join(f"{k} {v}" for k, v in sorted(self.actions.items())))
+        turns = [f"{self.turns} in {self.matches} match{'' if self.matches == 1 else 'es'}"]
+        if self.presets:
+            turns.append("presets " + ", ".join(f"{k} {v}" for k, v in sorted(self.presets.items())))
+        if self.players:
+            turns.append("players " + ", ".join(f"{k}:{v}" for k, v in sorted(self.players.items())))
+        out.append("  turns:     " + "; ".join(turns))
+        if self.actions:
+            out.append("  actions:   " + ", ".join(f"{k} {v}" for k, v in sorted(self.actions.items())))
         for label, values in (("latency", self.wall_ms), ("cpu", self.cpu_ms)):
             pc = percentiles(values)
             if pc:
@@ -189,15 +249,31 @@ class CheckReport:
             groups: dict[tuple[str, str], list[Problem]] = {}
             for p in self.problems:
                 groups.setdefault(p.key, []).append(p)
-            out.append(f"FAILED: {len(self.problems)} problem(s): "
+            n = len(self.problems)
+            out.append(f"FAILED: {n} problem{'s' if n > 1 else ''} ("
                        + ", ".join(f"{k} {v}" for k, v in sorted(kinds.items()))
-                       + f"; {len(groups)} distinct, the first of each below")
+                       + (f"), {len(groups)} distinct: one example of each below" if len(groups) > 1
+                          else "), all alike: one example below"))
+            fixes: dict[str, list[str]] = {}  # each piece of advice once, with the kinds it is for
             for alike in list(groups.values())[:show]:
-                more = f" ({len(alike)} times; matches " + ", ".join(p.match for p in alike[:5]) + \
-                    (", ..." if len(alike) > 5 else "") + ")" if len(alike) > 1 else ""
-                out.append(alike[0].render().replace("\n", more + "\n", 1))
+                first = alike[0]
+                matches = list(dict.fromkeys(p.match for p in alike))
+                where = (f" {len(alike)} times, in {len(matches)} match{'es' if len(matches) > 1 else ''} ("
+                         + ", ".join(matches[:5]) + (", ..." if len(matches) > 5 else "") + ")"
+                         if len(alike) > 1 else "")
+                shown = first.render(self.own)
+                if where:
+                    out.append(f"[{first.kind}]{where}\n{shown}")
+                else:  # one of a kind: its line is the heading
+                    out.append(f"[{first.kind}] {shown[2:]}")
+                kinds_for = fixes.setdefault(first.advice, [])
+                if first.kind not in kinds_for:
+                    kinds_for.append(first.kind)
             if len(groups) > show:
-                out.append(f"... and {len(groups) - show} more distinct problems")
+                out.append(f"... and {len(groups) - show} more distinct problems (--show {len(groups)} lists them)")
+            out.append("How to fix:")
+            for advice, for_kinds in fixes.items():
+                out.append(f"  [{', '.join(for_kinds)}] {advice}")
         elif self.ok:
             out.append("OK: every reply was legal and the same seed gave the same actions")
         else:
@@ -658,4 +734,7 @@ def check_bot(path: str, *, turns: int = 2000, seed: int | None = None, time_ms:
     report = run_check(lambda: BotProcess(spec, limits, clock), turns=turns, seed=seed, time_ms=time_ms,
                        name=spec.name, space=space)
     report.bot = str(path)
+    # Real paths: the sandbox shows the bot's files at their real paths, which its tracebacks name.
+    real = os.path.realpath(spec.path)
+    report.own = (real, os.path.join(os.path.dirname(real), Path(real).stem) + "/")
     return report

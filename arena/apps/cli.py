@@ -2,7 +2,8 @@
 function and print. The only module that imports click; nothing imports it.
 
 Each command lives in its own section; an :class:`ArenaError` becomes one
-clear line on stderr and exit status 2 (click's usage-error convention).
+clear line on stderr and exit status 1 (a :class:`click.ClickException`); a
+flag or argument click itself refuses is a usage error, exit status 2.
 """
 
 from __future__ import annotations
@@ -189,7 +190,7 @@ def replay_cmd(run_folder: str, match: str, no_dice_check: bool) -> None:
     raise ArenaError(f"{run_folder}: no match {wanted!r} recorded (ids look like m-000042)")
 
 
-# --- arena ratings / arena stats (issue 5) -----------------------------------
+# --- arena ratings / arena stats ---------------------------------------------
 
 
 def _anchor(value: str | None) -> tuple[str | None, float]:
@@ -269,7 +270,7 @@ def stats_cmd(run: str, variant: str | None, drop_admin_faults: bool, resamples:
         _echo(format_stats(table))
 
 
-# --- arena check (issue 3) ---------------------------------------------------
+# --- arena check -------------------------------------------------------------
 
 
 @main.command("check")
@@ -312,7 +313,7 @@ def check_cmd(bot: str, turns: int, seed: int | None, time_ms: int, sandbox: str
         sys.exit(1)
 
 
-# --- arena play / arena report (issue 7) -------------------------------------
+# --- arena play / arena report -----------------------------------------------
 
 
 @main.command("play")
@@ -356,7 +357,7 @@ def report_cmd(run: str, output: str | None) -> None:
     _echo(str(write_report(run, output)))
 
 
-# --- arena solve / arena exploit (issue 16) -------------------------------------
+# --- arena solve / arena exploit ---------------------------------------------
 
 
 @main.command("solve")

@@ -6,7 +6,7 @@ The human is just another player of the referee (:func:`arena.match.referee.play
 with the protocol's parsers (:mod:`arena.protocol.parse`, the Python bots'
 own), renders it as text, and reads its reply from an input stream. The bots it plays against are real
 sandboxed processes under the usual time control, so a match here is played
-exactly as in a run and its record is an ordinary RESULTS.md record.
+exactly as in a run and its record is an ordinary match record (docs/records.md).
 
 Two things differ from a bot, on purpose:
 
@@ -17,7 +17,7 @@ Two things differ from a bot, on purpose:
 
 Leaving the table (end of input, or typing ``quit``) is a forfeit, recorded as
 a fault of kind ``crash`` with the detail ``"the human left the table ..."``:
-the closed set of fault kinds (PROTOCOL.md) stays closed, the statistics
+the closed set of fault kinds (docs/protocol.md) stays closed, the statistics
 charge the forfeit to the player who left (it is not an administrative
 fault), and ``crash`` already means "the player stopped answering".
 """
@@ -41,9 +41,10 @@ from arena.protocol.messages import Notification, ReadyMessage, ReplyMessage, Tu
 from arena.protocol.parse import parse_match_end, parse_match_start, parse_round_end, parse_turn
 from arena.running.config import unique_labels
 from arena.sdk import Legal, MatchInfo, RoundEnd, Turn
+from arena.untrusted import printable
 
-__all__ = ["DEFAULT_BOTS", "LEFT_KIND", "HumanPlayer", "PlaySetup", "candidate_raises", "illegal_reason",
-           "play_human", "play_setup", "resolve_opponents"]
+__all__ = ["DEFAULT_BOTS", "LEFT_KIND", "FaceOdds", "HumanPlayer", "PlaySetup", "candidate_raises", "face_odds",
+           "illegal_reason", "play_human", "play_setup", "resolve_opponents"]
 
 DEFAULT_BOTS: tuple[str, ...] = ("probabilistic", "cautious", "bluffer")
 """The opponents when none are named: three built-ins of different styles
@@ -55,6 +56,7 @@ LEFT_KIND = FaultKind.CRASH
 QUIT_WORDS = frozenset({"quit", "exit", "resign", "q"})
 HELP_WORDS = frozenset({"help", "h", "?"})
 ASSIST_CANDIDATES = 4  # raises shown by --assist: the smallest raise of the likeliest faces
+HALF = 0.5  # the assist's "still likely" line: a bid at least this likely to be true
 
 
 def _face_name(face: int) -> str:
@@ -111,13 +113,40 @@ def candidate_raises(turn: Turn, k: int = ASSIST_CANDIDATES) -> list[tuple[Bid, 
 
     These are the raises worth looking at: for each face you may bid, the
     cheapest bid on it (a bigger quantity of the same face is always less
-    likely), ranked by the chance it is true given your dice.
+    likely), ranked by the chance it is true given your dice. A raise that
+    cannot be true (more dice of the face than you hold plus all unseen dice)
+    is left out.
     """
     cands = [Bid(low, face) for face, low in sorted(turn.legal.min_quantity.items())
              if low <= turn.legal.max_quantity]
-    scored = [(b, turn.probability(b)) for b in cands]
+    scored = [(b, p) for b in cands if (p := turn.probability(b)) > 0.0]
     scored.sort(key=lambda bp: (-bp[1], bp[0].quantity, bp[0].face))
     return scored[:k]
+
+
+@dataclass(frozen=True, slots=True)
+class FaceOdds:
+    """What the table likely holds of one face, given your dice."""
+
+    face: int
+    expected: float  # expected dice on the table counting for the face (yours plus unseen x p)
+    likely: int  # the largest quantity with P(true) >= 1/2 (0: not even one die)
+    p_likely: float  # P(true) of ``likely`` x face (1.0 when likely is 0)
+
+
+def face_odds(turn: Turn) -> list[FaceOdds]:
+    """For each face 1-6: the expected count and the largest quantity still at
+    least even odds, under this round's wilds (none in palifico)."""
+    out = []
+    for face in range(1, 7):
+        likely, p_likely = 0, 1.0
+        for q in range(1, turn.total + 1):  # P(true) falls as q grows: stop at the first below 1/2
+            p = turn.probability(Bid(q, face))
+            if p < HALF:
+                break
+            likely, p_likely = q, p
+        out.append(FaceOdds(face, turn.expected(face), likely, p_likely))
+    return out
 
 
 def _pct(p: float) -> str:
@@ -150,8 +179,10 @@ class HumanPlayer:
     def _name(self, seat: int) -> str:
         if self.info is None:
             return f"seat {seat}"
-        name = self.info.names[seat]
-        return "you" if seat == self.info.seat else name
+        return "you" if seat == self.info.seat else printable(self.info.names[seat], newlines=False)
+
+    def _bids(self, history: Sequence[tuple[int, Bid]]) -> str:
+        return ", ".join(f"{self._name(s)} {b.quantity}x{b.face}" for s, b in history)
 
     def _possessive(self, seat: int) -> str:
         name = self._name(seat)
@@ -209,7 +240,7 @@ class HumanPlayer:
                  + f"  (dice in play: {turn.total})")
         self.say("Your dice: " + " ".join(str(d) for d in turn.dice))
         if turn.history:
-            self.say("Bids: " + ", ".join(f"{self._name(s)} {b.quantity}x{b.face}" for s, b in turn.history))
+            self.say("Bids: " + self._bids(turn.history))
         else:
             self.say("Bids: none yet: you open the round")
         self.say("Legal: " + self._legal_text(turn.legal))
@@ -226,22 +257,36 @@ class HumanPlayer:
     def _show_assist(self, turn: Turn) -> None:
         wild = "1s wild" if turn.wild else "1s not wild"
         self.say(f"Assist (your dice, {turn.unseen} unseen dice, {wild}):")
+        odds = face_odds(turn)
+        rows = (("face", [_face_name(o.face) for o in odds]),
+                ("expected", [f"{o.expected:.1f}" for o in odds]),
+                ("50% up to", [f"{o.likely}x{o.face}" if o.likely else "-" for o in odds]))
+        for label, cells in rows:
+            self.say(f"  {label:<10}" + "".join(f"{c:>7}" for c in cells))
+        self.say("  (expected: dice counting for the face on the whole table; 50% up to: the largest bid on it "
+                 "still at least 50% likely)")
         standing = turn.standing
-        if standing is not None:
-            self.say(f"  standing {standing.quantity}x{standing.face}: P(true) {_pct(turn.probability(standing))}")
-            if turn.legal.calza:
-                exact = probability_exact(standing, turn.dice, turn.unseen, wild=turn.wild)
-                self.say(f"  calza on {standing.quantity}x{standing.face}: P(exactly) {_pct(exact)}")
-        verb = "raise" if standing is not None else "open"
-        for b, p in candidate_raises(turn):
-            self.say(f"  {verb} {b.quantity}x{b.face}: P(true) {_pct(p)}")
+        if standing is None:
+            return  # an opening: every smallest bid is nearly sure; the table above is what to open from
+        self.say(f"  standing {standing.quantity}x{standing.face}: P(true) {_pct(turn.probability(standing))}")
+        if turn.legal.calza:
+            exact = probability_exact(standing, turn.dice, turn.unseen, wild=turn.wild)
+            self.say(f"  calza on {standing.quantity}x{standing.face}: P(exactly) {_pct(exact)}")
+        raises = candidate_raises(turn)
+        for b, p in raises:
+            self.say(f"  raise {b.quantity}x{b.face}: P(true) {_pct(p)}")
+        if not raises and any(q <= turn.legal.max_quantity for q in turn.legal.min_quantity.values()):
+            self.say("  no raise can be true: every legal bid needs more dice than you hold and cannot see")
 
     def _show_round_end(self, end: RoundEnd) -> None:
         self.say("")
-        self.say(f"-- Round {end.round} ends. Everyone's dice:")
+        pal = " (palifico)" if end.palifico else ""
+        self.say(f"-- Round {end.round}{pal} ends.")
+        self.say("  Bidding: " + (self._bids(end.history) if end.history else "no bid"))
+        self.say("  Everyone's dice:")
         for s, hand in enumerate(end.dice):
             if hand:
-                self.say(f"  {self._name(s):<16} {' '.join(str(d) for d in sorted(hand))}")
+                self.say(f"    {self._name(s):<16} {' '.join(str(d) for d in sorted(hand))}")
         if end.fault is not None:
             seat, kind = end.fault
             self.say(f"  {self._name(seat)} is out of the match ({kind}); the round is void")
@@ -344,9 +389,12 @@ def play_human(setup: PlaySetup, human: HumanPlayer, out_file: str | Path | None
     (a ``games.jsonl`` line: put it in a folder as ``games.jsonl`` and
     ``arena replay FOLDER MATCH`` re-checks it).
 
+    One seed: the dice seed, the one the record carries and ``--seed`` takes,
+    so the seed shown at the end and the record's deal the same dice again.
     Nothing the bots are sent derives the dice: the seed is a 63-bit secret
-    (unless ``--seed`` names one), the match id is drawn apart from it, and the
-    seed is shown only once the match is over.
+    (unless ``--seed`` names one), the bots' own seeds are one-way from it
+    (:func:`arena.engine.records.derive_seed`), the match id is drawn apart
+    from it, and a drawn seed is shown only once the match is over.
     """
     from arena.match.process import BotProcess, TimeControl
     from arena.sandbox import SandboxLimits
@@ -364,7 +412,9 @@ def play_human(setup: PlaySetup, human: HumanPlayer, out_file: str | Path | None
     match = f"play-{secrets.token_hex(6)}"
     spec = MatchSpec(index=0, match=match, variant=setup.variant, rules=setup.rules.to_dict(),
                      entrants=tuple(range(len(names))), seed=derive_seed("play", seed, "match"),
-                     dice_seed=derive_seed("play", seed, "dice"), table=0, rotation=0)
+                     dice_seed=seed, table=0, rotation=0)
+    if setup.seed is not None:
+        human.say(f"Seed {seed} (--seed).")
     procs: list[BotProcess] = []
     try:
         for label, bot in setup.bots:
@@ -373,7 +423,8 @@ def play_human(setup: PlaySetup, human: HumanPlayer, out_file: str | Path | None
             try:
                 proc.start()
             except BotFault as exc:
-                raise RunError(f"bot {label} ({bot.path}) failed its handshake: {exc.kind}: {exc.detail}") from None
+                raise RunError(f"bot {label} ({bot.path}) failed its handshake: {exc.kind}: "
+                               f"{printable(exc.detail)}") from None
         outcome = play_match(spec, [human, *procs], names, time_control.budget_ms)
     finally:
         for proc in procs:

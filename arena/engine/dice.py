@@ -1,4 +1,4 @@
-"""Dice from a generator keyed per match, round and seat (RESULTS.md, Determinism).
+"""Dice from a generator keyed per match, round and seat (docs/rules.md, Dice from the seed).
 
 A die is never drawn from a shared stream: each (seed, round, seat) has its own
 BLAKE2b digest, so one match's dice do not depend on any other match, on how
@@ -75,7 +75,7 @@ def roll_off(candidates: Sequence[int], die: Callable[[int, int], int]) -> list[
 
 
 def seating_die(seed: int) -> Callable[[int, int], int]:
-    """The die used to roll for seats (RULES.md 1), keyed apart from the round dice."""
+    """The die used to roll for seats (docs/rules.md, Seating), keyed apart from the round dice."""
     return lambda attempt, who: next(_stream(b"seat", seed, attempt, who))
 
 

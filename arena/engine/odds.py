@@ -5,7 +5,7 @@ true, given your own dice and how many dice you cannot see. Each unseen die is
 an independent fair die, so the number of unseen dice that match a face is
 binomial: a die matches face ``f`` with probability 1/3 when aces are wild and
 ``f`` is not 1 (the face itself or an ace), else 1/6. In a palifico round aces
-are not wild (RULES.md, Palifico), so every face is 1/6 there.
+are not wild (docs/rules.md, Palifico), so every face is 1/6 there.
 
 Every function takes plain data (a bid, your dice, the unseen count), so the
 assist display, the built-in bots and any bot author call the same code;
@@ -97,7 +97,7 @@ def probability(b: BidLike, dice: Sequence[int], unseen: int, *, wild: bool = Tr
 
     ``dice`` are your own, ``unseen`` the number of dice in play that are not
     yours. ``wild`` is the rule set's ``wild_ones``; ``palifico=True`` turns
-    the wilds off, as RULES.md does for palifico rounds. A bid on aces never
+    the wilds off, as a palifico round does (docs/rules.md). A bid on aces never
     counts wilds.
     """
     q, f = as_bid(b)

@@ -5,7 +5,7 @@ methods, no open files). A :class:`MatchRecord` is what was played, the one
 typed form of a match record: its rounds (:class:`RoundRecord`), each round's
 actions (:class:`ActionRecord`), change of dice (:class:`DiceChange`) or fault
 (:class:`FaultRecord`), and how the match ended (:class:`EndReason`). Its JSON
-form is one line of ``games.jsonl`` (docs/running.md, "The match record"):
+form is one line of ``games.jsonl`` (docs/records.md, "The match record"):
 :meth:`MatchRecord.to_json` writes it and :meth:`MatchRecord.from_json` reads
 it, older records included (what it infers for them is said there).
 
@@ -240,7 +240,7 @@ def seat_outcome(dice: int, players: int, rounds: tuple[RoundRecord, ...],
 
 @dataclass(frozen=True, slots=True)
 class MatchRecord:
-    """A finished match, as RESULTS.md's record: enough to replay it and check
+    """A finished match, as docs/records.md describes its record: enough to replay it and check
     every rule (:mod:`arena.engine.replay`).
 
     ``bots[s]`` is the entrant label in seat ``s`` (after seating), ``seed``
@@ -281,7 +281,7 @@ class MatchRecord:
     # -- JSON ------------------------------------------------------------------
 
     def to_dict(self) -> dict[str, Any]:
-        """The record as JSON data (RESULTS.md's keys in their order, then
+        """The record as JSON data (docs/records.md's keys in their order, then
         ``end``, ``faults`` and the timing fields). Arrays are tuples, which
         orjson and the stdlib json write as arrays."""
         out: dict[str, Any] = {
@@ -311,7 +311,7 @@ class MatchRecord:
 
     @classmethod
     def from_dict(cls, data: object) -> MatchRecord:
-        """A record from JSON data, checked on the way (every key RESULTS.md
+        """A record from JSON data, checked on the way (every key docs/records.md
         requires, with values of the right form; :class:`RecordError` names
         the first that is not).
 

@@ -1,4 +1,4 @@
-"""The rules of Dudo as the referee enforces them (shared/RULES.md).
+"""The rules of Dudo as the referee enforces them (docs/rules.md).
 
 Pure and deterministic: no I/O, no global randomness. Dice are an input
 (:func:`deal`), so the same dice and the same actions always give the same
@@ -127,7 +127,7 @@ PRESET_MEANINGS: Final[dict[str, str]] = {
 
 @dataclass(frozen=True, slots=True)
 class Rules:
-    """A validated, immutable rule set: every key of RULES.md.
+    """A validated, immutable rule set: every key of docs/rules.md.
 
     Build one with :meth:`preset` (a preset plus overrides) or
     :meth:`from_dict`; the constructor validates every field too.
@@ -154,7 +154,7 @@ class Rules:
 
     @classmethod
     def preset(cls, name: str = "classic", overrides: dict[str, Any] | None = None) -> Rules:
-        """The named preset of RULES.md with ``overrides`` applied on top."""
+        """The named preset (docs/rules.md, Presets) with ``overrides`` applied on top."""
         if name not in PRESETS:
             raise RulesError(f"preset {name!r} does not exist; use one of {', '.join(PRESETS)}")
         merged = dict(PRESETS[name])
@@ -171,7 +171,7 @@ class Rules:
         return cls(**data)
 
     def to_dict(self) -> dict[str, Any]:
-        """Every key with its value, in RULES.md order (the form records carry)."""
+        """Every key with its value, in the rule book's order (docs/rules.md, Keys; the form records carry)."""
         return {name: getattr(self, name) for name in KEYS}
 
     def replace(self, **overrides: Any) -> Rules:
@@ -536,7 +536,7 @@ def legal_actions(state: State) -> tuple[Action, ...]:
 
 
 class LegalSummary(NamedTuple):
-    """The compact legal-move summary a ``turn`` message carries (PROTOCOL.md)."""
+    """The compact legal-move summary a ``turn`` message carries (docs/protocol.md)."""
 
     dudo: bool
     calza: bool

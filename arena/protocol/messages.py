@@ -106,11 +106,15 @@ class FaultNotice(TypedDict):
 
 class RoundEndMessage(TypedDict):
     """A resolved round carries ``bid``, ``call``, ``count`` and ``change``;
-    a void round carries ``fault`` instead."""
+    a void round carries ``fault`` instead. ``palifico`` and ``history`` (every
+    bid of the round) were added within version 1: a reader of an older
+    referee's messages finds them absent."""
 
     type: Literal["round_end"]
     match: str
     round: int
+    palifico: bool
+    history: list[list[int]]  # [seat, quantity, face] of every bid of the round, oldest first
     dice: list[list[int]]
     bid: NotRequired[list[int]]  # [bidder, quantity, face]
     call: NotRequired[CallNotice]
@@ -176,13 +180,18 @@ def round_end_message(match: str, state: State, fault_kind: FaultKind | None = N
     res = state.last
     if res is None:
         raise StateError("no round has ended yet")
+    # Every bid was said aloud at the table: a seat that acted early, or not at
+    # all, sees the whole bidding here (nothing hidden is in it).
+    history = [[s, b.quantity, b.face] for s, b in res.bids]
     if res.fault is not None:
-        return {"type": "round_end", "match": match, "round": res.round, "dice": [list(h) for h in res.dice],
+        return {"type": "round_end", "match": match, "round": res.round, "palifico": res.palifico,
+                "history": history, "dice": [list(h) for h in res.dice],
                 "fault": {"seat": res.fault, "kind": FaultKind(fault_kind or FaultKind.CRASH).value}, "counts": list(state.counts)}
     if res.call is None or res.change is None or res.count is None:  # the engine sets all when a call ends a round
         raise StateError(f"round {res.round} ended with neither a call nor a fault")
     bidder, b = res.bids[-1]
-    return {"type": "round_end", "match": match, "round": res.round, "dice": [list(h) for h in res.dice],
+    return {"type": "round_end", "match": match, "round": res.round, "palifico": res.palifico,
+            "history": history, "dice": [list(h) for h in res.dice],
             "bid": [bidder, b.quantity, b.face], "call": {"seat": res.call[0], "kind": res.call[1]},
             "count": res.count, "change": {"seat": res.change[0], "delta": res.change[1]},
             "counts": list(state.counts)}

@@ -312,16 +312,28 @@ def parse_round_end(msg: RawMessage, match: MatchInfo) -> RoundEnd:
                                   f"got {clip(json_text(hands))}")
     counts = tuple(_ints(msg, "counts", what, match.players, 0))
     dice = tuple(tuple(h) for h in hands)
+    # ``history`` and ``palifico`` came later within version 1: absent, the round's
+    # bids are unknown (an empty history) and the round is taken as ordinary.
+    history: tuple[tuple[int, Bid], ...] = ()
+    if "history" in msg:
+        raw = msg["history"]
+        if type(raw) is not list or any(
+                type(h) is not list or len(h) != 3 or not _INT.issuperset(map(type, h))
+                or not 0 <= h[0] < match.players or h[1] < 1 or not 1 <= h[2] <= 6 for h in raw):
+            raise _problem(what, msg, f"'history' must be a list of [seat, quantity, face] JSON integers "
+                                      f"(seats 0 to {match.players - 1}, faces 1 to 6), got {clip(json_text(raw))}")
+        history = tuple((h[0], bid(h[1], h[2])) for h in raw)
+    palifico = _bool(msg, "palifico", what) if "palifico" in msg else False
     outcome = [k for k in ("bid", "call", "count", "change") if k in msg]
     if "fault" in msg:
         if outcome:
             raise _problem(what, msg, f"a void round (with 'fault') carries no {', '.join(map(repr, outcome))}")
-        return RoundEnd(rnd, dice, counts, None, None, None, None, _seat_kind(msg, "fault", what))
+        return RoundEnd(rnd, dice, counts, None, None, None, None, _seat_kind(msg, "fault", what), history, palifico)
     if len(outcome) != 4:
         raise _problem(what, msg, "a round carries 'bid', 'call', 'count' and 'change', or a 'fault'")
     b = _ints(msg, "bid", what, 3)
     return RoundEnd(rnd, dice, counts, (b[0], bid(b[1], b[2])), _seat_kind(msg, "call", what, ("dudo", "calza")),
-                    _int(msg, "count", what, 0), _seat_delta(msg, "change", what), None)
+                    _int(msg, "count", what, 0), _seat_delta(msg, "change", what), None, history, palifico)
 
 
 def parse_match_end(msg: RawMessage, match: MatchInfo) -> tuple[int, ...]:

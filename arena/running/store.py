@@ -1,4 +1,4 @@
-"""The run folder of RESULTS.md: its one owner. Written append-only, resumable after any stop.
+"""The run folder (docs/records.md): its one owner. Written append-only, resumable after any stop.
 
 Every file of a run folder is named here and nowhere else (:class:`RunFolder`):
 ``run.json``, ``games.jsonl`` (or ``games.jsonl.gz``), ``matches.parquet``,
@@ -86,7 +86,7 @@ class _File:
 
 
 class RunFolder:
-    """The paths of a run folder (RESULTS.md's files), the one place they are spelled."""
+    """The paths of a run folder (docs/records.md's files), the one place they are spelled."""
 
     __slots__ = ("path",)
 

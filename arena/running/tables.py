@@ -2,7 +2,7 @@
 
 One row (a plain tuple, columns as named below) per match, per match and seat,
 per round, per action and per fault. ``matches.parquet`` is the seat table
-with RESULTS.md's columns (every seat column but ``first``), written by
+with the columns of docs/records.md (every seat column but ``first``), written by
 :mod:`arena.running.store`; :mod:`arena.analysis.results` makes pandas
 DataFrames of all five, and its docstring says what each column means. Plain
 Python: the run layer has no pandas.
@@ -36,7 +36,7 @@ ROUND_COLUMNS = (
 ACTION_COLUMNS = ("match", "variant", "round", "index", "seat", "bot", "action", "quantity", "face")
 FAULT_COLUMNS = ("match", "variant", "seat", "bot", "round", "kind", "detail")
 
-# matches.parquet (RESULTS.md: one row per match and seat) and its arrow types.
+# matches.parquet (docs/records.md: one row per match and seat) and its arrow types.
 PARQUET_TYPES = (("match", "string"), ("variant", "string"), ("seat", "int16"), ("bot", "string"),
                  ("place", "int16"), ("players", "int16"), ("rounds", "int32"), ("dice_left", "int16"),
                  ("out_round", "int32"), ("fault", "string"), ("seconds", "float64"))

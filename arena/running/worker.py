@@ -2,7 +2,7 @@
 
 One :class:`Worker` lives in each worker process (local pool or Ray actor). It
 starts a bot's process the first time the bot plays, reuses it for the next
-matches (start-up would otherwise dominate: NOTES.md), and restarts it after a
+matches (start-up would otherwise dominate: docs/performance.md), and restarts it after a
 fault. Every spec produces exactly one result, internal errors included, so
 the caller never waits for a result that will not come.
 

@@ -5,8 +5,8 @@ What they do not separate is kernel state keyed by *inode* or by *user*:
 byte-range and ``flock`` locks on the files every sandbox shares (``/usr``,
 ``/etc/passwd``), leases and dnotify/inotify/fanotify watches on them,
 futexes on their pages, and the per-user kernel keyring. Two colluding
-copies of a bot at one table read each other's dice through those (issues
-11 and 18; tests/test_collusion.py tries them all). The filter denies the
+copies of a bot at one table read each other's dice through those
+(tests/test_collusion.py tries them all). The filter denies the
 calls that reach them, and the calls that are kernel attack surface a bot
 never needs (namespaces, mounts, BPF, perf, io_uring, modules...). The
 per-user quotas (queued signals, message queues) are split per sandbox

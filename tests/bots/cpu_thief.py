@@ -1,4 +1,4 @@
-"""Steals CPU between its turns (issue 11, item 3).
+"""Steals CPU between its turns (docs/protocol.md, Time: no CPU outside one's own turn).
 
 On its first turn (or, with ARENA_TEST_SPAWN=import, while it is imported,
 before the handshake) it forks spinners, each in a session of its own (so each

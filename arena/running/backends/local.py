@@ -3,7 +3,7 @@
 Each worker pins itself to one core (round-robin over the cores this process
 may use) and its bot processes inherit the pin: the referee and a bot take
 turns, and a wake-up on the same core costs about a quarter of one across
-cores here (NOTES.md). Workers ignore SIGINT so that Ctrl-C reaches only the
+cores on the machines measured (docs/performance.md). Workers ignore SIGINT so that Ctrl-C reaches only the
 parent, which stops the pool cleanly; on SIGTERM a worker closes its bots.
 """
 
