@@ -8,6 +8,7 @@ to the folder as matches finish and reports progress through a callback.
 
 from __future__ import annotations
 
+import math
 import secrets
 import time
 from collections.abc import Callable
@@ -21,8 +22,10 @@ from arena.errors import ArenaError, BotFault, RunError
 from arena.match.process import BotProcess
 from arena.running.backends import Backend
 from arena.running.config import Entrant, RunConfig
-from arena.running.schedule import build_schedule, repeats, seat_plan
-from arena.running.store import RunStore, read_run_json
+from arena.running.league import PoolPlan, history_of, league_schedule, plan_pool
+from arena.running.schedule import repeats, seat_plan
+from arena.running.sprt import SprtTest, sprt_schedule
+from arena.running.store import RunFolder, RunStore, move_aside, read_records, read_run_json
 from arena.running.worker import Drained, PlayResult, deal_slots
 from arena.sandbox import SandboxLimits
 
@@ -39,6 +42,11 @@ class RunResult:
     seconds: float
     records: list[MatchRecord] = field(default_factory=list)
     error: str | None = None
+    already: bool = False  # the folder held this run, finished: nothing was played
+    ended: str | None = None  # when that finished run ended (run.json)
+    config: RunConfig | None = None  # the config as run (entrants in run order)
+    plan: PoolPlan | None = None  # how the pool relates to the folder's history
+    note: str | None = None
 
 
 GUESSABLE_BELOW = 2 ** 32
@@ -59,15 +67,31 @@ def seed_warning(seed: int | None) -> str | None:
             f"your own.")
 
 
-def effective_seed(config: RunConfig) -> int:
-    """The config's seed, or the one an earlier run of this folder drew, or a new
-    secret one (recorded in run.json so the run can be resumed and reproduced)."""
+def effective_seed(config: RunConfig, old: dict[str, Any] | None = None) -> int:
+    """The config's seed, or the one an earlier run of this folder drew (``old``:
+    its run.json), or a new secret one (recorded in run.json so the run can be
+    resumed and reproduced)."""
     if config.seed is not None:
         return config.seed
-    old = read_run_json(config.out) if config.out.exists() else None
+    if old is None and config.out.exists():
+        old = read_run_json(config.out)
     if old and isinstance(old.get("seed"), int) and (old.get("config") or {}).get("seed") is None:
         return int(old["seed"])
     return secrets.randbits(63)
+
+
+def settings_fingerprint(config: RunConfig, seed: int) -> dict[str, Any]:
+    """What must match for a folder to be resumed, but for its bots (the pool,
+    :mod:`arena.running.league`)."""
+    fp = {**config.fingerprint(), "seed": seed}
+    fp.pop("bots", None)
+    return fp
+
+
+def _settings_of(meta: dict[str, Any] | None) -> dict[str, Any] | None:
+    fp = dict((meta or {}).get("fingerprint") or {})
+    fp.pop("bots", None)
+    return fp or None
 
 
 def seatable_for(config: RunConfig) -> dict[int, tuple[int, ...]]:
@@ -76,15 +100,6 @@ def seatable_for(config: RunConfig) -> dict[int, tuple[int, ...]]:
     hero = labels.index(config.gauntlet) if config.gauntlet is not None else None
     return seat_plan(labels, [e.spec.supports for e in config.entrants], config.players, config.variants,
                      config.format, hero)
-
-
-def schedule_for(config: RunConfig, seed: int) -> list[MatchSpec]:
-    labels = [e.label for e in config.entrants]
-    hero = labels.index(config.gauntlet) if config.gauntlet is not None else None
-    return build_schedule(seed=seed, n_entrants=len(labels), sizes=config.players, matches=config.matches,
-                          fmt=config.format, seating=config.seating,
-                          variants={k: dict(v) for k, v in config.variants.items()},
-                          gauntlet=hero, seatable=seatable_for(config))
 
 
 def preflight(config: RunConfig) -> None:
@@ -133,11 +148,64 @@ def make_backend(config: RunConfig, slots: int = 1) -> Backend:
                         fresh_process=config.fresh_process, slots=slots)
 
 
-def run(config: RunConfig, *, force: bool = False, progress: Progress | None = None,
-        keep_records: bool = False) -> RunResult:
-    """Play every match of ``config`` not yet in its run folder."""
-    seed = effective_seed(config)
-    specs = schedule_for(config, seed)
+Observer = Callable[[MatchRecord], bool]  # a record, recorded before or just now -> stop the run?
+
+
+def run(config: RunConfig, *, force: bool = False, new: bool = False, progress: Progress | None = None,
+        keep_records: bool = False, observer: Observer | None = None,
+        extra_meta: Callable[[], dict[str, Any]] | None = None,
+        schedule: Callable[[RunConfig, int], list[MatchSpec]] | None = None,
+        on_plan: Callable[[PoolPlan], Any] | None = None, sprt_test: SprtTest | None = None) -> RunResult:
+    """Play every match of ``config`` not yet in its run folder.
+
+    ``new``: move an existing folder aside and start a new run (a new secret
+    seed unless the config names one). ``observer`` sees every record, the
+    ones already recorded first; when it returns True the run stops there,
+    complete (a sequential test that has decided). ``extra_meta`` is merged
+    into run.json when the run stops. ``schedule`` replaces the config's
+    schedule (``arena sprt``'s paired deals). ``on_plan`` is told how a
+    league's pool changed (bots added, removed, changed) before anything is played.
+    ``format: sprt`` plays paired deals and stops when the test decides
+    (``sprt_test``: the caller's :class:`SprtTest`, to show it as it goes)."""
+    folder = RunFolder(config.out)
+    if new and folder.path.exists() and any(folder.path.iterdir()):
+        aside = move_aside(folder.path)
+        result_note = f"the earlier run was moved to {aside}"
+    else:
+        result_note = None
+    old = read_run_json(config.out) if config.out.exists() else None
+    seed = effective_seed(config, old)
+    settings = settings_fingerprint(config, seed)
+    same_settings = old is not None and _settings_of(old) == settings
+    plan = plan_pool(config, history_of(old) if same_settings else None)
+    config = plan.config
+    if plan.grew and on_plan is not None and config.format == "league":
+        on_plan(plan)
+    test = sprt_test
+    if config.format == "sprt" and config.sprt is not None:
+        test = test or SprtTest(config.sprt, math.ceil(config.matches / 2))
+        observer = _both(test.observe, observer)
+        extra_meta = _merged(lambda: {"sprt": test.to_data()}, extra_meta)
+        vname, rules = next(iter(config.variants.items()))
+        schedule = schedule or (lambda c, s: sprt_schedule(
+            seed=s, labels=[e.label for e in c.entrants], params=test.params, players=c.players[0],
+            pairs=test.pairs, variant=vname, rules=rules))
+    if schedule is not None:
+        specs = schedule(config, seed)
+        history = plan.history
+    else:
+        specs, history = league_schedule(config, seed, plan.history)
+    fingerprint = {**settings, "bots": [[e.label, e.spec.sha256] for e in config.entrants]}
+    if same_settings and old is not None and old.get("status") == "complete" and not plan.grew:
+        recorded = read_records(config.out).records
+        ids = {r.match for r in recorded}
+        stop = False
+        if observer is not None:
+            for done_rec in recorded:
+                stop = observer(done_rec) or stop
+        if stop or all(s.match in ids for s in specs):
+            return RunResult(config.out, "complete", 0, len(ids), len(specs), 0.0, already=True,
+                             ended=old.get("ended"), config=config, plan=plan)
     seatable = seatable_for(config)
     store = RunStore(config.out)
     meta = {
@@ -152,6 +220,10 @@ def run(config: RunConfig, *, force: bool = False, progress: Progress | None = N
                   "table_sizes": [size for size, ok in seatable.items() if i in ok],
                   "limits": _own_limits(config.sandbox.for_bot(e.spec.limits, f"bot {e.label}"))}
                  for i, e in enumerate(config.entrants)],
+        # Entrants of earlier generations no longer present: their records stay and are rated.
+        "retired": [b for b in (old or {}).get("bots", []) + list((old or {}).get("retired", []))
+                    if isinstance(b, dict) and b.get("name") in plan.retired] if same_settings else [],
+        "pool": [g.to_data() for g in history],
         "schedule": {"format": config.format, "players": list(config.players), "seating": config.seating,
                      "matches_per_variant": config.matches, "total": len(specs)},
         "time": _plain(config.time),
@@ -159,13 +231,19 @@ def run(config: RunConfig, *, force: bool = False, progress: Progress | None = N
         "workers": config.workers,
         "backend": config.backend,
     }
-    fingerprint = {**config.fingerprint(), "seed": seed}
     preflight(config)  # before the folder is touched: a broken bot changes nothing
-    done = store.open(meta, fingerprint, force=force)
+    done = store.open(meta, fingerprint, force=force, pool_planned=config.format == "league")
     todo = [s for s in specs if s.match not in done]
-    result = RunResult(config.out, "complete", 0, len(specs) - len(todo), len(specs), 0.0)
+    result = RunResult(config.out, "complete", 0, len(specs) - len(todo), len(specs), 0.0, config=config,
+                       plan=plan, note=result_note)
     start = time.monotonic()
-    if not todo:
+    stopped = False
+    if observer is not None and store.read is not None:
+        for old_rec in store.read.records:
+            stopped = observer(old_rec) or stopped
+    if not todo or stopped:
+        if extra_meta is not None:
+            store.meta.update(extra_meta())
         store.close("complete", compress=config.compress)
         return result
     backend = None
@@ -179,15 +257,20 @@ def run(config: RunConfig, *, force: bool = False, progress: Progress | None = N
                                f"please report it); recorded matches are kept:\n{item['error']}")
             store.append_line(item["line"])
             _write_stderr(store, item)
-            if keep_records:
-                result.records.append(MatchRecord.from_json(item["line"]))
+            rec = MatchRecord.from_json(item["line"]) if keep_records or observer is not None else None
+            if keep_records and rec is not None:
+                result.records.append(rec)
             result.played += 1
             if progress:
                 progress(result.skipped + result.played, result.total, time.monotonic() - start)
-        for drained in backend.drain():  # what bots wrote after their last match (on match_end)
-            _write_stderr(store, drained)
-        backend.close()
-        backend = None
+            if observer is not None and rec is not None and observer(rec):
+                stopped = True
+                break
+        if not stopped:
+            for drained in backend.drain():  # what bots wrote after their last match (on match_end)
+                _write_stderr(store, drained)
+            backend.close()
+            backend = None
     except KeyboardInterrupt:
         result.status = "interrupted"
     except ArenaError as exc:
@@ -197,9 +280,26 @@ def run(config: RunConfig, *, force: bool = False, progress: Progress | None = N
         if backend is not None:
             backend.terminate()
         result.seconds = time.monotonic() - start
+        if extra_meta is not None:
+            store.meta.update(extra_meta())
         store.close(result.status if result.status != "failed" else "interrupted",
                     compress=config.compress)
     return result
+
+
+def _both(first: Observer, second: Observer | None) -> Observer:
+    if second is None:
+        return first
+
+    def observe(rec: MatchRecord) -> bool:
+        stop = first(rec)
+        return second(rec) or stop
+    return observe
+
+
+def _merged(first: Callable[[], dict[str, Any]],
+            second: Callable[[], dict[str, Any]] | None) -> Callable[[], dict[str, Any]]:
+    return first if second is None else (lambda: {**second(), **first()})
 
 
 def _write_stderr(store: RunStore, item: PlayResult | Drained) -> None:
