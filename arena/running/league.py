@@ -10,8 +10,8 @@ config, the run seed and that history:
 - each later generation adds, for each new entrant in turn, an *entry block*:
   a gauntlet of the new entrant against every other entrant present in that
   generation, with as many tables as an entrant of generation 0 sits at, its
-  own seeds (derived from the run seed and the entrant's label) and match ids
-  continuing after the last one scheduled.
+  own seeds (derived from the run seed, the generation and the entrant's
+  label) and match ids continuing after the last one scheduled.
 
 So adding a bot schedules only the new bot's matches: nothing recorded is
 replayed or rewritten, and the ratings are fitted on every record.
@@ -22,7 +22,7 @@ matches not yet played are dropped from the schedule. A *changed* entrant
 (same label, another sha256) is the removal of the old version (its records
 stay under the old label) and the entry of the new version under the label
 ``LABEL@SHA8`` (the first 8 hex digits of its sha256), so the two versions are
-never mixed in one rating. :class:`PoolPlan` says which of these happened, for
+never mixed in one rating (later runs know that version by that label). :class:`PoolPlan` says which of these happened, for
 the user to be told.
 
 Only ``format: league`` grows; another format refuses a changed set of bots.
@@ -124,14 +124,15 @@ def plan_pool(config: RunConfig, history: tuple[Generation, ...] | None) -> Pool
         return PoolPlan(history, _in_order(config, [label for label, _ in last.bots], {}))
     if config.format != "league":
         return PoolPlan(history, config)  # the caller refuses it: only a league grows
-    known = dict(last.bots)
     every = {label: sha for g in history for label, sha in g.bots}
     rename: dict[str, str] = {}
     changed: list[tuple[str, str]] = []
     for label, sha in mine:
-        if label in known and known[label] != sha:
-            new = f"{label}@{sha[:8]}"
-            if new in every and every[new] != sha:
+        new = f"{label}@{sha[:8]}"
+        if every.get(new) == sha:
+            rename[label] = new  # a version that entered earlier under its renamed label
+        elif label in every and every[label] != sha:
+            if new in every:
                 raise RunError(f"league: {label} changed and {new!r} is already taken in this run folder")
             rename[label] = new
             changed.append((label, new))
@@ -180,7 +181,7 @@ def league_schedule(config: RunConfig, seed: int,
     index = len(base)
     tables = _tables_per_entrant(base, len(labels0))
     filled = [g0]
-    for gen in history[1:]:
+    for g, gen in enumerate(history[1:], 1):
         firsts = list(gen.first)
         labels = [label for label, _ in gen.bots]
         for k, new in enumerate(gen.added):
@@ -188,7 +189,7 @@ def league_schedule(config: RunConfig, seed: int,
             if k >= len(firsts):
                 firsts.append(first)
             sub = [new] + [label for label in labels if label != new]
-            block = _entry_block(config, seed, new, sub, [_supports(gen, x) for x in sub], tables, first)
+            block = _entry_block(config, seed, new, g, sub, [_supports(gen, x) for x in sub], tables, first)
             index = max(index, first + len(block))
             out += [_remap(s, sub, present) for s in block]
         filled.append(dataclasses.replace(gen, first=tuple(firsts)))
@@ -203,7 +204,7 @@ def _tables_per_entrant(base: Sequence[MatchSpec], n0: int) -> int:
     return max(1, math.ceil(sum(tables.values()) / n0))
 
 
-def _entry_block(config: RunConfig, seed: int, new: str, sub: list[str], supports: list[Supports],
+def _entry_block(config: RunConfig, seed: int, new: str, g: int, sub: list[str], supports: list[Supports],
                  tables: int, first: int) -> list[MatchSpec]:
     """The entry block of ``new`` (``sub[0]``) against ``sub[1:]``: a gauntlet with
     its own seed, match indices from ``first``."""
@@ -213,7 +214,7 @@ def _entry_block(config: RunConfig, seed: int, new: str, sub: list[str], support
     variants = {k: dict(v) for k, v in config.variants.items()}
     seatable = seat_plan(sub, supports, sizes, variants, "gauntlet", 0)
     per_table = max(sizes) if config.seating == "rotate" else 1
-    block = build_schedule(seed=derive_seed(seed, "entry", new), n_entrants=len(sub), sizes=sizes,
+    block = build_schedule(seed=derive_seed(seed, "entry", g, new), n_entrants=len(sub), sizes=sizes,
                            matches=tables * per_table, fmt="gauntlet", seating=config.seating,
                            variants=variants, gauntlet=0, seatable=seatable)
     return [dataclasses.replace(s, index=first + s.index, match=match_id(first + s.index)) for s in block]

@@ -263,7 +263,10 @@ def sprt_config_data(a: str, b: str, field_: Sequence[str], *, players: int | No
                      out: str | None, workers: int | None) -> dict[str, Any]:
     """The run config ``arena sprt`` plays (format sprt): A, B, then the field."""
     size = players if players is not None else (2 if not field_ else 4)
-    stem = lambda x: x.rsplit("/", 1)[-1].rsplit(".", 1)[0]  # noqa: E731 - a name for the folder
+
+    def stem(x: str) -> str:  # a bot's name for the folder's name
+        return x.rsplit("/", 1)[-1].rsplit(".", 1)[0]
+
     data: dict[str, Any] = {
         "name": f"sprt-{stem(a)}-{stem(b)}", "bots": [a, b, *field_], "players": size, "matches": max_matches,
         "format": "sprt", "variants": {preset: {"preset": preset}}, "seed": seed,
