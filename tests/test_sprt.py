@@ -15,8 +15,17 @@ from arena.engine.rules import Rules
 from arena.match.inprocess import InProcessTransport
 from arena.match.referee import play_match
 from arena.protocol.loader import load_python_bot
-from arena.running.sprt import (SprtParams, SprtTest, constrained_mle, elo_of_score, llr, score_of_elo,
-                                sprt_schedule, wald_bounds)
+from arena.running.observe import Finished
+from arena.running.sprt import (
+    SprtParams,
+    SprtTest,
+    constrained_mle,
+    elo_of_score,
+    llr,
+    score_of_elo,
+    sprt_schedule,
+    wald_bounds,
+)
 from arena.running.store import read_records
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -79,7 +88,7 @@ def simulate(bots: dict[str, object], params: SprtParams, *, seed: int, pairs: i
         names = [labels[e] for e in spec.entrants]
         seats = [InProcessTransport(bots[n], n) for n in names]  # type: ignore[arg-type]
         record = play_match(spec, seats, names, 1000).record
-        if test.observe(record):
+        if test.observe(Finished.of(record)):
             break
     return test
 
@@ -124,7 +133,7 @@ def test_the_verdict_reads_pairs_in_schedule_order_whatever_the_arrival() -> Non
     for spec in specs:
         names = ["A" if e == 0 else "B" for e in spec.entrants]
         seats = [InProcessTransport(PROBABILISTIC if n == "A" else RANDOM, n) for n in names]
-        records.append(play_match(spec, seats, names, 1000).record)
+        records.append(Finished.of(play_match(spec, seats, names, 1000).record))
     in_order, shuffled = SprtTest(params, 200), SprtTest(params, 200)
     for rec in records:
         in_order.observe(rec)

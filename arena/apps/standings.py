@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from arena.analysis.ratings import bootstrap, design, fit_design, to_elo
-from arena.engine.records import MatchRecord
+from arena.running.observe import ARENA_FAULT, Finished
 from arena.untrusted import printable
 
 Write = Callable[[str], None]  # writes text as it is (control characters included) to the terminal
@@ -34,8 +34,8 @@ Write = Callable[[str], None]  # writes text as it is (control characters includ
 TTY_EVERY = 5.0  # seconds between displays on a terminal
 PIPE_EVERY = 60.0  # ... and when stderr is a file or a pipe
 LEADERS = 5  # bots shown
-MAX_SHARE = 0.02  # at most this share of wall time spent fitting
-RESAMPLES = 12  # bootstrap fits for the live intervals (the final table uses the full bootstrap)
+MAX_SHARE = 0.01  # at most this share of wall time spent fitting
+RESAMPLES = 8  # bootstrap fits for the live intervals (the final table uses the full bootstrap)
 WARN_AFTER = 20  # matches a bot plays before its fault rate can warn
 WARN_RATE = 0.2  # share of a bot's matches with a fault of its own that warns
 
@@ -79,7 +79,7 @@ class LiveStandings:
 
     # -- the runner's observer ---------------------------------------------------
 
-    def observe(self, rec: MatchRecord) -> bool:
+    def observe(self, rec: Finished) -> bool:
         """Take one record; never stops the run."""
         order = sorted(range(len(rec.bots)), key=lambda s: rec.placements[s])
         ranking = []
@@ -90,9 +90,9 @@ class LiveStandings:
             ranking.append(self.index[label])
         self.rankings.append(ranking)
         faulty: dict[int, str] = {}
-        for f in rec.faults:
-            if f.kind.charged_to_bot:
-                faulty.setdefault(f.seat, str(f.kind))
+        for seat, kind in rec.faults:
+            if kind != ARENA_FAULT:  # the arena's own failures are not the bot's
+                faulty.setdefault(seat, kind)
         for s, label in enumerate(rec.bots):
             bot = self.bots.setdefault(label, _Bot())
             bot.matches += 1

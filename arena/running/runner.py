@@ -23,6 +23,7 @@ from arena.match.process import BotProcess
 from arena.running.backends import Backend
 from arena.running.config import Entrant, RunConfig
 from arena.running.league import PoolPlan, history_of, league_schedule, plan_pool
+from arena.running.observe import Finished, Observer
 from arena.running.schedule import repeats, seat_plan
 from arena.running.sprt import SprtTest, sprt_schedule
 from arena.running.store import RunFolder, RunStore, move_aside, read_records, read_run_json
@@ -148,9 +149,6 @@ def make_backend(config: RunConfig, slots: int = 1) -> Backend:
                         fresh_process=config.fresh_process, slots=slots)
 
 
-Observer = Callable[[MatchRecord], bool]  # a record, recorded before or just now -> stop the run?
-
-
 def run(config: RunConfig, *, force: bool = False, new: bool = False, progress: Progress | None = None,
         keep_records: bool = False, observer: Observer | None = None,
         extra_meta: Callable[[], dict[str, Any]] | None = None,
@@ -168,13 +166,11 @@ def run(config: RunConfig, *, force: bool = False, new: bool = False, progress: 
     ``format: sprt`` plays paired deals and stops when the test decides
     (``sprt_test``: the caller's :class:`SprtTest`, to show it as it goes)."""
     folder = RunFolder(config.out)
-    if new and folder.path.exists() and any(folder.path.iterdir()):
-        aside = move_aside(folder.path)
-        result_note = f"the earlier run was moved to {aside}"
-    else:
-        result_note = None
-    old = read_run_json(config.out) if config.out.exists() else None
-    seed = effective_seed(config, old)
+    # --new: the folder's run is ignored (a new seed, a new pool) and moved aside
+    # once the bots have passed their handshakes.
+    old = read_run_json(config.out) if config.out.exists() and not new else None
+    seed = effective_seed(config, old) if not new else (config.seed if config.seed is not None
+                                                         else secrets.randbits(63))
     settings = settings_fingerprint(config, seed)
     same_settings = old is not None and _settings_of(old) == settings
     plan = plan_pool(config, history_of(old) if same_settings else None)
@@ -202,7 +198,7 @@ def run(config: RunConfig, *, force: bool = False, new: bool = False, progress: 
         stop = False
         if observer is not None:
             for done_rec in recorded:
-                stop = observer(done_rec) or stop
+                stop = observer(Finished.of(done_rec)) or stop
         if stop or all(s.match in ids for s in specs):
             return RunResult(config.out, "complete", 0, len(ids), len(specs), 0.0, already=True,
                              ended=old.get("ended"), config=config, plan=plan)
@@ -232,6 +228,9 @@ def run(config: RunConfig, *, force: bool = False, new: bool = False, progress: 
         "backend": config.backend,
     }
     preflight(config)  # before the folder is touched: a broken bot changes nothing
+    result_note = None
+    if new and folder.path.exists() and any(folder.path.iterdir()):
+        result_note = f"the earlier run was moved to {move_aside(folder.path)}"
     done = store.open(meta, fingerprint, force=force, pool_planned=config.format == "league")
     todo = [s for s in specs if s.match not in done]
     result = RunResult(config.out, "complete", 0, len(specs) - len(todo), len(specs), 0.0, config=config,
@@ -240,7 +239,7 @@ def run(config: RunConfig, *, force: bool = False, new: bool = False, progress: 
     stopped = False
     if observer is not None and store.read is not None:
         for old_rec in store.read.records:
-            stopped = observer(old_rec) or stopped
+            stopped = observer(Finished.of(old_rec)) or stopped
     if not todo or stopped:
         if extra_meta is not None:
             store.meta.update(extra_meta())
@@ -257,13 +256,12 @@ def run(config: RunConfig, *, force: bool = False, new: bool = False, progress: 
                                f"please report it); recorded matches are kept:\n{item['error']}")
             store.append_line(item["line"])
             _write_stderr(store, item)
-            rec = MatchRecord.from_json(item["line"]) if keep_records or observer is not None else None
-            if keep_records and rec is not None:
-                result.records.append(rec)
+            if keep_records:
+                result.records.append(MatchRecord.from_json(item["line"]))
             result.played += 1
             if progress:
                 progress(result.skipped + result.played, result.total, time.monotonic() - start)
-            if observer is not None and rec is not None and observer(rec):
+            if observer is not None and observer(Finished.from_line(item["line"])):
                 stopped = True
                 break
         if not stopped:
@@ -291,7 +289,7 @@ def _both(first: Observer, second: Observer | None) -> Observer:
     if second is None:
         return first
 
-    def observe(rec: MatchRecord) -> bool:
+    def observe(rec: Finished) -> bool:
         stop = first(rec)
         return second(rec) or stop
     return observe

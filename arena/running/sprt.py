@@ -33,8 +33,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from arena.engine.records import MatchRecord, MatchSpec, derive_seed, match_id
+from arena.engine.records import MatchSpec, derive_seed, match_id
 from arena.errors import ConfigError
+from arena.running.observe import Finished
 
 SCORES = (0.0, 0.5, 1.0)  # a pair: A below B, level, above
 REGULARIZE = 1e-3  # the count given to an empty outcome class
@@ -202,7 +203,7 @@ class SprtTest:
     def bounds(self) -> tuple[float, float]:
         return wald_bounds(self.params.alpha, self.params.beta)
 
-    def observe(self, rec: MatchRecord) -> bool:
+    def observe(self, rec: Finished) -> bool:
         """Take one record; True when the test has decided (the run may stop)."""
         try:
             index = int(rec.match.removeprefix("m-"))
