@@ -8,8 +8,6 @@ to the folder as matches finish and reports progress through a callback.
 
 from __future__ import annotations
 
-import math
-import secrets
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -22,11 +20,12 @@ from arena.errors import ArenaError, BotFault, RunError
 from arena.match.process import BotProcess
 from arena.running.backends import Backend
 from arena.running.config import Entrant, RunConfig
-from arena.running.league import PoolPlan, history_of, league_schedule, plan_pool
+from arena.running.league import PoolPlan
 from arena.running.observe import Finished, Observer
+from arena.running.planning import plan_run
 from arena.running.schedule import repeats, seat_plan
-from arena.running.sprt import SprtTest, sprt_schedule
-from arena.running.store import RunFolder, RunStore, move_aside, read_records, read_run_json
+from arena.running.sprt import SprtTest
+from arena.running.store import RunStore, move_aside
 from arena.running.worker import Drained, PlayResult, deal_slots
 from arena.sandbox import SandboxLimits
 
@@ -66,33 +65,6 @@ def seed_warning(seed: int | None) -> str | None:
     return (f"note: seed {seed} can be guessed: a bot that tries small seeds until one reproduces its own "
             f"dice would know every hand. Leave `seed` out (a secret one is drawn) when the bots are not "
             f"your own.")
-
-
-def effective_seed(config: RunConfig, old: dict[str, Any] | None = None) -> int:
-    """The config's seed, or the one an earlier run of this folder drew (``old``:
-    its run.json), or a new secret one (recorded in run.json so the run can be
-    resumed and reproduced)."""
-    if config.seed is not None:
-        return config.seed
-    if old is None and config.out.exists():
-        old = read_run_json(config.out)
-    if old and isinstance(old.get("seed"), int) and (old.get("config") or {}).get("seed") is None:
-        return int(old["seed"])
-    return secrets.randbits(63)
-
-
-def settings_fingerprint(config: RunConfig, seed: int) -> dict[str, Any]:
-    """What must match for a folder to be resumed, but for its bots (the pool,
-    :mod:`arena.running.league`)."""
-    fp = {**config.fingerprint(), "seed": seed}
-    fp.pop("bots", None)
-    return fp
-
-
-def _settings_of(meta: dict[str, Any] | None) -> dict[str, Any] | None:
-    fp = dict((meta or {}).get("fingerprint") or {})
-    fp.pop("bots", None)
-    return fp or None
 
 
 def seatable_for(config: RunConfig) -> dict[int, tuple[int, ...]]:
@@ -165,48 +137,17 @@ def run(config: RunConfig, *, force: bool = False, new: bool = False, progress: 
     league's pool changed (bots added, removed, changed) before anything is played.
     ``format: sprt`` plays paired deals and stops when the test decides
     (``sprt_test``: the caller's :class:`SprtTest`, to show it as it goes)."""
-    folder = RunFolder(config.out)
-    # --new: the folder's run is ignored (a new seed, a new pool) and moved aside
-    # once the bots have passed their handshakes.
-    old = read_run_json(config.out) if config.out.exists() and not new else None
-    seed = effective_seed(config, old) if not new else (config.seed if config.seed is not None
-                                                         else secrets.randbits(63))
-    settings = settings_fingerprint(config, seed)
-    same_settings = old is not None and _settings_of(old) == settings
-    plan = plan_pool(config, history_of(old) if same_settings else None)
-    config = plan.config
-    if plan.grew and on_plan is not None and config.format == "league":
-        on_plan(plan)
-    test = sprt_test
-    if config.format == "sprt" and config.sprt is not None:
-        test = test or SprtTest(config.sprt, math.ceil(config.matches / 2))
-        observer = _both(test.observe, observer)
-        extra_meta = _merged(lambda: {"sprt": test.to_data()}, extra_meta)
-        vname, rules = next(iter(config.variants.items()))
-        schedule = schedule or (lambda c, s: sprt_schedule(
-            seed=s, labels=[e.label for e in c.entrants], params=test.params, players=c.players[0],
-            pairs=test.pairs, variant=vname, rules=rules))
-    if schedule is not None:
-        specs = schedule(config, seed)
-        history = plan.history
-    else:
-        specs, history = league_schedule(config, seed, plan.history)
-    fingerprint = {**settings, "bots": [[e.label, e.spec.sha256] for e in config.entrants]}
-    if same_settings and old is not None and old.get("status") == "complete" and not plan.grew:
-        recorded = read_records(config.out).records
-        ids = {r.match for r in recorded}
-        stop = False
-        if observer is not None:
-            for done_rec in recorded:
-                stop = observer(Finished.of(done_rec)) or stop
-        if stop or all(s.match in ids for s in specs):
-            return RunResult(config.out, "complete", 0, len(ids), len(specs), 0.0, already=True,
-                             ended=old.get("ended"), config=config, plan=plan)
+    p = plan_run(config, new=new, observer=observer, extra_meta=extra_meta, schedule=schedule,
+                 on_plan=on_plan, sprt_test=sprt_test)
+    config, specs, observer, extra_meta = p.config, p.specs, p.observer, p.extra_meta
+    if p.already:
+        return RunResult(config.out, "complete", 0, p.recorded, len(specs), 0.0, already=True,
+                         ended=p.ended, config=config, plan=p.pool)
     seatable = seatable_for(config)
     store = RunStore(config.out)
     meta = {
         "name": config.name,
-        "seed": seed,
+        "seed": p.seed,
         "config": {**config.raw, "seed": config.seed},
         "variants": {k: dict(v) for k, v in config.variants.items()},
         "bots": [{"name": e.label, "bot": e.spec.name, "path": str(e.spec.path), "kind": e.spec.kind,
@@ -217,9 +158,8 @@ def run(config: RunConfig, *, force: bool = False, new: bool = False, progress: 
                   "limits": _own_limits(config.sandbox.for_bot(e.spec.limits, f"bot {e.label}"))}
                  for i, e in enumerate(config.entrants)],
         # Entrants of earlier generations no longer present: their records stay and are rated.
-        "retired": [b for b in (old or {}).get("bots", []) + list((old or {}).get("retired", []))
-                    if isinstance(b, dict) and b.get("name") in plan.retired] if same_settings else [],
-        "pool": [g.to_data() for g in history],
+        "retired": p.retired,
+        "pool": [g.to_data() for g in p.history],
         "schedule": {"format": config.format, "players": list(config.players), "seating": config.seating,
                      "matches_per_variant": config.matches, "total": len(specs)},
         "time": _plain(config.time),
@@ -229,12 +169,12 @@ def run(config: RunConfig, *, force: bool = False, new: bool = False, progress: 
     }
     preflight(config)  # before the folder is touched: a broken bot changes nothing
     result_note = None
-    if new and folder.path.exists() and any(folder.path.iterdir()):
-        result_note = f"the earlier run was moved to {move_aside(folder.path)}"
-    done = store.open(meta, fingerprint, force=force, pool_planned=config.format == "league")
+    if new and config.out.exists() and any(config.out.iterdir()):
+        result_note = f"the earlier run was moved to {move_aside(config.out)}"
+    done = store.open(meta, p.fingerprint, force=force, pool_planned=config.format == "league")
     todo = [s for s in specs if s.match not in done]
     result = RunResult(config.out, "complete", 0, len(specs) - len(todo), len(specs), 0.0, config=config,
-                       plan=plan, note=result_note)
+                       plan=p.pool, note=result_note)
     start = time.monotonic()
     stopped = False
     if observer is not None and store.read is not None:
@@ -283,21 +223,6 @@ def run(config: RunConfig, *, force: bool = False, new: bool = False, progress: 
         store.close(result.status if result.status != "failed" else "interrupted",
                     compress=config.compress)
     return result
-
-
-def _both(first: Observer, second: Observer | None) -> Observer:
-    if second is None:
-        return first
-
-    def observe(rec: Finished) -> bool:
-        stop = first(rec)
-        return second(rec) or stop
-    return observe
-
-
-def _merged(first: Callable[[], dict[str, Any]],
-            second: Callable[[], dict[str, Any]] | None) -> Callable[[], dict[str, Any]]:
-    return first if second is None else (lambda: {**second(), **first()})
 
 
 def _write_stderr(store: RunStore, item: PlayResult | Drained) -> None:
