@@ -8,7 +8,10 @@ plays them) are played with the live standings of `arena run` (the observer
 parsing every record, the Elo fit with its bootstrap every ``--every``
 seconds, written to a null terminal) and without any observer, alternated
 ``--trials`` times so both see the same machine load. Reported: matches/s of
-each and the median of the per-trial ratios (with / without; 1.00 = free).
+each and the median of the per-trial ratios (with / without; 1.00 = free),
+and, less at the mercy of the machine's load, the time spent inside the
+standings' callbacks as a share of the run's wall time (on 2 cores the
+parent process's work is taken from the workers).
 """
 
 from __future__ import annotations
@@ -26,25 +29,38 @@ sys.path.insert(0, str(ROOT))
 
 from arena.apps.standings import LiveStandings, live_progress  # noqa: E402
 from arena.running.config import load_config  # noqa: E402
+from arena.running.observe import Finished  # noqa: E402
 from arena.running.runner import run  # noqa: E402
 
 
-def timed(config: str, out: Path, matches: int | None, seed: int, every: float | None) -> tuple[float, int, int]:
+def timed(config: str, out: Path, matches: int | None, seed: int,
+          every: float | None) -> tuple[float, int, int, float]:
     cfg = load_config(config, (), workers=2, matches=matches, seed=seed, out=str(out))
     shown = [0]
+    inside = [0.0]
     observer = progress = None
     if every is not None:
         def sink(text: str) -> None:
             shown[0] += 1
         standings = LiveStandings(sink, every=every, tty=True)
-        observer = standings.observe
-        progress = live_progress(lambda done, total, elapsed: None, standings)
+        tick = live_progress(lambda done, total, elapsed: None, standings)
+
+        def observer(rec: Finished) -> bool:
+            t = time.perf_counter()
+            standings.observe(rec)
+            inside[0] += time.perf_counter() - t
+            return False
+
+        def progress(done: int, total: int, elapsed: float) -> None:
+            t = time.perf_counter()
+            tick(done, total, elapsed)
+            inside[0] += time.perf_counter() - t
     t0 = time.perf_counter()
     result = run(cfg, progress=progress, observer=observer)
     wall = time.perf_counter() - t0
     if result.status != "complete":
         raise SystemExit(f"run did not complete: {result.status} {result.error}")
-    return wall, result.played, shown[0]
+    return wall, result.played, shown[0], inside[0]
 
 
 def main() -> None:
@@ -56,15 +72,19 @@ def main() -> None:
     ap.add_argument("--every", type=float, default=5.0)
     args = ap.parse_args()
     os.chdir(ROOT)
-    ratios = []
+    ratios: list[float] = []
+    shares: list[float] = []
     with tempfile.TemporaryDirectory() as tmp:
         for t in range(args.trials):
-            w0, n0, _ = timed(args.config, Path(tmp) / f"off{t}", args.subset, args.seed, None)
-            w1, n1, shown = timed(args.config, Path(tmp) / f"on{t}", args.subset, args.seed, args.every)
+            w0, n0, _, _ = timed(args.config, Path(tmp) / f"off{t}", args.subset, args.seed, None)
+            w1, n1, shown, inside = timed(args.config, Path(tmp) / f"on{t}", args.subset, args.seed, args.every)
             ratios.append((n1 / w1) / (n0 / w0))
+            shares.append(inside / w1)
             print(f"trial {t + 1}: without {n0 / w0:.1f} matches/s, with live standings {n1 / w1:.1f} matches/s "
-                  f"({shown} displays), ratio {ratios[-1]:.3f}", file=sys.stderr)
-    print(f"median ratio with/without live standings over {args.trials} trials: {statistics.median(ratios):.3f} "
+                  f"({shown} displays, {inside:.2f} s of {w1:.1f} s in them), ratio {ratios[-1]:.3f}",
+                  file=sys.stderr)
+    print(f"median ratio with/without live standings over {args.trials} trials: {statistics.median(ratios):.3f}; "
+          f"time in the standings: median {100 * statistics.median(shares):.2f}% of wall time "
           f"(load {os.getloadavg()[0]:.1f})")
 
 

@@ -183,9 +183,11 @@ def run_cmd(config: str, workers: int | None, matches: int | None, seed: int | N
     if result.note:
         _echo(result.note, err=True)
     if result.already:
+        again = _command_line(["arena", "run", config], [("--matches", matches), ("--set", sets), ("--out", out)])
+        fresh = ("with a new secret seed" if cfg.seed is None else
+                 f"(seed {cfg.seed} is set, so the same dice again; leave it out for a new secret one)")
         _echo(f"{cfg.out}: this run is already complete ({result.total} matches recorded, ended "
-              f"{result.ended or '?'}); nothing to play. Its result is below. For a new run with a new "
-              f"secret seed: {_command_line(['arena', 'run', config], [('--set', sets), ('--out', out)])} --new",
+              f"{result.ended or '?'}); nothing to play. Its result is below. A new run {fresh}: {again} --new",
               err=True)
     elif result.skipped:
         _echo(f"resumed: {result.skipped} matches were already recorded", err=True)
