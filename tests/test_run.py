@@ -129,7 +129,7 @@ def test_resume_refuses_another_config(tmp_path: Path) -> None:
     out = tmp_path / "o"
     assert run_cli("run", str(cfg), "--out", str(out)).returncode == 0
     again = run_cli("run", str(cfg), "--out", str(out))
-    assert again.returncode == 0 and "already recorded" in again.stderr
+    assert again.returncode == 0 and "already complete" in again.stderr and "elo" in again.stdout
     r = run_cli("run", str(cfg), "--out", str(out), "--seed", "99")
     assert r.returncode != 0
     assert "different config" in r.stderr and "--force" in r.stderr and "Traceback" not in r.stderr

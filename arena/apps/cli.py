@@ -114,6 +114,23 @@ class _ProgressLine:
             click.echo(line, err=True)
 
 
+def _command_line(words: list[str], options: list[tuple[str, Any]]) -> str:
+    """The shell command ``words`` with ``options`` (flag, value) given: a value of
+    None is left out, a tuple repeats its flag, True is a bare flag."""
+    import shlex
+
+    out = list(words)
+    for flag, value in options:
+        if value is None or value is False or value == ():
+            continue
+        if value is True:
+            out.append(flag)
+        else:
+            for v in value if isinstance(value, tuple) else (value,):
+                out += [flag, str(v)]
+    return shlex.join(out)
+
+
 @main.command("run")
 @click.argument("config", type=click.Path(dir_okay=False))
 @click.option("--workers", type=click.IntRange(min=1), help="Worker processes (default: every core).")
@@ -124,13 +141,19 @@ class _ProgressLine:
               help="Override a config key; dotted keys reach into maps (time.budget_ms=500).")
 @click.option("--backend", type=click.Choice(["local", "ray"]), help="Where to play (default: the config's).")
 @click.option("--address", help="Ray cluster address (auto or HOST:PORT), with --backend ray.")
+@click.option("--new", "new", is_flag=True,
+              help="Start a new run: move the run folder aside and draw a new secret seed (unless the config "
+                   "or --seed names one). Without it, the same command resumes or extends the folder's run.")
 @click.option("--force", is_flag=True, help="Move an existing run folder of another config aside and start over.")
 @click.option("--report", "html_report", is_flag=True, help=f"At the end, write the HTML report (RUN/{REPORT}).")
+@click.option("--live/--no-live", "live", default=None,
+              help="Live standings while it plays (default: on a terminal, every 5 s; otherwise every 60 s).")
+@click.option("--live-every", type=click.FloatRange(min=0.5), help="Seconds between live standings.")
 @_friendly
 def run_cmd(config: str, workers: int | None, matches: int | None, seed: int | None, out: str | None,
-            sets: tuple[str, ...], backend: str | None, address: str | None, force: bool,
-            html_report: bool = False) -> None:
-    """Play every match of CONFIG not yet in its run folder (resumes a stopped run)."""
+            sets: tuple[str, ...], backend: str | None, address: str | None, new: bool, force: bool,
+            html_report: bool = False, live: bool | None = None, live_every: float | None = None) -> None:
+    """Play every match of CONFIG not yet in its run folder (resumes a stopped run, adds new bots to a league)."""
     from arena.analysis.commands import elo_table_text
     from arena.running.config import load_config
     from arena.running.runner import run, seed_warning
@@ -138,6 +161,11 @@ def run_cmd(config: str, workers: int | None, matches: int | None, seed: int | N
 
     cfg = load_config(config, sets, workers=workers, matches=matches, seed=seed, out=out,
                       backend=backend, address=address)
+    # Exactly what resumes this run: every option given but --new and --force (a resume
+    # neither starts over nor moves anything aside; the drawn seed is in run.json).
+    resume = _command_line(["arena", "run", config], [
+        ("--matches", matches), ("--seed", seed), ("--out", out), ("--set", sets), ("--backend", backend),
+        ("--address", address), ("--workers", workers)])
     _echo(f"{cfg.name}: {len(cfg.entrants)} bots, {len(cfg.variants)} variant(s), "
                f"{cfg.format}, tables of {'/'.join(map(str, cfg.players))}, {cfg.workers} worker(s) "
                f"-> {cfg.out}", err=True)
@@ -145,8 +173,24 @@ def run_cmd(config: str, workers: int | None, matches: int | None, seed: int | N
     warning = seed_warning(cfg.seed)
     if warning:
         _echo(warning, err=True)
-    result = run(cfg, force=force, progress=_ProgressLine())
-    if result.skipped:
+    from arena.apps.standings import LiveStandings, live_progress
+
+    paths = {e.label: str(e.spec.path) for e in cfg.entrants}
+    standings = LiveStandings.for_terminal(sys.stderr.isatty(), live, live_every, _write_err, paths)
+    bar = _ProgressLine()
+    result = run(cfg, force=force, new=new, progress=live_progress(bar, standings),
+                 observer=standings.observe,
+                 on_plan=lambda plan: _echo("\n".join(plan.messages()), err=True))
+    if result.note:
+        _echo(result.note, err=True)
+    if result.already:
+        again = _command_line(["arena", "run", config], [("--matches", matches), ("--set", sets), ("--out", out)])
+        fresh = ("with a new secret seed" if cfg.seed is None else
+                 f"(seed {cfg.seed} is set, so the same dice again; leave it out for a new secret one)")
+        _echo(f"{cfg.out}: this run is already complete ({result.total} matches recorded, ended "
+              f"{result.ended or '?'}); nothing to play. Its result is below. A new run {fresh}: {again} --new",
+              err=True)
+    elif result.skipped:
         _echo(f"resumed: {result.skipped} matches were already recorded", err=True)
     # The per-bot summary (matches, wins, mean place, faults by kind) is part of the Elo table.
     _echo("\n" + elo_table_text(cfg.out, note=_note))
@@ -154,15 +198,103 @@ def run_cmd(config: str, workers: int | None, matches: int | None, seed: int | N
         from arena.analysis.report import write_report
 
         _echo(f"report: {write_report(cfg.out)}", err=True)
-    rate = result.played / result.seconds if result.seconds else 0.0
-    _echo(f"\n{result.played} matches played in {result.seconds:.1f} s ({rate:.1f} matches/s); "
-               f"run folder: {cfg.out}", err=True)
+    if not result.already:
+        rate = result.played / result.seconds if result.seconds else 0.0
+        _echo(f"\n{result.played} matches played in {result.seconds:.1f} s ({rate:.1f} matches/s); "
+              f"run folder: {cfg.out}", err=True)
     if result.status == "interrupted":
         _echo(f"interrupted: {result.skipped + result.played}/{result.total} matches recorded. "
-                   f"Resume with: arena run {config}" + (f" --out {out}" if out else ""), err=True)
+              f"Resume with: {resume}", err=True)
         sys.exit(130)
     if result.status == "failed":
-        raise click.ClickException(printable(f"{result.error}\nResume with: arena run {config}"))
+        raise click.ClickException(printable(f"{result.error}\nResume with: {resume}"))
+
+
+def _write_err(text: str) -> None:
+    """Standings text as it is: LiveStandings made the bots' words printable itself."""
+    click.echo(text, nl=False, err=True)
+
+
+@main.command("sprt")
+@click.argument("a")
+@click.argument("b")
+@click.option("--field", "field", multiple=True, metavar="BOT",
+              help="An opponent at every table (repeat it): A and B then play paired deals in the same seat "
+                   "against the same opponents. Without it, A and B play heads up.")
+@click.option("--players", type=click.IntRange(2, 10), help="Table size (default: 2 heads up, else 4).")
+@click.option("--preset", default="classic", show_default=True, help="Rule preset; see `arena rules`.")
+@click.option("--elo0", type=float, default=0.0, show_default=True, help="H0: A stronger by at most this.")
+@click.option("--elo1", type=float, default=20.0, show_default=True, help="H1: A stronger by at least this.")
+@click.option("--alpha", type=click.FloatRange(0, 0.5, min_open=True, max_open=True), default=0.05,
+              show_default=True, help="The chance of accepting H1 when H0 holds.")
+@click.option("--beta", type=click.FloatRange(0, 0.5, min_open=True, max_open=True), default=0.05,
+              show_default=True, help="The chance of accepting H0 when H1 holds.")
+@click.option("--max-matches", type=click.IntRange(min=2), default=4000, show_default=True,
+              help="Stop undecided after this many matches.")
+@click.option("--seed", type=click.IntRange(min=0), help="Run seed (default: a new secret one).")
+@click.option("--out", type=click.Path(file_okay=False), help="Run folder (default: results/sprt-A-B).")
+@click.option("--workers", type=click.IntRange(min=1), help="Worker processes (default: every core).")
+@click.option("--new", "new", is_flag=True, help="Start a new test: move the run folder aside, a new secret seed.")
+@_friendly
+def sprt_cmd(a: str, b: str, field: tuple[str, ...], players: int | None, preset: str, elo0: float, elo1: float,
+             alpha: float, beta: float, max_matches: int, seed: int | None, out: str | None, workers: int | None,
+             new: bool) -> None:
+    """Sequential test: is bot A stronger than bot B by ELO1 rather than ELO0? (docs/sprt.md)
+
+    Matches are played in pairs on one deal (A, then B, in the same seat
+    against the same opponents) until the log-likelihood ratio crosses a
+    bound. The run folder is an ordinary one (ratings, stats, report); the
+    same command resumes it.
+    """
+    from pathlib import Path
+
+    from arena.running.config import build_config
+    from arena.running.runner import run
+    from arena.running.sprt import sprt_config_data
+
+    data = sprt_config_data(a, b, field, players=players, preset=preset, elo0=elo0, elo1=elo1, alpha=alpha,
+                            beta=beta, max_matches=max_matches, seed=seed, out=out, workers=workers)
+    cfg = build_config(data, Path("arena sprt"))
+    assert cfg.sprt is not None
+    from arena.running.sprt import SprtTest
+
+    test = SprtTest(cfg.sprt, (cfg.matches + 1) // 2)
+    lower, upper = test.bounds
+    _echo(f"sprt: {test.params.a} against {test.params.b}, "
+          + ("heads up" if not field else f"tables of {cfg.players[0]} with {', '.join(field)}")
+          + f"; H0 Elo {elo0:g}, H1 Elo {elo1:g}, alpha {alpha:g}, beta {beta:g}: bounds {lower:+.2f} {upper:+.2f}"
+          f" -> {cfg.out}", err=True)
+    tty = sys.stderr.isatty()
+    last = [0.0]
+
+    def progress(done: int, total: int, elapsed: float) -> None:
+        if tty:
+            click.echo("\r" + printable(f"{done} matches  {test.status()}", newlines=False) + "   ", nl=False, err=True)
+        elif elapsed - last[0] >= 10:
+            last[0] = elapsed
+            _echo(f"{done} matches  {test.status()}", err=True)
+
+    resume = _command_line(["arena", "sprt", a, b], [
+        ("--field", field), ("--players", players), ("--preset", preset if preset != "classic" else None),
+        ("--elo0", elo0 if elo0 != 0.0 else None), ("--elo1", elo1 if elo1 != 20.0 else None),
+        ("--alpha", alpha if alpha != 0.05 else None), ("--beta", beta if beta != 0.05 else None),
+        ("--max-matches", max_matches if max_matches != 4000 else None), ("--seed", seed), ("--out", out),
+        ("--workers", workers)])
+    result = run(cfg, new=new, progress=progress, sprt_test=test)
+    if tty:
+        click.echo("", err=True)
+    if result.note:
+        _echo(result.note, err=True)
+    if result.already:
+        _echo(f"{cfg.out}: this test is already decided; for a new one with a new secret seed: {resume} --new",
+              err=True)
+    _echo(test.summary())
+    _echo(f"{result.skipped + result.played} matches recorded in {cfg.out} (arena ratings {cfg.out})")
+    if result.status == "interrupted":
+        _echo(f"interrupted. Resume with: {resume}", err=True)
+        sys.exit(130)
+    if result.status == "failed":
+        raise click.ClickException(printable(f"{result.error}\nResume with: {resume}"))
 
 
 @main.command("replay")

@@ -25,14 +25,15 @@ from arena.engine.rules import KEYS, PRESETS, Rules
 from arena.errors import ArenaError, ConfigError, RulesError
 from arena.match.process import TimeControl
 from arena.running.schedule import seat_plan
+from arena.running.sprt import SprtParams
 from arena.sandbox import SandboxLimits
 
-FORMATS = ("league", "round-robin", "gauntlet")
+FORMATS = ("league", "round-robin", "gauntlet", "sprt")
 SEATINGS = ("roll", "rotate")
 BACKENDS = ("local", "ray")
 BUILTIN_BOTS = Path(arena.__file__).resolve().parent.parent / "bots"  # the project's bots/ folder
 TOP_KEYS = ("name", "seed", "bots", "players", "matches", "format", "gauntlet", "seating", "variants",
-            "time", "sandbox", "workers", "backend", "address", "out", "fresh_process", "compress")
+            "time", "sandbox", "workers", "backend", "address", "out", "fresh_process", "compress", "sprt")
 
 
 @dataclass(frozen=True)
@@ -66,6 +67,7 @@ class RunConfig:
     fresh_process: bool
     compress: bool
     raw: Mapping[str, Any] = field(repr=False, default_factory=dict)
+    sprt: SprtParams | None = None  # format sprt: what is tested (arena.running.sprt)
 
     def fingerprint(self) -> dict[str, Any]:
         """What must match for a run folder to be resumed with this config."""
@@ -74,6 +76,7 @@ class RunConfig:
             "format": self.format, "gauntlet": self.gauntlet, "seating": self.seating,
             "variants": {k: dict(v) for k, v in self.variants.items()},
             "bots": [[e.label, e.spec.sha256] for e in self.entrants],
+            **({"sprt": self.sprt.to_data()} if self.sprt is not None else {}),
         }
 
 
@@ -334,13 +337,25 @@ def build_config(data: Mapping[str, Any], path: Path) -> RunConfig:
         if size > len(entrants):
             raise _fail(path, "players", f"a table of {size} needs at least {size} entrants, there are "
                         f"{len(entrants)} (list a bot twice to play it as two entrants)")
+    sprt = None
+    if fmt == "sprt":
+        if len(players) != 1 or len(variants) != 1:
+            raise _fail(path, "players" if len(players) != 1 else "variants",
+                        "format sprt plays one table size and one variant")
+        sprt = SprtParams.from_data(data.get("sprt"), [e.label for e in entrants], str(path))
+        if players[0] > 2 and len(entrants) - 2 < players[0] - 1:
+            raise _fail(path, "bots", f"a table of {players[0]} needs {players[0] - 1} opponents besides "
+                        f"{sprt.a} and {sprt.b}, there are {len(entrants) - 2}")
+    elif data.get("sprt") is not None:
+        raise _fail(path, "sprt", "only used with format: sprt")
     # What the bots declare they can play (arena.botfile.supports), checked before any match.
     try:
         seat_plan([e.label for e in entrants], [e.spec.supports for e in entrants], players, variants,
-                  fmt, [e.label for e in entrants].index(gauntlet) if isinstance(gauntlet, str) else None)
+                  "league" if fmt == "sprt" else fmt,
+                  [e.label for e in entrants].index(gauntlet) if isinstance(gauntlet, str) else None)
     except ConfigError as exc:
         raise ConfigError(f"{path}: {exc}") from None
     return RunConfig(path=path, name=name.strip(), seed=seed, entrants=entrants, players=players,
                      matches=matches, format=fmt, gauntlet=gauntlet, seating=seating, variants=variants,
                      time=time, sandbox=sandbox, workers=workers, backend=backend, address=address,
-                     out=Path(out), fresh_process=fresh, compress=compress, raw=dict(data))
+                     out=Path(out), fresh_process=fresh, compress=compress, raw=dict(data), sprt=sprt)

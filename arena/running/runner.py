@@ -8,7 +8,6 @@ to the folder as matches finish and reports progress through a callback.
 
 from __future__ import annotations
 
-import secrets
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -21,8 +20,12 @@ from arena.errors import ArenaError, BotFault, RunError
 from arena.match.process import BotProcess
 from arena.running.backends import Backend
 from arena.running.config import Entrant, RunConfig
-from arena.running.schedule import build_schedule, repeats, seat_plan
-from arena.running.store import RunStore, read_run_json
+from arena.running.league import PoolPlan
+from arena.running.observe import Finished, Observer
+from arena.running.planning import plan_run
+from arena.running.schedule import repeats, seat_plan
+from arena.running.sprt import SprtTest
+from arena.running.store import RunStore, move_aside
 from arena.running.worker import Drained, PlayResult, deal_slots
 from arena.sandbox import SandboxLimits
 
@@ -39,6 +42,11 @@ class RunResult:
     seconds: float
     records: list[MatchRecord] = field(default_factory=list)
     error: str | None = None
+    already: bool = False  # the folder held this run, finished: nothing was played
+    ended: str | None = None  # when that finished run ended (run.json)
+    config: RunConfig | None = None  # the config as run (entrants in run order)
+    plan: PoolPlan | None = None  # how the pool relates to the folder's history
+    note: str | None = None
 
 
 GUESSABLE_BELOW = 2 ** 32
@@ -59,32 +67,12 @@ def seed_warning(seed: int | None) -> str | None:
             f"your own.")
 
 
-def effective_seed(config: RunConfig) -> int:
-    """The config's seed, or the one an earlier run of this folder drew, or a new
-    secret one (recorded in run.json so the run can be resumed and reproduced)."""
-    if config.seed is not None:
-        return config.seed
-    old = read_run_json(config.out) if config.out.exists() else None
-    if old and isinstance(old.get("seed"), int) and (old.get("config") or {}).get("seed") is None:
-        return int(old["seed"])
-    return secrets.randbits(63)
-
-
 def seatable_for(config: RunConfig) -> dict[int, tuple[int, ...]]:
     """Table size -> the entrants (indices) whose declarations let them sit at it."""
     labels = [e.label for e in config.entrants]
     hero = labels.index(config.gauntlet) if config.gauntlet is not None else None
     return seat_plan(labels, [e.spec.supports for e in config.entrants], config.players, config.variants,
                      config.format, hero)
-
-
-def schedule_for(config: RunConfig, seed: int) -> list[MatchSpec]:
-    labels = [e.label for e in config.entrants]
-    hero = labels.index(config.gauntlet) if config.gauntlet is not None else None
-    return build_schedule(seed=seed, n_entrants=len(labels), sizes=config.players, matches=config.matches,
-                          fmt=config.format, seating=config.seating,
-                          variants={k: dict(v) for k, v in config.variants.items()},
-                          gauntlet=hero, seatable=seatable_for(config))
 
 
 def preflight(config: RunConfig) -> None:
@@ -133,16 +121,33 @@ def make_backend(config: RunConfig, slots: int = 1) -> Backend:
                         fresh_process=config.fresh_process, slots=slots)
 
 
-def run(config: RunConfig, *, force: bool = False, progress: Progress | None = None,
-        keep_records: bool = False) -> RunResult:
-    """Play every match of ``config`` not yet in its run folder."""
-    seed = effective_seed(config)
-    specs = schedule_for(config, seed)
+def run(config: RunConfig, *, force: bool = False, new: bool = False, progress: Progress | None = None,
+        keep_records: bool = False, observer: Observer | None = None,
+        extra_meta: Callable[[], dict[str, Any]] | None = None,
+        schedule: Callable[[RunConfig, int], list[MatchSpec]] | None = None,
+        on_plan: Callable[[PoolPlan], Any] | None = None, sprt_test: SprtTest | None = None) -> RunResult:
+    """Play every match of ``config`` not yet in its run folder.
+
+    ``new``: move an existing folder aside and start a new run (a new secret
+    seed unless the config names one). ``observer`` sees every record, the
+    ones already recorded first; when it returns True the run stops there,
+    complete (a sequential test that has decided). ``extra_meta`` is merged
+    into run.json when the run stops. ``schedule`` replaces the config's
+    schedule (``arena sprt``'s paired deals). ``on_plan`` is told how a
+    league's pool changed (bots added, removed, changed) before anything is played.
+    ``format: sprt`` plays paired deals and stops when the test decides
+    (``sprt_test``: the caller's :class:`SprtTest`, to show it as it goes)."""
+    p = plan_run(config, new=new, observer=observer, extra_meta=extra_meta, schedule=schedule,
+                 on_plan=on_plan, sprt_test=sprt_test)
+    config, specs, observer, extra_meta = p.config, p.specs, p.observer, p.extra_meta
+    if p.already:
+        return RunResult(config.out, "complete", 0, p.recorded, len(specs), 0.0, already=True,
+                         ended=p.ended, config=config, plan=p.pool)
     seatable = seatable_for(config)
     store = RunStore(config.out)
     meta = {
         "name": config.name,
-        "seed": seed,
+        "seed": p.seed,
         "config": {**config.raw, "seed": config.seed},
         "variants": {k: dict(v) for k, v in config.variants.items()},
         "bots": [{"name": e.label, "bot": e.spec.name, "path": str(e.spec.path), "kind": e.spec.kind,
@@ -152,6 +157,9 @@ def run(config: RunConfig, *, force: bool = False, progress: Progress | None = N
                   "table_sizes": [size for size, ok in seatable.items() if i in ok],
                   "limits": _own_limits(config.sandbox.for_bot(e.spec.limits, f"bot {e.label}"))}
                  for i, e in enumerate(config.entrants)],
+        # Entrants of earlier generations no longer present: their records stay and are rated.
+        "retired": p.retired,
+        "pool": [g.to_data() for g in p.history],
         "schedule": {"format": config.format, "players": list(config.players), "seating": config.seating,
                      "matches_per_variant": config.matches, "total": len(specs)},
         "time": _plain(config.time),
@@ -159,13 +167,22 @@ def run(config: RunConfig, *, force: bool = False, progress: Progress | None = N
         "workers": config.workers,
         "backend": config.backend,
     }
-    fingerprint = {**config.fingerprint(), "seed": seed}
     preflight(config)  # before the folder is touched: a broken bot changes nothing
-    done = store.open(meta, fingerprint, force=force)
+    result_note = None
+    if new and config.out.exists() and any(config.out.iterdir()):
+        result_note = f"the earlier run was moved to {move_aside(config.out)}"
+    done = store.open(meta, p.fingerprint, force=force, pool_planned=config.format == "league")
     todo = [s for s in specs if s.match not in done]
-    result = RunResult(config.out, "complete", 0, len(specs) - len(todo), len(specs), 0.0)
+    result = RunResult(config.out, "complete", 0, len(specs) - len(todo), len(specs), 0.0, config=config,
+                       plan=p.pool, note=result_note)
     start = time.monotonic()
-    if not todo:
+    stopped = False
+    if observer is not None and store.read is not None:
+        for old_rec in store.read.records:
+            stopped = observer(Finished.of(old_rec)) or stopped
+    if not todo or stopped:
+        if extra_meta is not None:
+            store.meta.update(extra_meta())
         store.close("complete", compress=config.compress)
         return result
     backend = None
@@ -184,10 +201,14 @@ def run(config: RunConfig, *, force: bool = False, progress: Progress | None = N
             result.played += 1
             if progress:
                 progress(result.skipped + result.played, result.total, time.monotonic() - start)
-        for drained in backend.drain():  # what bots wrote after their last match (on match_end)
-            _write_stderr(store, drained)
-        backend.close()
-        backend = None
+            if observer is not None and observer(Finished.from_line(item["line"])):
+                stopped = True
+                break
+        if not stopped:
+            for drained in backend.drain():  # what bots wrote after their last match (on match_end)
+                _write_stderr(store, drained)
+            backend.close()
+            backend = None
     except KeyboardInterrupt:
         result.status = "interrupted"
     except ArenaError as exc:
@@ -197,6 +218,8 @@ def run(config: RunConfig, *, force: bool = False, progress: Progress | None = N
         if backend is not None:
             backend.terminate()
         result.seconds = time.monotonic() - start
+        if extra_meta is not None:
+            store.meta.update(extra_meta())
         store.close(result.status if result.status != "failed" else "interrupted",
                     compress=config.compress)
     return result

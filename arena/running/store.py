@@ -144,6 +144,18 @@ def write_json_atomic(path: Path, data: Any) -> None:
     write_text(path, json.dumps(data, indent=2, sort_keys=False) + "\n")
 
 
+def move_aside(folder: Path) -> Path:
+    """Rename ``folder`` to ``<folder>.old-<time>`` (nothing is deleted); returns the new path."""
+    stamp = f"{_dt.datetime.now():%Y%m%d-%H%M%S}"
+    aside = folder.with_name(f"{folder.name}.old-{stamp}")
+    k = 1
+    while aside.exists():
+        k += 1
+        aside = folder.with_name(f"{folder.name}.old-{stamp}-{k}")
+    folder.rename(aside)
+    return aside
+
+
 def read_run_json(folder: Path) -> dict[str, Any] | None:
     """The folder's run.json, or ``None`` if it has none."""
     path = RunFolder(folder).run_json
@@ -277,20 +289,26 @@ class RunStore:
 
     # -- opening -------------------------------------------------------------
 
-    def open(self, meta: dict[str, Any], fingerprint: dict[str, Any], *, force: bool) -> set[str]:
+    def open(self, meta: dict[str, Any], fingerprint: dict[str, Any], *, force: bool,
+             pool_planned: bool = False) -> set[str]:
         """Create or resume the folder; returns the ids of matches already recorded.
 
         An existing folder made with a different config or different bot files
         is refused unless ``force``, which moves it aside (nothing is deleted).
         A torn last line and repeated records (:func:`read_records`) are
-        dropped from ``games.jsonl`` before appending resumes.
+        dropped from ``games.jsonl`` before appending resumes. With
+        ``pool_planned`` the bots are not compared: the caller matched them
+        against the folder's history (a league that grows, :mod:`arena.running.league`).
         """
         folder, paths = self.folder, self.paths
         try:
             old = read_run_json(folder) if folder.exists() else None
         except RunError as exc:
             raise RunError(f"{exc}; use --force to start over or --out for a new folder") from None
-        if old is not None and old.get("fingerprint") != fingerprint:
+        ignored = {"bots"} if pool_planned else set()
+        old_fp = {k: v for k, v in (old or {}).get("fingerprint", {}).items() if k not in ignored} \
+            if old is not None and isinstance(old.get("fingerprint"), dict) else None
+        if old is not None and old_fp != {k: v for k, v in fingerprint.items() if k not in ignored}:
             if not force:
                 diff = sorted(k for k in set(fingerprint) | set(old.get("fingerprint") or {})
                               if (old.get("fingerprint") or {}).get(k) != fingerprint.get(k))
@@ -298,14 +316,13 @@ class RunStore:
                     f"{folder} holds a run with a different config or different bot files "
                     f"(differs in: {', '.join(diff) or 'everything'}); use --out for a new folder, "
                     f"or --force to move the old run aside and start over")
-            aside = folder.with_name(f"{folder.name}.old-{_dt.datetime.now():%Y%m%d-%H%M%S}")
-            folder.rename(aside)
+            move_aside(folder)
             old = None
         elif old is None and folder.exists() and any(folder.iterdir()):
             if not force:
                 raise RunError(f"{folder} exists and is not a run folder; use --out for a new folder "
                                f"or --force to move it aside")
-            folder.rename(folder.with_name(f"{folder.name}.old-{_dt.datetime.now():%Y%m%d-%H%M%S}"))
+            move_aside(folder)
         folder.mkdir(parents=True, exist_ok=True)
         paths.bots.mkdir(exist_ok=True)
         if paths.games_gz.exists() and not paths.games.exists():
