@@ -31,7 +31,7 @@ import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import pandas as pd
@@ -274,7 +274,7 @@ class Notable:
 def notable_matches(res: Results, table: pd.DataFrame, upsets: int = UPSETS) -> list[Notable]:
     """The biggest upsets (the largest Elo gap between the winner and the
     best-rated player it beat, by the match's variant table) and the longest match."""
-    elo = {(str(r.variant), str(r.bot)): float(r.elo) for r in table.itertuples()}
+    elo = {(str(v), str(b)): float(x) for v, b, x in zip(table["variant"], table["bot"], table["elo"].astype(float))}
     seats = res.seats
     found: list[tuple[float, str, str]] = []
     for mid, group in seats.groupby("match", sort=False):
@@ -401,7 +401,7 @@ def _elo_tables(table: pd.DataFrame) -> str:
 
 def _stats_table(stats: pd.DataFrame) -> str:
     rows = [(r.variant, r.statistic, _fmt(r.value, ".4g"), _fmt(r.low, ".4g"), _fmt(r.high, ".4g"),
-             "" if pd.isna(r.n) else int(r.n)) for r in stats.itertuples()]
+             "" if pd.isna(r.n) else int(r.n)) for r in cast(Iterable[Any], stats.itertuples())]
     return _table(["variant", "statistic", "value", "low", "high", "n"], rows,
                   [False, False, True, True, True, True], table_id="variant-stats")
 
