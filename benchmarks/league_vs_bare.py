@@ -2,7 +2,9 @@
 
     python benchmarks/league_vs_bare.py [--matches 2000] [--trials 3] [--workers 2]
                                         [--write docs/performance.md]
-    python benchmarks/league_vs_bare.py --profile [--profile-matches 300] [--write docs/performance.md]
+    python benchmarks/league_vs_bare.py --profile [--profile-matches 300] [--top] [--write docs/performance.md]
+
+``--write`` puts the figures in their own section (``## ...: last run``) of the file.
 
 **Throughput.** Each trial runs, one after the other (the order alternates
 from trial to trial, so that drifting load hits both alike):
@@ -17,7 +19,9 @@ from trial to trial, so that drifting load hits both alike):
   number of decisions the project's run made.
 
 Reported per trial: decisions per second of both, in the match phase and for
-the whole command, and the ratios project / bare. The project's match phase
+the whole command, the ratios project / bare, and the CPU time per decision
+of each whole command (every process of it, bots included: the figure that
+moves least with the machine's load, since waiting for a core is not in it). The project's match phase
 runs from the moment its first record reaches ``games.jsonl`` to its last
 (the file is watched every 2 ms; the decisions of the records already there
 at the first sight are left out), so start-up of workers and bots and the
@@ -44,6 +48,7 @@ import argparse
 import json
 import os
 import platform
+import resource
 import statistics
 import subprocess
 import sys
@@ -80,6 +85,12 @@ def decisions_of(line: bytes) -> int:
 # --- throughput ----------------------------------------------------------------------------------------
 
 
+def children_cpu() -> float:
+    """CPU seconds of every waited-for descendant so far (the command, its workers, their bots)."""
+    ru = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return ru.ru_utime + ru.ru_stime
+
+
 def run_project(config: Path, out: Path, workers: int) -> dict[str, float]:
     """``arena run``, whole command timed; the match phase from games.jsonl as it grows."""
     games = out / "games.jsonl"
@@ -99,11 +110,13 @@ def run_project(config: Path, out: Path, workers: int) -> dict[str, float]:
             time.sleep(0.002)
 
     watcher = threading.Thread(target=watch, daemon=True)
+    cpu0 = children_cpu()
     t0 = time.perf_counter()
     watcher.start()
     proc = subprocess.run([sys.executable, "-m", "arena", "run", str(config), "--workers", str(workers),
                            "--out", str(out)], cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     whole = time.perf_counter() - t0
+    cpu = children_cpu() - cpu0
     stop.set()
     watcher.join()
     if proc.returncode != 0:
@@ -122,16 +135,18 @@ def run_project(config: Path, out: Path, workers: int) -> dict[str, float]:
         at += len(line)
         skip += 1
     return {"decisions": sum(per), "whole_wall": whole, "match_decisions": sum(per[skip:]),
-            "match_wall": t_last - t_first, "matches": len(lines)}
+            "match_wall": t_last - t_first, "matches": len(lines), "cpu": cpu}
 
 
 def run_bare(decisions: int, workers: int) -> dict[str, float]:
+    cpu0 = children_cpu()
     t0 = time.perf_counter()
     out = subprocess.run([sys.executable, str(HERE / "bare_referee.py"), str(decisions), "--par", str(workers),
                           "--pin"], check=True, stdout=subprocess.PIPE).stdout
     whole = time.perf_counter() - t0
     res: dict[str, float] = json.loads(out)
     res["whole_wall"] = whole  # the command as typed, interpreter start-up included
+    res["cpu"] = children_cpu() - cpu0
     res["match_decisions"] = res["decisions"]
     return res
 
@@ -157,6 +172,7 @@ def throughput(args: argparse.Namespace) -> list[str]:
                 "trial": t + 1, "load": os.getloadavg()[0], "decisions": p["decisions"], "bare_decisions": b["decisions"],
                 "p_match": p["match_decisions"] / p["match_wall"], "p_whole": p["decisions"] / p["whole_wall"],
                 "b_match": b["match_decisions"] / b["match_wall"], "b_whole": b["decisions"] / b["whole_wall"],
+                "p_cpu": p["cpu"] / p["decisions"] * 1e6, "b_cpu": b["cpu"] / b["decisions"] * 1e6,
                 "p_whole_s": p["whole_wall"], "p_match_s": p["match_wall"], "b_whole_s": b["whole_wall"],
             }
             row["r_match"] = row["p_match"] / row["b_match"]
@@ -173,13 +189,15 @@ def throughput(args: argparse.Namespace) -> list[str]:
         f"Python {platform.python_version()}; load average before: {args.load_before}.",
         "",
         "| trial | load | decisions | project, match phase (decisions/s) | project, whole command | "
-        "bare, match phase | bare, whole command | ratio match phase | ratio whole command |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "bare, match phase | bare, whole command | ratio match phase | ratio whole command | "
+        "CPU us per decision, project / bare (whole commands) |",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
         lines.append(f"| {r['trial']} | {r['load']:.1f} | {r['decisions']:,} | {r['p_match']:,.0f} | "
                      f"{r['p_whole']:,.0f} ({r['p_whole_s']:.1f} s) | {r['b_match']:,.0f} | "
-                     f"{r['b_whole']:,.0f} ({r['b_whole_s']:.1f} s) | {r['r_match']:.2f} | {r['r_whole']:.2f} |")
+                     f"{r['b_whole']:,.0f} ({r['b_whole_s']:.1f} s) | {r['r_match']:.2f} | {r['r_whole']:.2f} | "
+                     f"{r['p_cpu']:.0f} / {r['b_cpu']:.0f} |")
     lines += ["", f"Median ratio: match phase **{statistics.median(r['r_match'] for r in rows):.2f}**, "
               f"whole command **{statistics.median(r['r_whole'] for r in rows):.2f}**."]
     return lines
@@ -355,10 +373,10 @@ def main() -> None:
     args = ap.parse_args()
     args.load_before = " ".join(f"{x:.1f}" for x in os.getloadavg())
     if args.profile:
-        heading = "## League profile" + (f" ({args.label})" if args.label else "")
+        heading = "## League profile: last run" + (f" ({args.label})" if args.label else "")
         body = profile(args)
     else:
-        heading = "## League against a bare referee" + (f" ({args.label})" if args.label else "")
+        heading = "## League against a bare referee: last run" + (f" ({args.label})" if args.label else "")
         body = throughput(args)
     text = "\n".join([heading, ""] + body) + "\n"
     print(text)
