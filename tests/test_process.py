@@ -155,7 +155,10 @@ def test_hang_is_a_timeout(healthy: BotProcess) -> None:
 
 
 def test_spin_is_a_cpu_timeout(healthy: BotProcess) -> None:
-    fault = run_fault("spin.py", healthy)
+    # The CPU budget must trip before the wall-clock cap even on a loaded machine,
+    # where a spinning bot may get a quarter of a core or less: a wide wall factor.
+    spin = TimeControl(budget_ms=FAST.budget_ms, wall_factor=20.0, hello_ms=FAST.hello_ms, grace_ms=FAST.grace_ms)
+    fault = run_fault("spin.py", healthy, time=spin)
     assert isinstance(fault, BotTimeout)
     assert "CPU time" in fault.detail
 
