@@ -48,6 +48,7 @@ _HEAD = 4096  # stderr bytes kept from the start, for start-up diagnostics
 _MAX_PENDING = 1 << 20  # notification bytes queued for a bot that does not read
 _IN = select.POLLIN | select.POLLPRI
 _GONE = select.POLLHUP | select.POLLERR | select.POLLNVAL
+_DEFER = 1 << 15  # notification bytes held back for a frozen bot (less than a pipe holds)
 
 
 @dataclass(frozen=True)
@@ -116,14 +117,21 @@ class BotProcess:
         # (tens of us), so that processes started around quick replies are charged
         # too; not for trusted bots (mode off).
         self._charge_tree = False
+        self._started = False
+        self._frozen = False  # frozen since its last reply (or ready): notifications wait in _pending
         self._ncpu = max(1, len(os.sched_getaffinity(0)))
 
     # -- life cycle -------------------------------------------------------------
 
-    def start(self) -> ReadyMessage:
-        """Spawn the bot, send hello, wait for ready (``hello_ms``); return ready, parsed."""
+    def launch(self) -> None:
+        """Spawn the bot in its sandbox and return at once; :meth:`start` then runs
+        the handshake. A caller that needs several bots launches them all first,
+        so that they boot at the same time (a start is mostly the bot's own
+        interpreter starting). ``hello_ms`` counts from :meth:`start`, not from
+        here: the caller runs the handshakes one after another, and a bot
+        slow to answer must not use up the time of the bots after it."""
         if self._proc is not None:
-            raise BotCrashed(f"bot {self.spec.name}: start() called twice; make a new BotProcess")
+            raise BotCrashed(f"bot {self.spec.name}: launch() called twice; make a new BotProcess")
         box = self._box = Sandbox(self.spec, self.limits)
         argv, env, cwd = box.command()
         self._charge_tree = self.limits.mode != "off" and not box.cgroups.has("cpu")  # (made by command())
@@ -144,6 +152,17 @@ class BotProcess:
             os.set_blocking(fd, False)
         self._poll.register(self._out, _IN)
         self._poll.register(self._err, _IN)
+
+    def start(self) -> ReadyMessage:
+        """Spawn the bot (unless :meth:`launch` did), send hello, wait for ready
+        (``hello_ms``); return ready, parsed."""
+        if self._started:
+            raise BotCrashed(f"bot {self.spec.name}: start() called twice; make a new BotProcess")
+        self._started = True
+        if self._proc is None:
+            self.launch()
+        box = self._box
+        assert box is not None
         deadline = _time.monotonic() + self.time.hello_ms / 1000
         try:
             hello = encode(hello_message())
@@ -172,6 +191,7 @@ class BotProcess:
         # Start-up is over: from now on the bot runs only while it is asked.
         self._mark = box.cpu_ns(refresh=self._charge_tree)
         box.settle()
+        self._frozen = box.can_freeze
         return ready
 
     def close(self, grace: bool = True) -> None:
@@ -183,6 +203,11 @@ class BotProcess:
         proc, box = self._proc, self._box
         if box is not None and grace:
             box.thaw()  # closing is the bot's to run: it reads what is queued, then EOF
+            self._frozen = False
+            try:
+                self._flush()  # what was held back while it was frozen (a match_end, say)
+            except _Gone:
+                pass
         if proc is not None:
             try:
                 proc.stdin.close()  # type: ignore[union-attr]
@@ -259,6 +284,11 @@ class BotProcess:
             # matches would reach any lifetime cap by ordinary logging alone.
             self._written = 0
         self._pending += data
+        if self._frozen and len(self._pending) <= _DEFER:
+            # A frozen bot cannot read it, nor write: the message waits here and
+            # goes with the next turn, in the same write (one system call for
+            # both, and the bot reads both at once when it is thawed).
+            return
         try:
             self._flush()
             for fd, ev in self._poll.poll(0):
@@ -306,24 +336,26 @@ class BotProcess:
                 self._log(f"[{self.pid}] > {data[:-1].decode()}")
             cpu0 = self._mark
             deadline = _time.monotonic() + budget * self.time.wall_factor / 1000
-            if self._pending:
-                box.thaw()  # it must run to take what is queued
-                self._send(data, deadline, str(msg.get("type", "request")))
-            else:  # the usual case, one write, kept short: it is the per-decision path
-                try:
-                    n = os.write(self._in, data)
-                except BlockingIOError:
-                    n = 0
-                except OSError:
-                    raise _Gone("stopped reading its input (closed stdin or exited)") from None
-                # Thawed after the write: it wakes once, to a turn already in its pipe
-                # (thawed before, it would wake to an empty pipe and sleep again).
-                box.thaw()
-                if n < len(data):
-                    self._send(data[n:], deadline, str(msg.get("type", "request")))
+            if self._pending:  # notifications held back while the bot was frozen go first
+                data = bytes(self._pending) + data
+                self._pending.clear()
+            # One write, kept short: it is the per-decision path.
+            try:
+                n = os.write(self._in, data)
+            except BlockingIOError:
+                n = 0
+            except OSError:
+                raise _Gone("stopped reading its input (closed stdin or exited)") from None
+            # Thawed after the write: it wakes once, to a turn already in its pipe
+            # (thawed before, it would wake to an empty pipe and sleep again).
+            box.thaw()
+            self._frozen = False
+            if n < len(data):  # the pipe is full: the rest as the bot reads, under the deadline
+                self._send(data[n:], deadline, str(msg.get("type", "request")))
             line = self._read_line(deadline, budget * 1_000_000, cpu0, "reply", "time_ms", budget)
             now = box.cpu_ns(refresh=self._charge_tree)
             box.freeze()
+            self._frozen = box.can_freeze
             self._mark = now
             used = now - cpu0
             if used > budget * 1_000_000:

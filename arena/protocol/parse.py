@@ -213,6 +213,9 @@ _FACE_KEYS: Final = {str(f): f for f in range(1, 7)}  # a min_quantity key -> it
 _face_of = _FACE_KEYS.__getitem__
 _FACES: Final = frozenset(range(1, 7))
 _INT: Final = frozenset({int})
+_LIST: Final = frozenset({list})
+_CALLS: Final = ("dudo", "calza")
+_build_round_end: Callable[..., RoundEnd] = _fast_init(RoundEnd)
 _chain = chain
 
 
@@ -302,6 +305,28 @@ def parse_round_end(msg: RawMessage, match: MatchInfo) -> RoundEnd:
     """``round_end`` as a :class:`~arena.sdk.RoundEnd`: every die, and either the
     call with its result (``bid``, ``call``, ``count``, ``change``) or, for a
     void round, the ``fault`` instead of them."""
+    # Fast path: a bot reads one of these for about every decision it makes, so
+    # the usual message (a call's result) is checked in bulk, every integer
+    # by its exact type in C; anything else takes the checks below, which
+    # also say what is wrong.
+    try:
+        hands, counts, rnd, b = msg["dice"], msg["counts"], msg["round"], msg["bid"]
+        call, count, change = msg["call"], msg["count"], msg["change"]
+        n = match.players
+        if (type(msg) is dict and msg["type"] == "round_end" and "fault" not in msg
+                and type(rnd) is int and rnd >= 1 and type(count) is int and count >= 0
+                and type(hands) is list and len(hands) == n and _LIST.issuperset(map(type, hands))
+                and _INT.issuperset(map(type, _chain.from_iterable(hands)))
+                and _FACES.issuperset(_chain.from_iterable(hands))
+                and type(counts) is list and len(counts) == n and _INT.issuperset(map(type, counts))
+                and min(counts) >= 0
+                and type(b) is list and len(b) == 3 and _INT.issuperset(map(type, b))
+                and type(call) is dict and type(call["seat"]) is int and call["kind"] in _CALLS
+                and type(change) is dict and type(change["seat"]) is int and type(change["delta"]) is int):
+            return _build_round_end(rnd, tuple(map(tuple, hands)), tuple(counts), (b[0], bid(b[1], b[2])),
+                                    (call["seat"], call["kind"]), count, (change["seat"], change["delta"]), None)
+    except (KeyError, TypeError, ValueError):
+        pass
     what = "round_end"
     _type(msg, what)
     rnd = _int(msg, "round", what, 1)

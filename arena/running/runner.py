@@ -194,7 +194,7 @@ def run(config: RunConfig, *, force: bool = False, new: bool = False, progress: 
             if "error" in item:
                 raise RunError(f"internal error while playing {item['match']} (a bug in Dudo Arena, "
                                f"please report it); recorded matches are kept:\n{item['error']}")
-            store.append_line(item["line"])
+            store.append_line(item["line"], item.get("rows"))
             _write_stderr(store, item)
             if keep_records:
                 result.records.append(MatchRecord.from_json(item["line"]))

@@ -52,7 +52,7 @@ import orjson
 from arena import __version__
 from arena.engine.records import MatchRecord, RecordError, canonical, record_line
 from arena.errors import RunError
-from arena.running.tables import PARQUET_TYPES, parquet_rows
+from arena.running.tables import PARQUET_TYPES, Row, parquet_rows
 
 RUN_JSON = "run.json"
 GAMES = "games.jsonl"
@@ -286,6 +286,7 @@ class RunStore:
         self.stderr_max = max(4096, STDERR_MAX if stderr_max is None else stderr_max)
         self._err: dict[str, tuple[IO[bytes], int]] = {}  # label -> (open stderr file, its size)
         self.read: RecordsRead | None = None  # what open() found already recorded
+        self._rows: list[Row] | None = []  # matches.parquet's rows of the lines appended (None: not known)
 
     # -- opening -------------------------------------------------------------
 
@@ -364,15 +365,22 @@ class RunStore:
     # -- writing -------------------------------------------------------------
 
     def append(self, record: MatchRecord) -> None:
-        self.append_line(record_line(record))
+        self.append_line(record_line(record), parquet_rows([record]))
 
-    def append_line(self, line: bytes) -> None:
-        """Append one encoded record (:func:`arena.engine.records.record_line`)."""
+    def append_line(self, line: bytes, rows: list[Row] | None = None) -> None:
+        """Append one encoded record (:func:`arena.engine.records.record_line`);
+        ``rows``: its rows of matches.parquet (:func:`arena.running.tables.parquet_rows`),
+        where the caller has them (a worker makes them from the record in its
+        memory), so that :meth:`close` need not read the folder back."""
         if self._fh is None:
             raise RunError(f"{self.folder}: the run store is not open")
         # One write per line and a flush: a killed run keeps every line before.
         self._fh.write(line)
         self._fh.flush()
+        if rows is None or self._rows is None:
+            self._rows = None  # one line without: close() reads the folder, as before
+        else:
+            self._rows += rows
 
     def stderr_path(self, label: str) -> Path:
         return self.paths.stderr(label)
@@ -421,7 +429,13 @@ class RunStore:
         for fh, _ in self._err.values():
             fh.close()
         self._err.clear()
-        write_matches_parquet(self.folder)
+        rows = None
+        if self._rows is not None and self.read is not None:
+            # What open() read and what was appended since, both in memory: the
+            # rows parquet_rows would make of the folder read back (sorted by
+            # match; a stable sort keeps each match's rows in seat order).
+            rows = sorted(parquet_rows(self.read.records) + self._rows, key=_by_match)
+        write_matches_parquet(self.folder, rows)
         if compress and status == "complete":
             with open(paths.games, "rb") as src, gzip.open(paths.games_gz, "wb") as dst:
                 shutil.copyfileobj(src, dst)
@@ -431,14 +445,21 @@ class RunStore:
         write_json_atomic(paths.run_json, self.meta)
 
 
-def write_matches_parquet(folder: Path) -> None:
+def _by_match(row: Row) -> Any:
+    return row[0]
+
+
+def write_matches_parquet(folder: Path, rows: list[Row] | None = None) -> None:
     """matches.parquet from the records (:func:`arena.running.tables.parquet_rows`),
     written with pyarrow directly (the run layer has no need of pandas; readers
-    get the same columns, ``out_round`` and ``fault`` null where they do not apply)."""
+    get the same columns, ``out_round`` and ``fault`` null where they do not apply).
+    ``rows``: those rows, already made from the records in memory; by default
+    they are made from the records read back from the folder."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    rows = parquet_rows(read_records(folder).records)
+    if rows is None:
+        rows = parquet_rows(read_records(folder).records)
     table = pa.table({name: pa.array([r[i] for r in rows], type=pa.type_for_alias(kind))
                       for i, (name, kind) in enumerate(PARQUET_TYPES)})
     path = RunFolder(folder).matches

@@ -43,6 +43,7 @@ from arena.match.referee import play_match
 from arena.protocol.messages import Notification, ReadyMessage, TurnMessage
 from arena.protocol.parse import RawMessage
 from arena.protocol.player import Player
+from arena.running.tables import Row, parquet_rows
 from arena.sandbox import SandboxLimits
 
 StderrChunk = tuple[str, str, str, bytes, int]  # label, match id, note, what was written, bytes not kept
@@ -51,11 +52,12 @@ Entrants = Sequence[tuple[str, BotSpec]]  # (label, bot) of each entrant of a ru
 
 class PlayResult(TypedDict, total=False):
     """What one spec produces: ``match``, ``line`` (the record, encoded),
-    ``stderr`` and ``worker``; or, when Dudo Arena itself failed, ``match``,
+    ``rows`` (its rows of matches.parquet), ``stderr`` and ``worker``; or, when Dudo Arena itself failed, ``match``,
     ``error`` (the traceback) and ``pid``."""
 
     match: str
     line: bytes
+    rows: list[Row]  # its rows of matches.parquet, made here from the record in memory
     stderr: list[StderrChunk]
     worker: str
     error: str
@@ -118,6 +120,7 @@ class Worker:
         self.procs: dict[Slot, BotProcess] = {}
         self.deals: dict[Slot, set[int]] = {}  # the dice seeds each live process has played
         self._last: dict[Slot, str] = {}  # the last match each live process played
+        self._launched: dict[Slot, BotProcess] = {}  # launched for the coming match, handshake not yet run
 
     def _take(self, out: list[StderrChunk], key: Slot, proc: BotProcess, match: str, note: str = "") -> None:
         data, lost = proc.take_stderr()
@@ -134,7 +137,7 @@ class Worker:
             self.procs.pop(key, None)
         self._last.pop(key, None)
         self.deals[key] = set()
-        proc = BotProcess(self.specs[key[0]], self.bot_limits[key[0]], self.time)
+        proc = self._launched.pop(key, None) or BotProcess(self.specs[key[0]], self.bot_limits[key[0]], self.time)
         try:
             proc.start()
         except BotFault as exc:
@@ -143,6 +146,29 @@ class Worker:
             return _Unstartable(exc)
         self.procs[key] = proc
         return proc
+
+    def _launch_missing(self, keys: Sequence[Slot], spec: MatchSpec, stderr: list[StderrChunk]) -> None:
+        """Launch together the processes this match needs that no live one can serve
+        (none yet, faulted, exited, or it has seen this deal), so that they boot at
+        the same time (a start is mostly waiting for bwrap and an interpreter): a
+        table's bots start in about the time of one. :meth:`_player` then runs
+        each one's handshake, as for a process it starts itself."""
+        for key in dict.fromkeys(keys):
+            proc = self.procs.get(key)
+            if proc is not None and proc.alive and spec.dice_seed not in self.deals.get(key, ()):
+                continue
+            if proc is not None:  # as _player replaces it: closed, its last words filed
+                proc.close()
+                self._take(stderr, key, proc, self._last.get(key, spec.match), "after its end")
+                self.procs.pop(key, None)
+            self._last.pop(key, None)
+            fresh = BotProcess(self.specs[key[0]], self.bot_limits[key[0]], self.time)
+            try:
+                fresh.launch()
+            except BotFault:
+                fresh.close()
+                continue  # _player starts it again, and reports what goes wrong
+            self._launched[key] = fresh
 
     def play(self, spec: MatchSpec) -> PlayResult:
         """Play one match; returns ``{"match", "line", "stderr", "worker"}`` or ``{"error", "match"}``.
@@ -160,6 +186,7 @@ class Worker:
                 proc = self.procs.get(key)
                 if proc is not None and key in self._last:
                     self._take(stderr, key, proc, self._last[key], "after its end")
+            self._launch_missing(keys, spec, stderr)
             players = [self._player(key, spec, stderr) for key in keys]
             names = [self.labels[e] for e in spec.entrants]
             outcome = play_match(spec, players, names, self.time.budget_ms)
@@ -178,8 +205,9 @@ class Worker:
                     self._last[key] = spec.match
                 self._take(stderr, key, proc, spec.match)
             return {"match": spec.match, "line": record_line(outcome.record), "stderr": stderr,
-                    "worker": self.tag}
+                    "worker": self.tag, "rows": parquet_rows([outcome.record])}
         except Exception:  # noqa: BLE001 - every spec must produce a result
+            self._close_launched()
             return {"error": traceback.format_exc(), "match": spec.match, "pid": os.getpid()}
 
     def drain(self) -> list[StderrChunk]:
@@ -194,10 +222,18 @@ class Worker:
                 self._take(out, key, proc, self._last[key], "after its end")
         self.procs.clear()
         self.deals.clear()
+        self._close_launched()
         return out
+
+    def _close_launched(self) -> None:
+        """Processes launched for a match that never took them (it failed first)."""
+        for proc in self._launched.values():
+            proc.close()
+        self._launched.clear()
 
     def close(self) -> None:
         for proc in self.procs.values():
             proc.close()
         self.procs.clear()
         self.deals.clear()
+        self._close_launched()

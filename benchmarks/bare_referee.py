@@ -1,0 +1,183 @@
+"""A bare referee: the floor a sandboxed, rule-complete, recorded league is compared with.
+
+    python benchmarks/bare_referee.py DECISIONS [--par 2] [--pin] [--players 5] [--dice 5]
+
+It plays 5-player, 5-dice Dudo with wild aces (bids and dudo, nothing else:
+no calza, no palifico, no faults, no records) against bots that are plain
+child processes of the referee, started once and reused for every game, each
+speaking one stdlib-JSON line each way over pipes (``readline``), with no
+sandbox of any kind. The bots play :func:`decide`, the heuristic that
+``benchmarks/bots/heuristic.py`` plays through the SDK in the project's league.
+
+``--par K`` runs K referees at once (each with its own bots), ``--pin`` puts
+referee i and its bots on core i (mod the cores), as the project's local
+backend pins its workers. Each referee plays games until it has made
+DECISIONS/K decisions. Printed (one JSON object): decisions, games, the wall
+seconds of the whole command, and of the match phase (from the moment every
+referee's bots answered ``ready`` to the moment the last referee finished).
+
+Written for this project's benchmarks (benchmarks/league_vs_bare.py); it is a
+baseline, so it is kept as bare as a referee can honestly be.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def decide(rng: random.Random, dice: list[int], counts: list[int], bid: list[int] | None) -> dict[str, object]:
+    """The heuristic: bid the best face near the expected count; doubt a bid above it."""
+    aces = dice.count(1)
+    others = (sum(counts) - len(dice)) / 3.0
+    best = max(range(2, 7), key=lambda f: dice.count(f) + aces)
+    if bid is None:
+        return {"action": "bid", "bid": [max(1, int(dice.count(best) + aces + others) - 2), best]}
+    qty, face = bid
+    if qty > dice.count(face) + aces + others + rng.random() * 1.2 - 0.3:
+        return {"action": "dudo"}
+    return {"action": "bid", "bid": [qty, best] if best > face else [qty + 1, best]}
+
+
+def bot_main(seed: int) -> None:
+    """A bot process: ``ready``, then one reply line per request line until EOF."""
+    rng = random.Random(seed)
+    inp, out = sys.stdin.buffer, sys.stdout.buffer
+    out.write(b"ready\n")
+    out.flush()
+    for line in inp:
+        req = json.loads(line)
+        out.write(json.dumps(decide(rng, req["dice"], req["counts"], req["bid"])).encode() + b"\n")
+        out.flush()
+
+
+def start_bots(n: int) -> list[subprocess.Popen[bytes]]:
+    argv = [sys.executable, "-I", "-S", os.path.abspath(__file__), "--bot"]
+    bots = [subprocess.Popen(argv + [str(i)], stdin=subprocess.PIPE, stdout=subprocess.PIPE) for i in range(n)]
+    for b in bots:
+        assert b.stdout is not None and b.stdout.readline() == b"ready\n"
+    return bots
+
+
+def play(bots: list[subprocess.Popen[bytes]], rng: random.Random, game: int, ndice: int) -> int:
+    """One game; returns the decisions made."""
+    n = len(bots)
+    pipes = []
+    for b in bots:
+        assert b.stdin is not None and b.stdout is not None
+        pipes.append((b.stdin, b.stdout))
+    counts = [ndice] * n
+    opener = 0
+    decisions = 0
+    rnd = 0
+    while sum(1 for c in counts if c) > 1:
+        rnd += 1
+        dice = [[rng.randint(1, 6) for _ in range(c)] for c in counts]
+        bid: list[int] | None = None
+        bidder = -1
+        seat = opener
+        while True:
+            w, r = pipes[seat]
+            w.write(json.dumps({"type": "decide", "game": game, "round": rnd, "seat": seat, "dice": dice[seat],
+                                "counts": counts, "bid": bid}).encode() + b"\n")
+            w.flush()
+            reply = json.loads(r.readline())
+            decisions += 1
+            if reply.get("action") == "dudo" and bid is not None:
+                qty, face = bid
+                held = sum(1 for hand in dice for d in hand if d == face or d == 1)
+                loser = seat if held >= qty else bidder
+                counts[loser] -= 1
+                opener = loser
+                while counts[opener] == 0:
+                    opener = (opener + 1) % n
+                break
+            new = reply.get("bid")
+            if bid is not None and not (new and (new[0], new[1]) > (bid[0], bid[1])):
+                new = [bid[0] + 1, bid[1]]  # not a raise: the smallest raise is forced
+            bid, bidder = new, seat
+            seat = (seat + 1) % n
+            while counts[seat] == 0:
+                seat = (seat + 1) % n
+    return decisions
+
+
+def referee(decisions: int, players: int, ndice: int, seed: int, ready_fd: int | None) -> None:
+    bots = start_bots(players)
+    if ready_fd is not None:  # tell the parent the bots are up, wait for the go
+        os.write(ready_fd, b"r")
+        sys.stdin.buffer.read(1)
+    rng = random.Random(seed)
+    made = games = 0
+    t0 = time.perf_counter()
+    while made < decisions:
+        made += play(bots, rng, games, ndice)
+        games += 1
+    wall = time.perf_counter() - t0
+    for b in bots:
+        assert b.stdin is not None
+        b.stdin.close()
+    for b in bots:
+        b.wait()
+    print(json.dumps({"decisions": made, "games": games, "wall": wall}), flush=True)
+
+
+def main() -> None:
+    import argparse
+
+    if len(sys.argv) > 1 and sys.argv[1] == "--bot":
+        bot_main(int(sys.argv[2]))
+        return
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("decisions", type=int)
+    ap.add_argument("--par", type=int, default=1)
+    ap.add_argument("--pin", action="store_true")
+    ap.add_argument("--players", type=int, default=5)
+    ap.add_argument("--dice", type=int, default=5)
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--child", type=int, default=None, help=argparse.SUPPRESS)  # fd to say 'ready' on
+    ap.add_argument("--cpu", type=int, default=None, help=argparse.SUPPRESS)
+    a = ap.parse_args()
+    if a.cpu is not None:
+        os.sched_setaffinity(0, {a.cpu})
+    if a.child is not None:
+        referee(a.decisions, a.players, a.dice, a.seed, a.child)
+        return
+    t0 = time.perf_counter()
+    cores = sorted(os.sched_getaffinity(0))
+    kids = []
+    for i in range(a.par):
+        r, w = os.pipe()
+        share = a.decisions // a.par + (1 if i < a.decisions % a.par else 0)
+        argv = [sys.executable, os.path.abspath(__file__), str(share), "--players", str(a.players),
+                "--dice", str(a.dice), "--seed", str(a.seed + i), "--child", str(w)]
+        if a.pin:
+            argv += ["--cpu", str(cores[i % len(cores)])]
+        kids.append((subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, pass_fds=(w,)), r))
+        os.close(w)
+    for _, r in kids:
+        assert os.read(r, 1) == b"r"
+        os.close(r)
+    t1 = time.perf_counter()  # every referee's bots are up: the match phase starts
+    for p, _ in kids:
+        assert p.stdin is not None
+        p.stdin.write(b"g")
+        p.stdin.close()
+    outs = []
+    for p, _ in kids:
+        assert p.stdout is not None
+        outs.append(json.loads(p.stdout.read()))
+        p.wait()
+    t2 = time.perf_counter()
+    print(json.dumps({"decisions": sum(o["decisions"] for o in outs), "games": sum(o["games"] for o in outs),
+                      "match_wall": t2 - t1, "whole_wall": t2 - t0}))
+
+
+if __name__ == "__main__":
+    main()
