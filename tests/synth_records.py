@@ -47,9 +47,10 @@ def _choose(state: R.State, policy: str, rng: random.Random) -> R.Action:
 
 
 def play(match: str, variant: str, rules: R.Rules, bots: list[str], seed: int,
-         fault: tuple[int, int, str] | None = None) -> dict[str, Any]:
+         fault: tuple[int, int, str] | None = None, policy_of: dict[str, str] | None = None) -> dict[str, Any]:
     """One match record; ``fault`` = (seat, round, kind) makes that seat fault
-    when it first acts in that round (or later)."""
+    when it first acts in that round (or later). A bot plays the policy of
+    its name, or ``policy_of[name]``."""
     rng = random.Random(seed)
     n = len(bots)
     first = rng.randrange(n)
@@ -64,7 +65,7 @@ def play(match: str, variant: str, rules: R.Rules, bots: list[str], seed: int,
                 faults.append({"seat": seat, "round": state.round, "kind": fault[2], "detail": "synthetic"})
                 state = R.fault(state, seat)
                 break
-            state = R.apply(state, _choose(state, bots[seat], rng))
+            state = R.apply(state, _choose(state, (policy_of or {}).get(bots[seat], bots[seat]), rng))
             if state.last is not None and state.dice is None:
                 break
         last = state.last

@@ -42,7 +42,7 @@ import os
 import re
 import shutil
 import zlib
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
@@ -414,14 +414,16 @@ class RunStore:
         write_json_atomic(paths.run_json, self.meta)
 
 
-def write_matches_parquet(folder: Path) -> None:
+def write_matches_parquet(folder: Path, records: Sequence[MatchRecord] | None = None) -> None:
     """matches.parquet from the records (:func:`arena.running.tables.parquet_rows`),
     written with pyarrow directly (the run layer has no need of pandas; readers
-    get the same columns, ``out_round`` and ``fault`` null where they do not apply)."""
+    get the same columns, ``out_round`` and ``fault`` null where they do not apply).
+    ``records``: every record of the folder, already in memory (the folder is
+    then not read again)."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    rows = parquet_rows(read_records(folder).records)
+    rows = parquet_rows(read_records(folder).records if records is None else records)
     table = pa.table({name: pa.array([r[i] for r in rows], type=pa.type_for_alias(kind))
                       for i, (name, kind) in enumerate(PARQUET_TYPES)})
     path = RunFolder(folder).matches
