@@ -103,9 +103,12 @@ def select(res: Results, variant: str | None = None, drop_admin_faults: bool = F
         admin = res.faults.loc[res.faults["kind"].map(is_admin_fault), "match"]
         keep &= ~res.matches["match"].isin(set(admin))
     ids = set(res.matches.loc[keep, "match"])
+    by_variant_only = variant is not None and not (drop_admin_faults and len(res.faults))
 
     def part(df: pd.DataFrame) -> pd.DataFrame:
-        return df[df["match"].isin(ids)].reset_index(drop=True)
+        # Every table carries the variant: comparing one column is many times faster than a set lookup.
+        rows = df["variant"] == variant if by_variant_only else df["match"].isin(ids)
+        return df[rows].reset_index(drop=True)
 
     return Results(
         res.path, res.run, part(res.matches), part(res.seats), part(res.rounds),
@@ -249,8 +252,14 @@ def wilson(successes: int, n: int, level: float = LEVEL) -> tuple[float, float, 
     """(share, low, high): the Wilson score interval; NaN when n is 0."""
     if n <= 0:
         return math.nan, math.nan, math.nan
-    ci = sps.binomtest(int(successes), int(n)).proportion_ci(confidence_level=level, method="wilson")
-    return successes / n, float(ci.low), float(ci.high)
+    z = float(sps.norm.ppf(0.5 + level / 2)) if level != LEVEL else _Z95
+    p = successes / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z / (1 + z * z / n) * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n))
+    return p, max(0.0, centre - half), min(1.0, centre + half)
+
+
+_Z95 = float(sps.norm.ppf(0.975))
 
 
 BOOT_RESAMPLES = 2000
@@ -271,8 +280,11 @@ class _Resampler:
     def __init__(self, n: int, seed: int, resamples: int = BOOT_RESAMPLES) -> None:
         self.n = n
         rng = np.random.default_rng(seed)
-        self.counts = (np.stack([np.bincount(rng.integers(0, n, n), minlength=n) for _ in range(resamples)])
-                       .astype(np.float64) if n >= 2 else np.zeros((0, n)))
+        if n >= 2:
+            draws = rng.integers(0, n, (resamples, n)) + n * np.arange(resamples)[:, None]
+            self.counts = np.bincount(draws.ravel(), minlength=resamples * n).reshape(resamples, n).astype(float)
+        else:
+            self.counts = np.zeros((0, n))
 
     def ratio(self, num: ArrayLike, den: ArrayLike) -> tuple[float, float, float]:
         """sum(num) / sum(den) and its percentile interval (NaN without data or below 2 matches)."""
@@ -343,9 +355,12 @@ def _variant_rows(label: str, part: Results, seed: int = 0, elo: dict[str, float
     boot = _Resampler(len(m), seed)
     rows: list[StatRow] = [(label, "matches", float(len(m)), math.nan, math.nan, len(m))]
 
+    index = pd.Index(ids)
+
     def totals(values: ArrayLike, match: pd.Series) -> np.ndarray:
-        s = pd.Series(np.asarray(values, dtype=np.float64)).groupby(match.to_numpy()).sum()
-        return np.asarray(s.reindex(ids, fill_value=0.0).to_numpy(), dtype=np.float64)
+        codes = index.get_indexer(match.to_numpy())
+        out: np.ndarray = np.bincount(codes, weights=np.asarray(values, dtype=np.float64), minlength=len(ids))
+        return out
 
     def ratio_row(name: str, hits: ArrayLike, of: ArrayLike, match: pd.Series, n: int | None = None) -> None:
         """A share or mean over rows of a table (rounds, bids, seats), by whole-match resampling."""
