@@ -492,6 +492,20 @@ def _spearman(a: np.ndarray, b: np.ndarray) -> float:
     return float(sps.spearmanr(a, b).statistic)
 
 
+def _spearman_rows(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Spearman's rho of each row of ``a`` with the same row of ``b`` (average
+    ranks for ties, as scipy's spearmanr; NaN where a row is constant)."""
+    if a.shape[1] < 2:
+        return np.full(a.shape[0], math.nan)
+    ra, rb = sps.rankdata(a, axis=1), sps.rankdata(b, axis=1)
+    ra -= ra.mean(axis=1, keepdims=True)
+    rb -= rb.mean(axis=1, keepdims=True)
+    den = np.sqrt((ra * ra).sum(axis=1) * (rb * rb).sum(axis=1))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        out: np.ndarray = np.where(den > 0, (ra * rb).sum(axis=1) / np.where(den > 0, den, 1.0), math.nan)
+    return out
+
+
 def variant_comparison(report: RatingReport, baseline: str | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
     """How the rules move the table.
 
@@ -522,9 +536,7 @@ def variant_comparison(report: RatingReport, baseline: str | None = None) -> tup
             lo, hi = np.quantile(diff, [(1 - LEVEL) / 2, 1 - (1 - LEVEL) / 2])
             changes.append((v, b, float(cur[b]), float(base[b]), float(cur[b] - base[b]), float(lo), float(hi)))
         rho = _spearman(cur[common].to_numpy(), base[common].to_numpy())
-        boot = np.array([
-            _spearman(cur_s[common].to_numpy()[i], base_s[common].to_numpy()[i]) for i in range(len(cur_s))
-        ])
+        boot = _spearman_rows(cur_s[common].to_numpy(), base_s[common].to_numpy())
         boot = boot[~np.isnan(boot)]
         lo, hi = (np.quantile(boot, [(1 - LEVEL) / 2, 1 - (1 - LEVEL) / 2]) if len(boot) else (math.nan, math.nan))
         corr.append((v, baseline, rho, float(lo), float(hi), len(common)))
