@@ -235,7 +235,7 @@ def plot_stat(stats: pd.DataFrame, variants: Sequence[str], name: str, title: st
     if reference is not None:
         ax.axvline(reference * scale, color="#555", ls="--", lw=1)
     ax.set_xlabel(("%" if percent else "value") + " (95% interval)", fontsize=8)
-    ax.set_title(title, fontsize=9, loc="left")
+    fig.suptitle(title, fontsize=9, x=0.01, ha="left")  # the figure's width, not the axes': never clipped
     ax.grid(axis="x", alpha=0.3)
     return fig
 
@@ -260,7 +260,7 @@ def plot_length(stats: pd.DataFrame, variants: Sequence[str], colour: dict[str, 
 
 
 STAT_CHARTS = (
-    ("opener_win_rate", "First player: share of matches won by the round-1 opener (dashed: fair share)", True,
+    ("opener_win_rate", "First player: round-1 opener's win share (dashed: fair share)", True,
      "opener_fair_share"),
     ("rounds_per_match", "Mean rounds in a match", False, None),
     ("bid_false_share", "Bluffs: share of bids false when made", True, None),
