@@ -23,9 +23,9 @@ from pathlib import Path
 import pytest
 
 from arena.analysis.report import PLOTS, build_report, notable_matches, write_report
-from arena.analysis.viewer import SCRIPT_HASH
 from arena.analysis.results import load
 from arena.analysis.stats import rate_results
+from arena.analysis.viewer import SCRIPT_HASH
 
 ROOT = Path(__file__).resolve().parent.parent
 CHROMIUM = "/usr/bin/chromium"

@@ -21,7 +21,7 @@ import pandas as pd
 from arena.analysis.stats import DEFINITIONS, LEVEL, RatingReport, base_name
 
 __all__ = ["csv_text", "explain_text", "format_ratings", "format_stats", "format_table", "ratings_json", "stat_cell",
-           "stat_kind", "stats_json"]
+           "stat_cells", "stat_kind", "stats_json"]
 
 CSV_FLOATS = "%.6g"
 """How a CSV writes a float: six significant digits (the intervals are not
@@ -129,7 +129,7 @@ def stat_kind(statistic: str) -> str:
     return "mean"
 
 
-def stat_cell(statistic: str, value: float, low: float, high: float) -> str:
+def stat_cell(statistic: str, value: Any, low: Any, high: Any) -> str:
     """One statistic as text, the same format for every variant: shares as
     percentages, Elo and rounds whole, means with two decimals; the 95%
     interval in brackets when there is one."""
@@ -141,13 +141,20 @@ def stat_cell(statistic: str, value: float, low: float, high: float) -> str:
     scale, spec, unit = {"percent": (100.0, ".1f", "%"), "elo": (1.0, ".0f", ""), "rounds": (1.0, ".0f", ""),
                          "mean": (1.0, ".2f", "")}[kind]
 
-    def num(x: float) -> str:
-        return "?" if x is None or x is pd.NA or math.isnan(x) else format(x * scale, spec)
+    def num(x: Any) -> str:
+        return "?" if _missing(x) else format(float(x) * scale, spec)
 
     text = f"{num(value)}{unit}"
     if not (_missing(low) and _missing(high)):
         text += f" [{num(low)}, {num(high)}]"
     return text
+
+
+def stat_cells(table: pd.DataFrame) -> dict[tuple[str, str], str]:
+    """Every (statistic, variant) of a statistics table as its cell text."""
+    return {(str(name), str(v)): stat_cell(str(name), value, low, high)
+            for name, v, value, low, high in zip(table["statistic"], table["variant"], table["value"],
+                                                 table["low"], table["high"])}
 
 
 def _missing(x: object) -> bool:
@@ -160,11 +167,12 @@ def format_stats(table: pd.DataFrame, width: int = 120, legend: bool = True) -> 
     and its 95% interval, then a legend of the statistics shown."""
     variants = list(dict.fromkeys(table["variant"]))
     names = list(dict.fromkeys(table["statistic"]))
-    cells: dict[tuple[str, str], str] = {
-        (r.statistic, r.variant): stat_cell(r.statistic, r.value, r.low, r.high) for r in table.itertuples()}
+    cells = stat_cells(table)
     name_w = max(len("statistic"), *(len(n) for n in names)) if names else len("statistic")
     col_w = {v: max(len(v), *(len(cells.get((n, v), "")) for n in names)) for v in variants}
-    blocks, current, used = [], [], name_w
+    blocks: list[list[str]] = []
+    current: list[str] = []
+    used = name_w
     for v in variants:
         if current and used + 2 + col_w[v] > width:
             blocks.append(current)

@@ -295,8 +295,9 @@ def _ranking_hessians(d: Design, hot: FloatArray, theta: FloatArray) -> FloatArr
     resample's Hessian there is the weighted sum of these: one matrix product."""
     model = _Model(d, np.ones(d.n_rankings), 0.0)
     model._stages(theta)
-    probs = model._probs  # (matches, stage j, entry p)
-    local = np.einsum("mjp,pq->mpq", probs, np.eye(probs.shape[2])) - np.einsum("mjp,mjq->mpq", probs, probs)
+    probs: FloatArray = np.asarray(model._probs, dtype=np.float64)  # (matches, stage j, entry p)
+    eye: FloatArray = np.eye(d.items.shape[1])
+    local = np.einsum("mjp,pq->mpq", probs, eye) - np.einsum("mjp,mjq->mpq", probs, probs)
     out: FloatArray = np.einsum("mpi,mpq,mqj->mij", hot, local, hot).reshape(d.n_rankings, -1)
     return out
 

@@ -222,7 +222,7 @@ def plot_stat(stats: pd.DataFrame, variants: Sequence[str], name: str, title: st
     scale = 100.0 if percent else 1.0
     fig = _figure(6.4, 0.9 + 0.26 * len(variants))
     ax = fig.subplots()
-    for i, (v, (x, lo, hi, n)) in enumerate(zip(variants, vals)):
+    for i, (v, (x, lo, hi, _)) in enumerate(zip(variants, vals)):
         c = (colour or {}).get(v, "#2b6cb0")
         if math.isnan(x):
             ax.text(0.01, i, "no data", transform=ax.get_yaxis_transform(), va="center", fontsize=7, color="#777")
@@ -433,11 +433,11 @@ def _stats_table(stats: pd.DataFrame) -> str:
 
 def _side_by_side(stats: pd.DataFrame, variants: Sequence[str]) -> str:
     """The statistics as `arena stats` prints them: one row per statistic, a column per variant."""
-    from arena.analysis.format import stat_cell
+    from arena.analysis.format import stat_cells
     from arena.analysis.stats import definition
 
-    names = list(dict.fromkeys(stats["statistic"]))
-    cells = {(r.statistic, r.variant): stat_cell(r.statistic, r.value, r.low, r.high) for r in stats.itertuples()}
+    names = [str(n) for n in dict.fromkeys(stats["statistic"])]
+    cells = stat_cells(stats)
     rows = [(n, *(cells.get((n, v), "") for v in variants)) for n in names]
     table = _table(["statistic", *variants], rows, [False] + [True] * len(variants), table_id="stats-wide")
     keys = list(dict.fromkeys(n.split("[", 1)[0] for n in names))
