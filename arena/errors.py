@@ -69,7 +69,7 @@ class BotFault(ArenaError):
 
     kind: FaultKind = FaultKind.CRASH
 
-    def __init__(self, detail: str, kind: FaultKind | None = None) -> None:
+    def __init__(self, detail: str, kind: FaultKind | str | None = None) -> None:
         super().__init__(detail)
         if kind is not None:
             self.kind = FaultKind(kind)  # a member, even from a caller that passed its text

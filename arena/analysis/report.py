@@ -31,7 +31,7 @@ import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import pandas as pd
@@ -293,7 +293,7 @@ def notable_matches(res: Results, table: pd.DataFrame, upsets: int = UPSETS, fau
     """The biggest upsets (the largest Elo gap between the winner and the
     best-rated player it beat, by the match's variant table), the longest
     match, and the first match with each kind of fault (up to ``faults``)."""
-    elo = {(str(r.variant), str(r.bot)): float(r.elo) for r in table.itertuples()}
+    elo = {(str(v), str(b)): float(x) for v, b, x in zip(table["variant"], table["bot"], table["elo"].astype(float))}
     seats = res.seats
     rating = pd.Series([elo.get((str(v), str(b)), math.nan) for v, b in zip(seats["variant"], seats["bot"])],
                        index=seats.index, dtype=float)
@@ -424,7 +424,7 @@ def _elo_tables(table: pd.DataFrame, single: bool) -> str:
 
 def _stats_table(stats: pd.DataFrame) -> str:
     rows = [(r.variant, r.statistic, _fmt(r.value, ".4g"), _fmt(r.low, ".4g"), _fmt(r.high, ".4g"),
-             "" if pd.isna(r.n) else int(r.n)) for r in stats.itertuples()]
+             "" if pd.isna(r.n) else int(r.n)) for r in cast(Iterable[Any], stats.itertuples())]
     return ("<details id='variant-stats-details'><summary>Every statistic, every variant "
             f"({len(rows)} rows; also in variant_stats.csv)</summary>"
             + _table(["variant", "statistic", "value", "low", "high", "n"], rows,

@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -180,9 +181,9 @@ def _rate_part(
     kinds = faults.agg(lambda k: " ".join(f"{n}:{c}" for n, c in sorted(k.value_counts().items())))
     table = pd.DataFrame({
         "variant": label, "bot": bots, "elo": rating.elo, "elo_low": rating.low, "elo_high": rating.high,
-        "matches": [int(per_match.at[b, "matches"]) for b in bots],
-        "wins": [int(per_match.at[b, "wins"]) for b in bots],
-        "mean_place": [float(per_match.at[b, "mean_place"]) for b in bots],
+        "matches": per_match.loc[bots, "matches"].astype(int).tolist(),
+        "wins": per_match.loc[bots, "wins"].astype(int).tolist(),
+        "mean_place": per_match.loc[bots, "mean_place"].astype(float).tolist(),
         "faults": [int(fault_count.get(b, 0)) for b in bots],
         "fault_kinds": [str(kinds.get(b, "")) for b in bots],
         "elo_seq": seq,
@@ -549,7 +550,8 @@ def variant_comparison(report: RatingReport, baseline: str | None = None) -> tup
 def comparison_rows(changes: pd.DataFrame, correlation: pd.DataFrame) -> pd.DataFrame:
     """The between-variant figures as variant_stats rows: ``elo_change[bot]``
     and ``rank_correlation[baseline]``."""
-    rows = [(c.variant, f"elo_change[{c.bot}]", c.change, c.low, c.high, math.nan) for c in changes.itertuples()]
+    rows: list[tuple[Any, ...]] = [(c.variant, f"elo_change[{c.bot}]", c.change, c.low, c.high, math.nan)
+                                   for c in changes.itertuples()]
     rows += [(c.variant, f"rank_correlation[{c.baseline}]", c.spearman, c.low, c.high, c.bots)
              for c in correlation.itertuples()]
     return _typed(pd.DataFrame(rows, columns=STAT_COLUMNS))

@@ -291,8 +291,8 @@ def fuzz_space(supports: Supports = Supports(), *, presets: Sequence[str] | None
                and (supports.dice is None or d in supports.dice)
                and d in (supports.rules or {}).get("dice", ALL_DICE)]
     if not dice_ok:
-        allowed = sorted(set(supports.dice or ALL_DICE) & set((supports.rules or {}).get("dice", ALL_DICE)))
-        what = (f"the bot plays only {_span(allowed)} starting dice (supports)" if allowed
+        common = sorted(set(supports.dice or ALL_DICE) & set((supports.rules or {}).get("dice", ALL_DICE)))
+        what = (f"the bot plays only {_span(common)} starting dice (supports)" if common
                 else "the bot's supports.dice and supports.rules.dice have no value in common")
         flag = f"--dice {','.join(map(str, dice))}: " if dice is not None else ""
         raise ConfigError(f"{flag}nothing to fuzz: {what}")

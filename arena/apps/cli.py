@@ -386,7 +386,7 @@ def play_cmd(bots: tuple[str, ...], preset: str | None, config: str | None, vari
 
     setup = play_setup(bots=bots, preset=preset, config=config, variant=variant, sets=sets, seed=seed,
                        name=name)
-    human = HumanPlayer(click.get_text_stream("stdin"), click.get_text_stream("stdout"), assist=assist)
+    human = HumanPlayer(sys.stdin, sys.stdout, assist=assist)
     try:
         play_human(setup, human, out)
     except KeyboardInterrupt:

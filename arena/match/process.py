@@ -332,8 +332,7 @@ class BotProcess:
             try:
                 return decode(line), used / 1e9
             except ProtocolError as exc:
-                raise ProtocolError(f"bot {self.spec.name} replied with a line that is {exc.detail}",
-                                    "malformed") from None
+                raise ProtocolError(f"bot {self.spec.name} replied with a line that is {exc.detail}") from None
         except _Gone as gone:
             crash = self._crashed(gone.how)
             self._kill()
@@ -478,8 +477,7 @@ class BotProcess:
                     self._log(f"[{self.pid}] < {line.decode('utf-8', 'replace')}")
                 return line
             if len(buf) > MAX_LINE:
-                raise ProtocolError(f"bot {self.spec.name} wrote a line over {MAX_LINE} bytes: {clip(buf)}",
-                                    "malformed")
+                raise ProtocolError(f"bot {self.spec.name} wrote a line over {MAX_LINE} bytes: {clip(buf)}")
             now = _time.monotonic()
             left = deadline - now
             wait = left

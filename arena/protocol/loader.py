@@ -48,7 +48,7 @@ class FunctionBot(Bot):
 
     def __init__(self, act: Callable[[Turn], Reply]) -> None:
         # The function itself, as the instance's act: no extra call per decision.
-        self.act = act  # type: ignore[method-assign]
+        self.act = act  # type: ignore[method-assign, assignment]
 
 
 class PythonBot:

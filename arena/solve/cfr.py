@@ -248,7 +248,8 @@ class RoundSolver:
         assert v_next is not None
         if keep is not None:
             keep.reverse()
-        return v_next[0]
+        root: np.ndarray = v_next[0]
+        return root
 
     # -- the solver ------------------------------------------------------------------
 
