@@ -197,8 +197,9 @@ def run(config: RunConfig, *, force: bool = False, progress: Progress | None = N
         if backend is not None:
             backend.terminate()
         result.seconds = time.monotonic() - start
+        # The records kept in memory, when they are the whole folder, spare re-reading it for the parquet.
         store.close(result.status if result.status != "failed" else "interrupted",
-                    compress=config.compress)
+                    compress=config.compress, records=result.records if keep_records and not result.skipped else None)
     return result
 
 

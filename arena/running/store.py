@@ -393,8 +393,10 @@ class RunStore:
         fh.flush()
         self._err[label] = (fh, size + len(entry))
 
-    def close(self, status: str, *, compress: bool = False) -> None:
-        """Record the final status, write matches.parquet, and compress if asked."""
+    def close(self, status: str, *, compress: bool = False, records: Sequence[MatchRecord] | None = None) -> None:
+        """Record the final status, write matches.parquet, and compress if asked.
+        ``records``: every record of the folder, in memory (the file is then
+        not read back to write the parquet)."""
         paths = self.paths
         if self._fh is not None:
             self._fh.flush()
@@ -404,7 +406,7 @@ class RunStore:
         for fh, _ in self._err.values():
             fh.close()
         self._err.clear()
-        write_matches_parquet(self.folder)
+        write_matches_parquet(self.folder, records)
         if compress and status == "complete":
             with open(paths.games, "rb") as src, gzip.open(paths.games_gz, "wb") as dst:
                 shutil.copyfileobj(src, dst)
