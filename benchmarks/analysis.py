@@ -175,7 +175,15 @@ def main() -> None:
                 "as a user runs it. Baseline: parsing games.jsonl with `json.loads`, measured just before each "
                 "step; the ratio is the step's wall time over it. CPU s is the step's own CPU time (user + "
                 "system), which a loaded machine inflates less than wall time. Median of "
-                f"{args.trials} trial(s); {load}.\n\n" + table + "\n")
+                f"{args.trials} trial(s); {load}. Figures taken on a loaded machine are indicative only.\n\n"
+                + table + "\n\n"
+                "Where the time goes: `arena ratings` and the end of a run read only matches.parquet (the seat "
+                "table) and fit each variant once, the 200 bootstrap resamples in batches (about a tenth of "
+                "the scipy fits they replace); the interpreter's start with numpy, scipy and pandas is a large "
+                "share of what is left. `arena stats` and `arena report` still read every record "
+                "(games.jsonl) and tabulate every round and bid in Python before computing, which is most of "
+                "their time on the league; the report then draws about twenty figures. Reading the records "
+                "into columns without a Python row per bid is the next step for both.\n")
         replace_section(ROOT / "docs" / "performance.md", "## Analysis of a finished run (issue 15)", text)
 
 
