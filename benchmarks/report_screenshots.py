@@ -8,8 +8,9 @@ Builds a run folder of ``--variants`` rule variants and ``--bots`` bots
 policies), writes its report, opens it in headless Chromium (/usr/bin/chromium,
 driven by Playwright) and saves docs/report-12-variants.png (the ratings
 section: the Elo and Elo-change heat maps), docs/report-12-variants-stats.png
-(seats per table size and the per-statistic charts) and docs/viewer.png (the
-match viewer, stepped to a call).
+(seats per table size and the per-statistic charts). docs/viewer.png and
+docs/report.png come from a real run instead: ARENA_UPDATE_SCREENSHOT=1 pytest
+tests/test_report.py -k chromium.
 """
 
 from __future__ import annotations
@@ -49,13 +50,8 @@ def main() -> None:
             page.screenshot(path=str(args.out / "report-12-variants.png"))
             page.evaluate("document.getElementById('plot-length').scrollIntoView()")
             page.screenshot(path=str(args.out / "report-12-variants-stats.png"))
-            page.locator("#viewer").focus()
-            # Step to the reveal of the first round: its deal, every action, then the call's outcome.
-            while page.locator("#viewer-stage .viewer-result").count() == 0:
-                page.keyboard.press("ArrowRight")
-            page.locator("#viewer").screenshot(path=str(args.out / "viewer.png"))
             browser.close()
-    for name in ("report-12-variants.png", "report-12-variants-stats.png", "viewer.png"):
+    for name in ("report-12-variants.png", "report-12-variants-stats.png"):
         print(args.out / name)
 
 

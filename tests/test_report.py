@@ -272,7 +272,9 @@ def test_viewer_steps_through_a_match_in_chromium(run_folder: Path, tmp_path: Pa
             assert "step 1 of" in where.inner_text()
             keep = os.environ.get("ARENA_UPDATE_SCREENSHOT") == "1"
             page.locator("#viewer").focus()
-            for _ in range(3):
+            for _ in range(200):  # to the first reveal: hands, count, who lost a die
+                if page.locator("#viewer-stage .viewer-result").count():
+                    break
                 page.keyboard.press("ArrowRight")
             page.evaluate("document.getElementById('viewer').scrollIntoView()")
             shot = ROOT / "docs" / "viewer.png" if keep else tmp_path / "viewer.png"

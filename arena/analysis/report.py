@@ -150,7 +150,7 @@ def plot_elo(table: pd.DataFrame, variants: Sequence[str], order: Sequence[str])
     centre = 1500.0
     half = max(100.0, float(np.nanmax(np.abs(values - centre)))) if np.isfinite(values).any() else 100.0
     im = _heat(ax, values, order, variants, "RdBu_r", centre - half, centre + half, ".0f")
-    ax.set_title("Elo by variant (Plackett-Luce fit; rows: bots, best overall first)", fontsize=9, loc="left")
+    fig.suptitle("Elo by variant (Plackett-Luce fit; rows: bots, best overall first)", fontsize=9, x=0.01, ha="left")
     fig.colorbar(im, ax=ax, shrink=0.8, label="Elo")
     return fig
 
@@ -169,7 +169,8 @@ def plot_elo_change(changes: pd.DataFrame, variants: Sequence[str], order: Seque
     sure = (lo.to_numpy(float) > 0) | (hi.to_numpy(float) < 0)
     for i, j in zip(*np.nonzero(sure)):
         ax.text(j + 0.42, i - 0.28, "*", ha="right", va="top", fontsize=8, color="black")
-    ax.set_title(f"Elo change from {_plain_label(baseline)} (* : 95% interval excludes 0)", fontsize=9, loc="left")
+    fig.suptitle(f"Elo change from {_plain_label(baseline)} (*: 95% interval excludes 0)", fontsize=9, x=0.01,
+                 ha="left")
     fig.colorbar(im, ax=ax, shrink=0.8, label="Elo change")
     return fig
 
