@@ -47,9 +47,10 @@ def _choose(state: R.State, policy: str, rng: random.Random) -> R.Action:
 
 
 def play(match: str, variant: str, rules: R.Rules, bots: list[str], seed: int,
-         fault: tuple[int, int, str] | None = None) -> dict[str, Any]:
+         fault: tuple[int, int, str] | None = None, policy_of: dict[str, str] | None = None) -> dict[str, Any]:
     """One match record; ``fault`` = (seat, round, kind) makes that seat fault
-    when it first acts in that round (or later)."""
+    when it first acts in that round (or later). A bot plays the policy of
+    its name, or ``policy_of[name]``."""
     rng = random.Random(seed)
     n = len(bots)
     first = rng.randrange(n)
@@ -64,7 +65,7 @@ def play(match: str, variant: str, rules: R.Rules, bots: list[str], seed: int,
                 faults.append({"seat": seat, "round": state.round, "kind": fault[2], "detail": "synthetic"})
                 state = R.fault(state, seat)
                 break
-            state = R.apply(state, _choose(state, bots[seat], rng))
+            state = R.apply(state, _choose(state, (policy_of or {}).get(bots[seat], bots[seat]), rng))
             if state.last is not None and state.dice is None:
                 break
         last = state.last
@@ -194,3 +195,31 @@ def hand_built() -> list[dict[str, Any]]:
         (0, False, [1, 1], [(0, "bid", 1, 6), (1, "dudo")], 0, (0, -1)),                 # dudo right
     ], [2, 1], faults=[{"seat": 0, "round": None, "kind": "arena", "detail": "worker lost"}])
     return [a, b, c, d]
+
+
+def wide(folder: Path, variants: int = 12, bots: int = 12, matches_per_variant: int = 40, seed: int = 5,
+         players: tuple[int, ...] = (3, 4, 5, 6)) -> Path:
+    """A run of ``variants`` rule variants and ``bots`` bots (names cycling
+    through the policies), for checking that the report scales."""
+    rng = random.Random(seed)
+    presets = ["classic", "lizumo", "wikipedia", "neller", "plain"]
+    extra = [{}, {"calza": False}, {"palifico": False}, {"dice": 3}, {"penalty": "difference"},
+             {"open_on_ones": True}, {"calza_reward": "bidder_loses"}, {"dice": 4}]
+    kinds = list(POLICIES)
+    names = [f"{kinds[i % len(kinds)]}-{i:02d}" for i in range(bots)]
+    policy_of = {n: kinds[i % len(kinds)] for i, n in enumerate(names)}
+    records, resolved = [], {}
+    for k in range(variants):
+        preset, change = presets[k % len(presets)], extra[k % len(extra)]
+        label = preset + "".join(f"-{key}={value}" for key, value in change.items())
+        if label in resolved:
+            label += f"-{k}"
+        rules = R.Rules.preset(preset, dict(change))
+        resolved[label] = rules.to_dict()
+        for _ in range(matches_per_variant):
+            size = rng.choice(players)
+            table = rng.sample(names, size)
+            fault = (rng.randrange(size), 2, "timeout") if rng.random() < 0.03 else None
+            records.append(play(f"m-{len(records):06d}", label, rules, table, rng.randrange(2**31), fault,
+                                policy_of=policy_of))
+    return write_run(folder, records, resolved, name="wide")

@@ -190,10 +190,42 @@ def test_matches_parquet_holds_the_seat_table(tmp_path: Path) -> None:
     write_matches_parquet(run)
     disk = pd.read_parquet(run / "matches.parquet")
     ours = results.load(run).seats
-    assert list(disk.columns) == [c for c in results.SEAT_COLUMNS if c != "first"]
+    assert list(disk.columns) == [c for c in results.SEAT_COLUMNS if c not in ("first", "held")]
     for col in ("match", "seat", "bot", "place", "players", "rounds", "dice_left", "seconds"):
         assert disk[col].tolist() == ours[col].tolist(), col
     assert [None if pd.isna(x) else int(x) for x in disk["out_round"]] == \
         [None if pd.isna(x) else int(x) for x in ours["out_round"]]
     assert [None if pd.isna(x) else x for x in disk["fault"]] == [None if pd.isna(x) else x for x in ours["fault"]]
     assert ours["fault"].notna().sum() == 4 and (ours["dice_left"] == 0).sum() >= 12
+
+
+def test_rating_reads_a_stopped_runs_parquet_and_agrees_with_the_records(tmp_path: Path) -> None:
+    """Rating needs only the seat table: from a fresh matches.parquet it is
+    read without the match records, and the Elo table is the same; a match
+    file appended to after the parquet was written is read in full instead."""
+    from arena.analysis import stats
+    from arena.running.store import write_matches_parquet
+
+    rules = Rules.preset("classic", {})
+    recs = [S.play(f"m{i:03d}", "classic", rules, ["random", "sharp", "cautious"][: 2 + i % 2], seed=i,
+                   fault=(0, 2, "timeout") if i % 5 == 0 else None) for i in range(20)]
+    run = S.write_run(tmp_path / "run", recs, {"classic": rules.to_dict()})
+    write_matches_parquet(run)
+    fast = results.load(run, seats_only=True)
+    assert fast.seats_only and fast.records == [] and fast.rounds.empty
+    full = results.load(run)
+    a = stats.rate_results(fast, resamples=20).table
+    b = stats.rate_results(full, resamples=20).table
+    pd.testing.assert_frame_equal(a, b)
+    # Appended after the parquet: stale, so the records are read (and the new match counts).
+    extra = S.play("m999", "classic", rules, ["random", "sharp"], seed=99)
+    import json as _json
+    import os
+
+    with open(run / "games.jsonl", "a") as fh:
+        fh.write(_json.dumps(extra) + "\n")
+    later = (run / "matches.parquet").stat().st_mtime_ns + 10**9
+    os.utime(run / "games.jsonl", ns=(later, later))
+    again = results.load(run, seats_only=True)
+    assert not again.seats_only and len(again.matches) == 21
+

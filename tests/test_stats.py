@@ -46,28 +46,86 @@ def _stat(table: pd.DataFrame, variant: str, name: str) -> pd.Series:
 
 # Worked out by hand from synth_records.hand_built()'s three v1 matches.
 V1_EXPECTED = {
-    "matches": 3, "rounds_per_match": 8 / 3, "decisions_per_match": 17 / 3, "opener_win_rate": 2 / 3,
-    "opener_fair_share": 4 / 9, "seat0_win_rate": 1 / 3, "seat1_win_rate": 1 / 3, "seat2_win_rate": 1.0,
+    "matches": 3, "rounds_per_match": 8 / 3, "rounds_p10": 1, "rounds_p50": 2, "rounds_p90": 5,
+    "decisions_per_match": 17 / 3, "opener_win_rate": 2 / 3,
+    "opener_fair_share": 4 / 9,
+    # Per table size, against that size's fair share: B and C are 2-player, A 3-player.
+    "fair_share[2p]": 1 / 2, "opener_win_rate[2p]": 1.0, "seat0_win_rate[2p]": 1 / 2, "seat1_win_rate[2p]": 1 / 2,
+    "fair_share[3p]": 1 / 3, "opener_win_rate[3p]": 0.0, "seat0_win_rate[3p]": 0.0, "seat1_win_rate[3p]": 0.0,
+    "seat2_win_rate[3p]": 1.0,
     "dudo_calls_per_match": 2.0, "dudo_right_share": 3 / 6, "calza_calls_per_match": 1 / 3,
-    "calza_right_share": 1.0, "challenged_bid_true_share": 4 / 7, "palifico_rounds_per_match": 2 / 3,
-    "dice_lost_per_round": 6 / 7, "faults_per_match": 1 / 3, "faulted_match_share": 1 / 3,
+    "calza_right_share": 1.0,
+    # The one calza (A round 2) was called with 1 + 2 + 2 dice in play.
+    "calza_right_share[1-5 dice]": 1.0,
+    "challenged_bid_true_share": 4 / 7,
+    # Every bid judged by the dice _hand deals (seat s holds (s + k) % 6 + 1): of the 10 bids of
+    # v1, A's two palifico bids on fives, its 3x4 in round 3 and its palifico 1x6 were false.
+    "bid_false_share": 4 / 10,
+    "palifico_rounds_per_match": 2 / 3,
+    # A's palifico rounds: round 2 the opener (x) lost nothing (a right calza), round 5 the opener (y) lost.
+    "palifico_opener_lost_share": 1 / 2, "palifico_dudo_right_share": 1.0,
+    "dice_lost_per_round": 6 / 7,
+    # Held 1 die at a round's start: x and y in A, x in B, x and z in C; x won B and C.
+    # Held 2: x, y, z in A (z won), y and x in B (x won).
+    "win_rate_holding[1]": 2 / 5, "win_rate_holding[2]": 2 / 5,
+    "faults_per_match": 1 / 3, "faulted_match_share": 1 / 3,
 }
-V1_N = {"matches": 3, "seat2_win_rate": 1, "dudo_right_share": 6, "calza_right_share": 1,
-        "challenged_bid_true_share": 7, "opener_win_rate": 3}
+V1_N = {"matches": 3, "seat2_win_rate[3p]": 1, "seat0_win_rate[2p]": 2, "dudo_right_share": 6,
+        "calza_right_share": 1, "challenged_bid_true_share": 7, "opener_win_rate": 3, "bid_false_share": 10,
+        "palifico_opener_lost_share": 2, "win_rate_holding[1]": 5, "fair_share[2p]": 2, "fair_share[3p]": 1}
 
 
 def test_variant_statistics_by_hand(hand: Any) -> None:
     table = stats.variant_stats(hand)
     assert list(table.columns) == stats.STAT_COLUMNS
     v1 = table[table["variant"] == "v1"]
-    assert v1["statistic"].tolist() == list(V1_EXPECTED)
+    assert [n for n in v1["statistic"] if n in V1_EXPECTED] == list(V1_EXPECTED)
+    assert all(stats.definition(n) for n in table["statistic"]), "every statistic has a definition"
     for name, value in V1_EXPECTED.items():
         assert _stat(table, "v1", name)["value"] == pytest.approx(value), name
     for name, n in V1_N.items():
         assert _stat(table, "v1", name)["n"] == n, name
     v2 = table[table["variant"] == "v2"].set_index("statistic")["value"]
     assert v2["matches"] == 1 and v2["opener_win_rate"] == 0 and v2["dudo_right_share"] == 1
-    assert v2["faults_per_match"] == 1 and "seat2_win_rate" not in v2.index
+    assert v2["faults_per_match"] == 1 and "seat2_win_rate[3p]" not in v2.index
+    assert "fair_share[3p]" not in v2.index and v2["fair_share[2p]"] == 0.5
+
+
+def test_skill_statistics_by_hand(hand: Any) -> None:
+    """The best-rated bot at the table won B and C but not A; the spread is the
+    standard deviation of the ratings, its interval from the rating samples."""
+    elo = {"x": 1600.0, "y": 1500.0, "z": 1400.0}
+    samples = pd.DataFrame({"x": [1600.0, 1700.0], "y": [1500.0, 1500.0], "z": [1400.0, 1300.0]})
+    rows = {r[1]: r for r in stats._variant_rows("v1", stats.select(hand, "v1"), 0, elo, samples)}
+    assert rows["strongest_bot_win_share"][2:4] == pytest.approx((2 / 3, wilson_by_hand(2, 3)[0]))
+    assert rows["strongest_bot_win_share"][5] == 3
+    sd = float(np.std([1600, 1500, 1400]))
+    assert rows["elo_sd"][2] == pytest.approx(sd)
+    assert rows["elo_sd"][3] == pytest.approx(sd, rel=0.03) and rows["elo_sd"][4] == pytest.approx(
+        float(np.std([1700, 1500, 1300])), rel=0.03)
+
+
+def test_quantile_interval_is_the_order_statistic_interval() -> None:
+    # The textbook case: the median of 1..100 lies between the 40th and 61st values with >= 95%.
+    assert stats.quantile_interval(np.arange(1, 101), 0.5) == (50.0, 40.0, 61.0, 100)
+    value, low, high, n = stats.quantile_interval(np.arange(1, 1001), 0.9)
+    assert value == 900 and 880 < low < 900 < high < 920 and n == 1000
+    v, lo, hi, n = stats.quantile_interval([4.0], 0.5)
+    assert (v, n) == (4.0, 1) and math.isnan(lo) and math.isnan(hi)
+
+
+def test_seat_fair_share_follows_table_size(tmp_path: Path) -> None:
+    """Seat 3 exists only at 4-player tables: its fair share is 1/4 there, whatever the pooled mix."""
+    from arena.engine import rules as R
+
+    rules = R.Rules.preset("classic", {})
+    recs = [S.play(f"m{i}", "classic", rules, ["sharp", "random", "random"] + ["random"] * (i % 2), i)
+            for i in range(12)]
+    table = stats.variant_stats(from_records(S.typed(recs)))
+    names = set(table["statistic"])
+    assert {"fair_share[3p]", "fair_share[4p]", "seat3_win_rate[4p]"} <= names and "seat3_win_rate[3p]" not in names
+    assert _stat(table, "classic", "fair_share[4p]")["value"] == 0.25
+    assert _stat(table, "classic", "seat3_win_rate[4p]")["n"] == 6
 
 
 def test_proportions_carry_wilson_intervals(hand: Any) -> None:

@@ -9,27 +9,28 @@ paths and the writing :mod:`arena.running.store`'s.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import pandas as pd
 
 from arena.analysis.format import csv_text, format_ratings
 from arena.analysis.ratings import PRIOR_SD_ELO
-from arena.analysis.results import Results, load
-from arena.analysis.stats import RatingReport, rate_results, run_stats
+from arena.analysis.results import Results, from_records, load
+from arena.analysis.stats import Progress, RatingReport, rate_results, run_stats
+from arena.engine.records import MatchRecord
 from arena.errors import ArenaError
-from arena.running.store import RunFolder, write_text
+from arena.running.store import RunFolder, read_run_json, write_text
 
-__all__ = ["Note", "elo_table_text", "rate_run", "stats_run"]
+__all__ = ["Note", "elo_table_text", "end_of_run_text", "rate_run", "stats_run"]
 
 Note = Callable[[str], None]
 """Where a command sends a line for the user about what loading left out
 (a match recorded twice counts once): the CLI prints it on stderr."""
 
 
-def _load(run: str | Path, note: Note | None) -> Results:
-    res = load(run)
+def _load(run: str | Path, note: Note | None, seats_only: bool = False) -> Results:
+    res = load(run, seats_only=seats_only)
     if note is not None:
         for line in res.notes:
             note(line)
@@ -38,35 +39,58 @@ def _load(run: str | Path, note: Note | None) -> Results:
 
 def rate_run(run: str | Path, *, write: bool = True, variant: str | None = None, drop_admin_faults: bool = False,
              resamples: int = 200, seed: int = 0, prior_sd: float | None = PRIOR_SD_ELO, anchor: str | None = None,
-             anchor_elo: float = 1500.0, k: float = 16.0, note: Note | None = None) -> RatingReport:
+             anchor_elo: float = 1500.0, k: float = 16.0, note: Note | None = None,
+             progress: Progress | None = None, records: Sequence[MatchRecord] | None = None) -> RatingReport:
     """Load a run folder and rate it (options as
     :func:`arena.analysis.stats.rate_results`); when ``write`` and no single
-    variant was asked for, write ratings.csv into it."""
-    report = rate_results(_load(run, note), variant=variant, drop_admin_faults=drop_admin_faults, resamples=resamples,
-                          seed=seed, prior_sd=prior_sd, anchor=anchor, anchor_elo=anchor_elo, k=k)
+    variant was asked for, write ratings.csv into it. Rating needs only who
+    finished where, so a stopped run's matches.parquet is read instead of
+    the match records; ``records`` (every record of the folder, as the runner
+    holds them) skips reading altogether."""
+    res = (from_records(sorted(records, key=lambda r: r.match), read_run_json(Path(run)) or {}, run)
+           if records is not None else _load(run, note, seats_only=True))
+    report = rate_results(res, variant=variant, drop_admin_faults=drop_admin_faults, resamples=resamples,
+                          seed=seed, prior_sd=prior_sd, anchor=anchor, anchor_elo=anchor_elo, k=k, progress=progress)
     if write and variant is None:
         write_text(RunFolder(Path(run)).ratings, csv_text(report.table))
     return report
 
 
 def stats_run(run: str | Path, *, write: bool = True, variant: str | None = None, drop_admin_faults: bool = False,
-              resamples: int = 200, seed: int = 0, note: Note | None = None) -> pd.DataFrame:
+              resamples: int = 200, seed: int = 0, note: Note | None = None,
+              progress: Progress | None = None) -> pd.DataFrame:
     """Load a run folder and compute its variant statistics
     (:func:`arena.analysis.stats.run_stats`); writes variant_stats.csv into
     the folder when ``write`` and no variant is chosen."""
-    table = run_stats(_load(run, note), variant=variant, drop_admin_faults=drop_admin_faults, resamples=resamples,
-                      seed=seed)
+    if progress is not None:
+        progress("reading the match records", 0, 1)
+    res = _load(run, note)
+    table = run_stats(res, variant=variant, drop_admin_faults=drop_admin_faults, resamples=resamples,
+                      seed=seed, progress=progress)
     if write and variant is None:
         write_text(RunFolder(Path(run)).variant_stats, csv_text(table))
     return table
 
 
-def elo_table_text(run: str | Path, *, resamples: int = 200, seed: int = 0, note: Note | None = None) -> str:
+def end_of_run_text(run: str | Path, records: Sequence[MatchRecord] | None = None, *, resamples: int = 200,
+                    seed: int = 0, note: Note | None = None, progress: Progress | None = None) -> str:
+    """:func:`elo_table_text` at the end of a run: from the matches.parquet
+    the run has just written when it is fresh (the seat table is all rating
+    needs), else from the records the runner holds in memory (every record
+    of the folder), else from the folder."""
+    if records is not None and load(run, seats_only=True).seats_only:
+        records = None  # the parquet is fresh: cheaper than tabulating every round of every record
+    return elo_table_text(run, resamples=resamples, seed=seed, note=note, progress=progress, records=records)
+
+
+def elo_table_text(run: str | Path, *, resamples: int = 200, seed: int = 0, note: Note | None = None,
+                   progress: Progress | None = None, records: Sequence[MatchRecord] | None = None) -> str:
     """What ``arena run`` ends with: rate the run folder, write ratings.csv,
     return the tables as text. A run that cannot be rated (no finished match
     yet, a fit that failed) gets one line saying why instead of a table: the
     run itself succeeded."""
     try:
-        return format_ratings(rate_run(run, resamples=resamples, seed=seed, note=note))
+        return format_ratings(rate_run(run, resamples=resamples, seed=seed, note=note, progress=progress,
+                                       records=records))
     except ArenaError as exc:
         return f"no Elo table: {exc}"

@@ -18,9 +18,10 @@ from typing import Any
 
 import pandas as pd
 
-from arena.analysis.stats import LEVEL, RatingReport
+from arena.analysis.stats import DEFINITIONS, LEVEL, RatingReport, base_name
 
-__all__ = ["csv_text", "format_ratings", "format_stats", "format_table", "ratings_json", "stats_json"]
+__all__ = ["csv_text", "explain_text", "format_ratings", "format_stats", "format_table", "ratings_json", "stat_cell",
+           "stat_cells", "stat_kind", "stats_json"]
 
 CSV_FLOATS = "%.6g"
 """How a CSV writes a float: six significant digits (the intervals are not
@@ -110,15 +111,101 @@ def format_ratings(report: RatingReport, head_to_head: bool = False) -> str:
     return "\n\n".join(blocks)
 
 
-def format_stats(table: pd.DataFrame) -> str:
-    """Variant statistics as terminal text: statistic rows, value and interval."""
-    blocks = []
-    for label, t in table.groupby("variant", sort=False):
-        blocks.append(f"{label}\n" + format_table(
-            t, formats={"value": ".4g", "low": ".4g", "high": ".4g", "n": ".0f"},
-            columns=["statistic", "value", "low", "high", "n"],
-        ))
-    return "\n\n".join(blocks)
+_PERCENT = ("_share", "_rate", "win_rate_holding")
+
+
+def stat_kind(statistic: str) -> str:
+    """How a statistic is shown: "count", "percent", "elo", "rounds" (whole
+    rounds, the percentiles) or "mean"."""
+    base = base_name(statistic)
+    if base == "matches":
+        return "count"
+    if base in ("elo_sd", "elo_change"):
+        return "elo"
+    if base.startswith("rounds_p") and base[len("rounds_p"):].isdigit():
+        return "rounds"
+    if base == "rank_correlation":
+        return "mean"
+    if any(base.endswith(x) or base == x for x in _PERCENT) or base == "fair_share":
+        return "percent"
+    return "mean"
+
+
+def stat_cell(statistic: str, value: Any, low: Any, high: Any) -> str:
+    """One statistic as text, the same format for every variant: shares as
+    percentages, Elo and rounds whole, means with two decimals; the 95%
+    interval in brackets when there is one."""
+    if value is None or value is pd.NA or (isinstance(value, float) and math.isnan(value)):
+        return "-"
+    kind = stat_kind(statistic)
+    if kind == "count":
+        return f"{int(value):,}"
+    scale, spec, unit = {"percent": (100.0, ".1f", "%"), "elo": (1.0, ".0f", ""), "rounds": (1.0, ".0f", ""),
+                         "mean": (1.0, ".2f", "")}[kind]
+
+    def num(x: Any) -> str:
+        return "?" if _missing(x) else format(float(x) * scale, spec)
+
+    text = f"{num(value)}{unit}"
+    if not (_missing(low) and _missing(high)):
+        text += f" [{num(low)}, {num(high)}]"
+    return text
+
+
+def stat_cells(table: pd.DataFrame) -> dict[tuple[str, str], str]:
+    """Every (statistic, variant) of a statistics table as its cell text."""
+    return {(str(name), str(v)): stat_cell(str(name), value, low, high)
+            for name, v, value, low, high in zip(table["statistic"], table["variant"], table["value"],
+                                                 table["low"], table["high"])}
+
+
+def _missing(x: object) -> bool:
+    return x is None or x is pd.NA or (isinstance(x, float) and math.isnan(x))
+
+
+def format_stats(table: pd.DataFrame, width: int = 120, legend: bool = True) -> str:
+    """Variant statistics as terminal text: one row per statistic, one column
+    per variant (in blocks of columns that fit ``width``), each cell the value
+    and its 95% interval, then a legend of the statistics shown."""
+    variants = list(dict.fromkeys(table["variant"]))
+    names = list(dict.fromkeys(table["statistic"]))
+    cells = stat_cells(table)
+    name_w = max(len("statistic"), *(len(n) for n in names)) if names else len("statistic")
+    col_w = {v: max(len(v), *(len(cells.get((n, v), "")) for n in names)) for v in variants}
+    blocks: list[list[str]] = []
+    current: list[str] = []
+    used = name_w
+    for v in variants:
+        if current and used + 2 + col_w[v] > width:
+            blocks.append(current)
+            current, used = [], name_w
+        current.append(v)
+        used += 2 + col_w[v]
+    if current:
+        blocks.append(current)
+    out = []
+    for block in blocks:
+        head = "statistic".ljust(name_w) + "".join("  " + v.rjust(col_w[v]) for v in block)
+        lines = [head, "-" * name_w + "".join("  " + "-" * col_w[v] for v in block)]
+        for n in names:
+            if not any((n, v) in cells for v in block):
+                continue
+            lines.append(n.ljust(name_w) + "".join("  " + cells.get((n, v), "").rjust(col_w[v]) for v in block))
+        out.append("\n".join(lines))
+    text = "\n\n".join(out)
+    if legend:
+        text += "\n\n" + explain_text(names, brief=True)
+    return text
+
+
+def explain_text(names: Sequence[str] | None = None, brief: bool = False) -> str:
+    """The definitions of the statistics (``names``: those shown; None: all)."""
+    keys = list(DEFINITIONS) if names is None else list(dict.fromkeys(base_name(n) for n in names))
+    head = ("Values: shares in %, Elo in points, means with 2 decimals; [low, high] is the 95% interval."
+            if brief else "What each statistic of `arena stats` is (value [95% interval]; docs/ratings.md):")
+    w = max(len(k) for k in keys) if keys else 0
+    shown = {"seat_win_rate": "seatS_win_rate[Np]"}
+    return head + "\n" + "\n".join(f"  {shown.get(k, k).ljust(w)}  {DEFINITIONS.get(k, '')}" for k in keys)
 
 
 def ratings_json(report: RatingReport) -> dict[str, Any]:

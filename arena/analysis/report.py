@@ -38,22 +38,26 @@ import pandas as pd
 
 from arena import __version__
 from arena.analysis.results import Results, load
-from arena.analysis.stats import OVERALL, rate_results, variant_comparison, variant_stats
+from arena.analysis.stats import OVERALL, Progress, comparison_rows, rate_results, variant_comparison, variant_stats
+from arena.analysis.viewer import SCRIPT_HASH, viewer_html
+from arena.analysis.viewer import STYLE as VIEWER_STYLE
 from arena.engine.replay import render
 from arena.errors import ArenaError, RunError
 from arena.running.store import RunFolder, write_text
 
 __all__ = ["PLOTS", "build_report", "notable_matches", "write_report"]
 
-PLOTS = ("elo", "h2h", "seats", "length", "calls", "shifts")
-"""The ids of the report's plots (``<img id="plot-...">``), in page order."""
+PLOTS = ("elo", "h2h", "length")
+"""Ids of plots every report has (``<img id="plot-...">``); besides them
+``elo-change`` (several variants), ``seats-<N>p`` per table size and
+``stat-<statistic>`` per charted statistic (STAT_CHARTS)."""
 
 STDERR_LINES = 20  # last lines of a faulting bot's stderr shown
 UPSETS = 3  # notable upsets shown
 RESAMPLES = 200  # bootstrap resamples for the Elo intervals (as `arena ratings`)
 DPI = 96
 
-_CSP = "default-src 'none'; img-src data:; style-src 'unsafe-inline'"
+_CSP = f"default-src 'none'; img-src data:; style-src 'unsafe-inline'; script-src '{SCRIPT_HASH}'"
 _STYLE = """
 body{font-family:system-ui,-apple-system,"Segoe UI",sans-serif;margin:0;color:#1d232a;background:#f6f7f9}
 main{max-width:1100px;margin:0 auto;padding:24px}
@@ -64,6 +68,7 @@ th,td{padding:3px 10px;border-bottom:1px solid #e3e6ea;text-align:left;vertical-
 td.n,th.n{text-align:right;font-variant-numeric:tabular-nums}
 pre{background:#f0f2f5;padding:8px;overflow-x:auto;font-size:12.5px;max-height:480px}
 img{max-width:100%;height:auto;display:block;margin:8px 0}
+img.half{display:inline-block;max-width:49%;vertical-align:top;margin:8px 1% 8px 0}
 .muted{color:#5b6570}.warn{color:#a33}
 nav a{margin-right:14px}code{font-size:13px}
 """
@@ -93,12 +98,14 @@ def _figure(width: float, height: float) -> Any:
 
 def _png(fig: Any) -> str:
     buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=DPI)
+    # Fast zlib level: the default spends seconds per report squeezing a few percent.
+    fig.savefig(buf, format="png", dpi=DPI, pil_kwargs={"compress_level": 3})
     return "data:image/png;base64," + base64.b64encode(buf.getvalue()).decode("ascii")
 
 
 def _img(plot_id: str, fig: Any, alt: str) -> str:
-    return f'<img id="plot-{plot_id}" alt="{esc(alt)}" src="{_png(fig)}">'
+    cls = ' class="half"' if plot_id.startswith("stat-") else ""
+    return f'<img id="plot-{plot_id}"{cls} alt="{esc(alt)}" src="{_png(fig)}">'
 
 
 def _nan0(values: Iterable[float]) -> np.ndarray:
@@ -106,24 +113,65 @@ def _nan0(values: Iterable[float]) -> np.ndarray:
     return out
 
 
-def plot_elo(table: pd.DataFrame) -> Any:
-    """One panel per variant label: each bot's Elo with its 95% interval bar."""
-    labels = list(dict.fromkeys(table["variant"]))
-    nbots = max(len(table[table["variant"] == v]) for v in labels)
-    fig = _figure(7.5, 0.6 + len(labels) * (0.45 + 0.3 * nbots))
-    axes = fig.subplots(len(labels), 1, sharex=True, squeeze=False)[:, 0]
-    for ax, label in zip(axes, labels):
-        t = table[table["variant"] == label].iloc[::-1]  # best at the top
-        y = np.arange(len(t))
-        elo = t["elo"].to_numpy(float)
-        err = np.vstack([elo - t["elo_low"].to_numpy(float), t["elo_high"].to_numpy(float) - elo])
-        ax.errorbar(elo, y, xerr=np.clip(np.nan_to_num(err), 0, None), fmt="o", color="#2b6cb0",
-                    ecolor="#90b4d8", elinewidth=4, capsize=0)
-        ax.set_yticks(y, [_plain_label(b) for b in t["bot"]])
-        ax.set_title(_plain_label(label), loc="left", fontsize=10)
-        ax.axvline(1500, color="#bbb", lw=0.8, ls="--")
-        ax.grid(axis="x", alpha=0.3)
-    axes[-1].set_xlabel("Elo (Plackett-Luce fit, 95% bootstrap interval)")
+PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f",
+           "#bcbd22", "#17becf", "#393b79", "#637939", "#843c39", "#7b4173", "#3182bd", "#e6550d")
+"""Distinct colours, one per variant in run order (16 before any repeats)."""
+
+
+def colours(variants: Sequence[str]) -> dict[str, str]:
+    return {v: PALETTE[i % len(PALETTE)] for i, v in enumerate(variants)}
+
+
+def _heat(ax: Any, values: np.ndarray, rows: Sequence[str], cols: Sequence[str], cmap: str, vmin: float,
+          vmax: float, fmt: str) -> Any:
+    """A labelled heat map with each cell's value written in it (NaN cells blank)."""
+    im = ax.imshow(np.ma.masked_invalid(values), cmap=cmap, vmin=vmin, vmax=vmax, aspect="auto")
+    ax.set_xticks(range(len(cols)), [_plain_label(c) for c in cols], rotation=40, ha="right", rotation_mode="anchor")
+    ax.set_yticks(range(len(rows)), [_plain_label(r) for r in rows])
+    span = (vmax - vmin) or 1.0
+    small = 8 if len(cols) <= 8 else 7
+    for i in range(values.shape[0]):
+        for j in range(values.shape[1]):
+            v = values[i, j]
+            if not math.isnan(v):
+                dark = abs((v - vmin) / span - 0.5) > 0.3
+                ax.text(j, i, format(v, fmt), ha="center", va="center", fontsize=small,
+                        color="white" if dark else "black")
+    return im
+
+
+def plot_elo(table: pd.DataFrame, variants: Sequence[str], order: Sequence[str]) -> Any:
+    """Bot x variant heat map of the fitted Elo, bots in one stable order (the overall table's)."""
+    t = table[table["variant"].isin(list(variants))]
+    grid = t.pivot(index="bot", columns="variant", values="elo").reindex(index=list(order), columns=list(variants))
+    values = grid.to_numpy(float)
+    fig = _figure(2.8 + 0.75 * len(variants), 1.3 + 0.34 * len(order))
+    ax = fig.subplots()
+    centre = 1500.0
+    half = max(100.0, float(np.nanmax(np.abs(values - centre)))) if np.isfinite(values).any() else 100.0
+    im = _heat(ax, values, order, variants, "RdBu_r", centre - half, centre + half, ".0f")
+    fig.suptitle("Elo by variant (Plackett-Luce fit; rows: bots, best overall first)", fontsize=9, x=0.01, ha="left")
+    fig.colorbar(im, ax=ax, shrink=0.8, label="Elo")
+    return fig
+
+
+def plot_elo_change(changes: pd.DataFrame, variants: Sequence[str], order: Sequence[str], baseline: str) -> Any:
+    """Bot x variant heat map of the Elo change from the reference variant; '*' where the 95% interval excludes 0."""
+    others = [v for v in variants if v != baseline]
+    ch = changes.pivot(index="bot", columns="variant", values="change").reindex(index=list(order), columns=others)
+    lo = changes.pivot(index="bot", columns="variant", values="low").reindex(index=list(order), columns=others)
+    hi = changes.pivot(index="bot", columns="variant", values="high").reindex(index=list(order), columns=others)
+    values = ch.to_numpy(float)
+    fig = _figure(2.8 + 0.75 * len(others), 1.3 + 0.34 * len(order))
+    ax = fig.subplots()
+    half = max(50.0, float(np.nanmax(np.abs(values)))) if np.isfinite(values).any() else 50.0
+    im = _heat(ax, values, order, others, "PuOr_r", -half, half, "+.0f")
+    sure = (lo.to_numpy(float) > 0) | (hi.to_numpy(float) < 0)
+    for i, j in zip(*np.nonzero(sure)):
+        ax.text(j + 0.42, i - 0.28, "*", ha="right", va="top", fontsize=8, color="black")
+    fig.suptitle(f"Elo change from {_plain_label(baseline)} (*: 95% interval excludes 0)", fontsize=9, x=0.01,
+                 ha="left")
+    fig.colorbar(im, ax=ax, shrink=0.8, label="Elo change")
     return fig
 
 
@@ -131,23 +179,13 @@ def plot_h2h(h2h: pd.DataFrame, order: Sequence[str], label: str) -> Any:
     """Share of meetings the row bot finished above the column bot."""
     share = (h2h.pivot(index="bot", columns="opponent", values="share")
              .reindex(index=list(order), columns=list(order)).to_numpy(float))
-    met = (h2h.pivot(index="bot", columns="opponent", values="met")
-           .reindex(index=list(order), columns=list(order)).to_numpy(float))
     n = len(order)
-    fig = _figure(2.6 + 0.8 * n, 1.4 + 0.6 * n)
+    fig = _figure(2.8 + 0.62 * n, 1.4 + 0.42 * n)
     ax = fig.subplots()
-    im = ax.imshow(np.ma.masked_invalid(share), cmap="RdBu", vmin=0, vmax=1)
-    names = [_plain_label(b) for b in order]
-    ax.set_xticks(range(n), names, rotation=35, ha="right")
-    ax.set_yticks(range(n), names)
-    for i in range(n):
-        for j in range(n):
-            if not math.isnan(share[i, j]):
-                ax.text(j, i, f"{share[i, j]:.2f}\n({int(met[i, j])})", ha="center", va="center", fontsize=7,
-                        color="white" if abs(share[i, j] - 0.5) > 0.3 else "black")
+    im = _heat(ax, share, order, order, "RdBu", 0.0, 1.0, ".2f")
     ax.set_xlabel("opponent")
     ax.set_title(_plain_label(label), fontsize=9, loc="left")
-    fig.colorbar(im, ax=ax, shrink=0.8)
+    fig.colorbar(im, ax=ax, shrink=0.8, label="share finished above")
     return fig
 
 
@@ -160,102 +198,83 @@ def _stat(stats: pd.DataFrame, variant: str, name: str) -> tuple[float, float, f
     return float(r["value"]), float(r["low"]), float(r["high"]), n
 
 
-def _grouped(ax: Any, stats: pd.DataFrame, variants: Sequence[str], names: Sequence[str],
-             ticks: Sequence[str]) -> None:
-    """Bars of ``names`` (one group per name), one bar per variant, with their intervals."""
-    width = 0.8 / max(1, len(variants))
-    x = np.arange(len(names))
-    for k, v in enumerate(variants):
-        vals = [_stat(stats, v, name) for name in names]
-        value = _nan0(s[0] for s in vals)
-        low = _nan0(s[0] - s[1] for s in vals)
-        high = _nan0(s[2] - s[0] for s in vals)
-        pos = x - 0.4 + width * (k + 0.5)
-        ax.bar(pos, value, width * 0.92, yerr=[np.clip(low, 0, None), np.clip(high, 0, None)], capsize=3,
-               label=_plain_label(v))
-        for p, s in zip(pos, vals):
-            if s[3] == 0 or math.isnan(s[0]):
-                ax.text(p, 0.01, "n=0", ha="center", va="bottom", fontsize=7, rotation=90)
-    ax.set_xticks(x, list(ticks))
-    ax.grid(axis="y", alpha=0.3)
-
-
-def plot_seats(stats: pd.DataFrame, variants: Sequence[str], players: int) -> Any:
-    """Win rate by seat and of the round-1 opener, against the fair share."""
-    fig = _figure(7.5, 3.4)
+def plot_seats(stats: pd.DataFrame, variants: Sequence[str], size: int) -> Any:
+    """Variant x seat heat map at ``size``-player tables: each seat's (and the
+    round-1 opener's) win rate minus the fair share 1/size, in points."""
+    cols = ["opener"] + [f"seat {s}" for s in range(size)]
+    names = [f"opener_win_rate[{size}p]"] + [f"seat{s}_win_rate[{size}p]" for s in range(size)]
+    values = np.array([[_stat(stats, v, n)[0] for n in names] for v in variants], dtype=float)
+    diff = (values - 1.0 / size) * 100
+    fig = _figure(4.6 + 0.6 * len(cols), 1.2 + 0.3 * len(variants))
     ax = fig.subplots()
-    names = ["opener_win_rate"] + [f"seat{s}_win_rate" for s in range(players)]
-    _grouped(ax, stats, variants, names, ["opener"] + [f"seat {s}" for s in range(players)])
-    fair = [_stat(stats, v, "opener_fair_share")[0] for v in variants]
-    for f in fair:
-        if not math.isnan(f):
-            ax.axhline(f, ls="--", lw=1, color="#555")
-    ax.set_ylabel("win rate (95% Wilson interval)")
-    ax.set_title("First-player advantage: win rate by seat and of the round-1 opener (dashed: fair share)",
-                 fontsize=9, loc="left")
-    ax.legend(fontsize=8)
+    half = max(5.0, float(np.nanmax(np.abs(diff)))) if np.isfinite(diff).any() else 5.0
+    im = _heat(ax, diff, variants, cols, "PiYG", -half, half, "+.1f")
+    fig.suptitle(f"{size}-player tables: win rate minus the fair share ({100 / size:.1f}%), in points",
+                 fontsize=9, x=0.01, ha="left")
+    fig.colorbar(im, ax=ax, shrink=0.8, label="points above fair share")
     return fig
 
 
-def plot_length(matches: pd.DataFrame, stats: pd.DataFrame, variants: Sequence[str]) -> Any:
-    """Rounds per match: the distribution per variant and the mean with its interval."""
-    fig = _figure(7.5, 3.2)
-    left, right = fig.subplots(1, 2, width_ratios=[2, 1])
-    top = int(matches["rounds_played"].max()) if len(matches) else 1
-    bins = np.arange(0.5, top + 1.5, max(1, math.ceil(top / 30)))
-    for v in variants:
-        rounds = matches.loc[matches["variant"] == v, "rounds_played"].to_numpy(float)
-        left.hist(rounds, bins=bins, histtype="step", lw=1.6, label=_plain_label(v))
-    left.set_xlabel("rounds in a match")
-    left.set_ylabel("matches")
-    left.legend(fontsize=8)
-    left.set_title("Game length", fontsize=9, loc="left")
-    vals = [_stat(stats, v, "rounds_per_match") for v in variants]
-    mean = _nan0(s[0] for s in vals)
-    err = [np.clip(_nan0(s[0] - s[1] for s in vals), 0, None), np.clip(_nan0(s[2] - s[0] for s in vals), 0, None)]
-    right.errorbar(range(len(variants)), mean, yerr=err, fmt="o", capsize=4)
-    right.set_xticks(range(len(variants)), [_plain_label(v) for v in variants], rotation=20)
-    right.set_xlim(-0.6, len(variants) - 0.4)
-    right.set_title("mean, 95% interval", fontsize=9, loc="left")
-    right.grid(axis="y", alpha=0.3)
-    return fig
-
-
-def plot_calls(stats: pd.DataFrame, variants: Sequence[str]) -> Any:
-    """How often dudo and calza calls were right, and how often a challenged bid was true."""
-    fig = _figure(7.5, 3.2)
+def plot_stat(stats: pd.DataFrame, variants: Sequence[str], name: str, title: str, percent: bool,
+              reference: float | None = None, colour: dict[str, str] | None = None) -> Any:
+    """One statistic across variants: a dot and its 95% interval per variant,
+    variants as rows (labels never collide), the reference value dashed."""
+    vals = [_stat(stats, v, name) for v in variants]
+    scale = 100.0 if percent else 1.0
+    fig = _figure(6.4, 0.9 + 0.26 * len(variants))
     ax = fig.subplots()
-    _grouped(ax, stats, variants, ["dudo_right_share", "calza_right_share", "challenged_bid_true_share"],
-             ["dudo right", "calza right", "challenged bid true"])
-    ax.set_ylim(0, 1)
-    ax.set_ylabel("share (95% Wilson interval)")
-    ax.set_title("Dudo and calza accuracy", fontsize=9, loc="left")
-    ax.legend(fontsize=8)
-    return fig
-
-
-def plot_shifts(changes: pd.DataFrame, baseline: str) -> Any:
-    """Each bot's Elo change from the baseline variant, with its 95% interval."""
-    variants = list(dict.fromkeys(changes["variant"]))
-    bots = sorted(set(changes["bot"]))
-    fig = _figure(7.5, 0.9 + 0.32 * len(bots) * max(1, len(variants)) ** 0.5)
-    ax = fig.subplots()
-    step = 0.8 / max(1, len(variants))
-    for k, v in enumerate(variants):
-        c = changes[changes["variant"] == v].set_index("bot").reindex(bots)
-        y = np.arange(len(bots)) - 0.4 + step * (k + 0.5)
-        ch = c["change"].to_numpy(float)
-        err = [np.clip(_nan0(ch - c["low"].to_numpy(float)), 0, None),
-               np.clip(_nan0(c["high"].to_numpy(float) - ch), 0, None)]
-        ax.errorbar(ch, y, xerr=err, fmt="o", capsize=3, label=f"{_plain_label(v)} - {_plain_label(baseline)}")
-    ax.axvline(0, color="#555", lw=1)
-    ax.set_yticks(range(len(bots)), [_plain_label(b) for b in bots])
-    ax.invert_yaxis()
-    ax.set_xlabel("Elo change from the baseline variant (95% interval)")
-    ax.set_title("Rating shifts between variants", fontsize=9, loc="left")
+    for i, (v, (x, lo, hi, _)) in enumerate(zip(variants, vals)):
+        c = (colour or {}).get(v, "#2b6cb0")
+        if math.isnan(x):
+            ax.text(0.01, i, "no data", transform=ax.get_yaxis_transform(), va="center", fontsize=7, color="#777")
+            continue
+        if not (math.isnan(lo) or math.isnan(hi)):
+            ax.plot([lo * scale, hi * scale], [i, i], color=c, lw=3, alpha=0.45, solid_capstyle="butt")
+        ax.plot([x * scale], [i], "o", color=c, ms=5)
+    ax.set_yticks(range(len(variants)), [_plain_label(v) for v in variants])
+    ax.set_ylim(len(variants) - 0.5, -0.5)
+    if reference is not None:
+        ax.axvline(reference * scale, color="#555", ls="--", lw=1)
+    ax.set_xlabel(("%" if percent else "value") + " (95% interval)", fontsize=8)
+    fig.suptitle(title, fontsize=9, x=0.01, ha="left")  # the figure's width, not the axes': never clipped
     ax.grid(axis="x", alpha=0.3)
-    ax.legend(fontsize=8)
     return fig
+
+
+def plot_length(stats: pd.DataFrame, variants: Sequence[str], colour: dict[str, str]) -> Any:
+    """Game length per variant: the 10th-90th percentile range, the median, and the mean."""
+    fig = _figure(6.4, 0.9 + 0.26 * len(variants))
+    ax = fig.subplots()
+    for i, v in enumerate(variants):
+        p10, p50, p90 = (_stat(stats, v, f"rounds_p{q}")[0] for q in (10, 50, 90))
+        mean = _stat(stats, v, "rounds_per_match")[0]
+        c = colour[v]
+        ax.plot([p10, p90], [i, i], color=c, lw=6, alpha=0.35, solid_capstyle="butt")
+        ax.plot([p50], [i], "|", color=c, ms=14, mew=2.5)
+        ax.plot([mean], [i], "o", color="black", ms=3.5)
+    ax.set_yticks(range(len(variants)), [_plain_label(v) for v in variants])
+    ax.set_ylim(len(variants) - 0.5, -0.5)
+    ax.set_xlabel("rounds in a match: bar 10th-90th percentile, tick median, dot mean", fontsize=8)
+    ax.set_title("Game length", fontsize=9, loc="left")
+    ax.grid(axis="x", alpha=0.3)
+    return fig
+
+
+STAT_CHARTS = (
+    ("opener_win_rate", "First player: round-1 opener's win share (dashed: fair share)", True,
+     "opener_fair_share"),
+    ("rounds_per_match", "Mean rounds in a match", False, None),
+    ("bid_false_share", "Bluffs: share of bids false when made", True, None),
+    ("dudo_right_share", "Dudo calls that were right", True, None),
+    ("calza_right_share", "Calza calls that were right", True, None),
+    ("challenged_bid_true_share", "Called bids that were true", True, None),
+    ("palifico_opener_lost_share", "Palifico rounds lost by the palifico player", True, None),
+    ("dice_lost_per_round", "Dice lost per round", False, None),
+    ("strongest_bot_win_share", "Skill: share of matches won by the best-rated bot at the table", True, None),
+    ("elo_sd", "Skill: spread of the bots' Elo (standard deviation)", False, None),
+    ("faulted_match_share", "Matches with a fault", True, None),
+)
+"""The per-statistic charts: (statistic, title, shown in %, reference statistic)."""
 
 
 # ---------------------------------------------------------------------------
@@ -271,32 +290,35 @@ class Notable:
     why: str
 
 
-def notable_matches(res: Results, table: pd.DataFrame, upsets: int = UPSETS) -> list[Notable]:
+def notable_matches(res: Results, table: pd.DataFrame, upsets: int = UPSETS, faults: int = 2) -> list[Notable]:
     """The biggest upsets (the largest Elo gap between the winner and the
-    best-rated player it beat, by the match's variant table) and the longest match."""
+    best-rated player it beat, by the match's variant table), the longest
+    match, and the first match with each kind of fault (up to ``faults``)."""
     elo = {(str(v), str(b)): float(x) for v, b, x in zip(table["variant"], table["bot"], table["elo"].astype(float))}
     seats = res.seats
+    rating = pd.Series([elo.get((str(v), str(b)), math.nan) for v, b in zip(seats["variant"], seats["bot"])],
+                       index=seats.index, dtype=float)
+    won = seats["place"] == 1
+    s = seats.assign(_elo=rating, _won=won)
+    winners = s[s["_won"]].drop_duplicates("match").set_index("match")
+    losers = s[~s["_won"] & s["_elo"].notna()]
+    best_idx = losers.groupby("match")["_elo"].idxmax()
+    best = losers.loc[best_idx.to_numpy()].set_index("match")
+    both = winners[["bot", "variant", "_elo"]].merge(best[["bot", "_elo"]].add_suffix("_best"), left_index=True,
+                                                     right_index=True, how="inner")
+    both = both[both["_elo"].notna() & (both["_elo_best"] > both["_elo"])]
     found: list[tuple[float, str, str]] = []
-    for mid, group in seats.groupby("match", sort=False):
-        variant = str(group["variant"].iloc[0])
-        win = group[group["place"] == 1]
-        if win.empty:
-            continue
-        winner = str(win["bot"].iloc[0])
-        others = [(elo.get((variant, str(b)), math.nan), str(b)) for b in group.loc[group["place"] != 1, "bot"]]
-        others = [o for o in others if not math.isnan(o[0])]
-        w = elo.get((variant, winner), math.nan)
-        if not others or math.isnan(w):
-            continue
-        best, best_bot = max(others)
-        if best > w:
-            found.append((best - w, str(mid), f"upset: {winner} ({w:.0f}) won, ahead of {best_bot} "
-                                               f"({best:.0f}) in {variant}: a gap of {best - w:.0f} Elo"))
+    for mid, r in both.iterrows():
+        w, top = float(r["_elo"]), float(r["_elo_best"])
+        found.append((top - w, str(mid), f"upset: {r['bot']} ({w:.0f}) won, ahead of {r['bot_best']} "
+                                         f"({top:.0f}) in {r['variant']}: a gap of {top - w:.0f} Elo"))
     found.sort(key=lambda t: (-t[0], t[1]))
     out = [Notable(mid, why) for _, mid, why in found[:upsets]]
     if len(res.matches):
         longest = res.matches.sort_values(["rounds_played", "line"], ascending=[False, True]).iloc[0]
         out.append(Notable(str(longest["match"]), f"the longest match: {int(longest['rounds_played'])} rounds"))
+    for f in res.faults.drop_duplicates("kind").head(faults).itertuples():
+        out.append(Notable(str(f.match), f"a fault: {f.bot} ({f.kind})"))
     seen: set[str] = set()
     unique = []
     for n in out:
@@ -387,9 +409,11 @@ def _provenance(res: Results) -> str:
     return "".join(parts)
 
 
-def _elo_tables(table: pd.DataFrame) -> str:
+def _elo_tables(table: pd.DataFrame, single: bool) -> str:
     out = []
     for label, t in table.groupby("variant", sort=False):
+        if single and label == OVERALL:
+            continue  # one variant: the overall table is that variant's, shown once
         rows = [(i + 1, r.bot, _fmt(r.elo, ".0f"), _fmt(r.elo_low, ".0f"), _fmt(r.elo_high, ".0f"), r.matches,
                  r.wins, _fmt(r.mean_place, ".2f"), r.faults, r.fault_kinds)
                 for i, r in enumerate(t.itertuples())]
@@ -402,8 +426,25 @@ def _elo_tables(table: pd.DataFrame) -> str:
 def _stats_table(stats: pd.DataFrame) -> str:
     rows = [(r.variant, r.statistic, _fmt(r.value, ".4g"), _fmt(r.low, ".4g"), _fmt(r.high, ".4g"),
              "" if pd.isna(r.n) else int(r.n)) for r in cast(Iterable[Any], stats.itertuples())]
-    return _table(["variant", "statistic", "value", "low", "high", "n"], rows,
-                  [False, False, True, True, True, True], table_id="variant-stats")
+    return ("<details id='variant-stats-details'><summary>Every statistic, every variant "
+            f"({len(rows)} rows; also in variant_stats.csv)</summary>"
+            + _table(["variant", "statistic", "value", "low", "high", "n"], rows,
+                     [False, False, True, True, True, True], table_id="variant-stats") + "</details>")
+
+
+def _side_by_side(stats: pd.DataFrame, variants: Sequence[str]) -> str:
+    """The statistics as `arena stats` prints them: one row per statistic, a column per variant."""
+    from arena.analysis.format import stat_cells
+    from arena.analysis.stats import definition
+
+    names = [str(n) for n in dict.fromkeys(stats["statistic"])]
+    cells = stat_cells(stats)
+    rows = [(n, *(cells.get((n, v), "") for v in variants)) for n in names]
+    table = _table(["statistic", *variants], rows, [False] + [True] * len(variants), table_id="stats-wide")
+    keys = list(dict.fromkeys(n.split("[", 1)[0] for n in names))
+    legend = "".join(f"<li><code>{esc(k)}</code>: {esc(definition(k))}</li>" for k in keys if definition(k))
+    return (f"<div style='overflow-x:auto'>{table}</div>"
+            f"<details><summary>What each statistic is</summary><ul>{legend}</ul></details>")
 
 
 def _faults(res: Results) -> str:
@@ -434,7 +475,9 @@ def _notables(res: Results, notables: Sequence[Notable]) -> str:
     by_id = {r.match: r for r in res.records}
     items = "".join(f'<li><a href="#{_match_anchor(n.match)}">{esc(n.match)}</a>: {esc(n.why)}</li>'
                     for n in notables)
-    parts = [f"<ul>{items}</ul>"]
+    shown = [(by_id[n.match], n.why) for n in notables if n.match in by_id]
+    parts = [f"<ul>{items}</ul><h3>Step through a match</h3>" + viewer_html(shown),
+             "<h3>The same matches in full</h3>"]
     for n in notables:
         rec = by_id.get(n.match)
         if rec is None:
@@ -447,61 +490,90 @@ def _notables(res: Results, notables: Sequence[Notable]) -> str:
     return "".join(parts)
 
 
-def build_report(run: str | Path, *, resamples: int = RESAMPLES, seed: int = 0) -> str:
-    """The HTML page of run folder ``run`` (see the module docstring)."""
+def build_report(run: str | Path, *, resamples: int = RESAMPLES, seed: int = 0,
+                 progress: Progress | None = None) -> str:
+    """The HTML page of run folder ``run`` (see the module docstring): the
+    folder is read once, rated once, its statistics computed once."""
     try:
         from matplotlib import rc_context
     except ImportError as exc:  # a dependency, but a broken install should say what is missing
         raise RunError(f"the report draws its plots with matplotlib, which cannot be imported ({exc}); "
                        f"pip install matplotlib") from None
 
+    tell = progress or (lambda what, done, total: None)
+    tell("reading the match records", 0, 1)
     res = load(run)
     if res.matches.empty:
         raise RunError(f"{run}: no finished match yet, nothing to report")
-    report = rate_results(res, resamples=resamples, seed=seed)
-    stats = variant_stats(res)
+    report = rate_results(res, resamples=resamples, seed=seed, progress=progress)
+    tell("variant statistics", 0, 1)
     variants = [v for v in res.variants if v in set(res.matches["variant"])]
-    players = int(res.matches["players"].max())
+    single = len(variants) == 1
+    stats = variant_stats(res, report=report)
+    changes = corr = None
+    if not single:
+        changes, corr = variant_comparison(report)
+        stats = pd.concat([stats, comparison_rows(changes, corr)], ignore_index=True)
     top_label = next(iter(report.los))  # the overall table (or the one variant's)
     order = list(report.table.loc[report.table["variant"] == top_label, "bot"])
+    colour = colours(variants)
+    sizes = sorted(int(p) for p in res.matches["players"].unique())
     plots: dict[str, str] = {}
+    charts = [c for c in STAT_CHARTS if (stats["statistic"] == c[0]).any()]
+    total = 4 + len(sizes) + len(charts)
+
+    def draw(key: str, fig: Any, alt: str) -> None:
+        plots[key] = _img(key, fig, alt)
+        tell("drawing the plots", len(plots), total)
+
     # Plain text labels: a bot named "$\\frac" must neither fail nor be typeset.
     with rc_context({"text.parse_math": False, "text.usetex": False}):
-        plots["elo"] = _img("elo", plot_elo(report.table), "Elo with 95% intervals, per variant")
-        plots["h2h"] = _img("h2h", plot_h2h(report.h2h[report.h2h["variant"] == top_label], order, top_label),
-                            "head-to-head heat map")
-        plots["seats"] = _img("seats", plot_seats(stats, variants, players), "win rate by seat")
-        plots["length"] = _img("length", plot_length(res.matches, stats, variants), "game length")
-        plots["calls"] = _img("calls", plot_calls(stats, variants), "dudo and calza accuracy")
-        if len(variants) > 1:
-            changes, corr = variant_comparison(report)
-            baseline = variants[0]
-            plots["shifts"] = _img("shifts", plot_shifts(changes, baseline), "rating shifts between variants")
-            corr_rows = [(c.variant, c.baseline, _fmt(c.spearman, ".2f"), _fmt(c.low, ".2f"), _fmt(c.high, ".2f"),
-                          c.bots) for c in corr.itertuples()]
-            shifts = plots["shifts"] + "<p>Rank correlation of each variant's Elo table with the baseline's:</p>" + \
-                _table(["variant", "baseline", "Spearman", "low", "high", "bots"], corr_rows,
-                       [False, False, True, True, True, True], table_id="rank-correlation")
-        else:
-            shifts = '<p id="shifts-none">One variant only: no rating shift to show.</p>'
+        draw("elo", plot_elo(report.table, variants, order), "Elo heat map, bots by variants")
+        if changes is not None and len(changes):
+            draw("elo-change", plot_elo_change(changes, variants, order, variants[0]),
+                 "Elo change from the reference variant")
+        draw("h2h", plot_h2h(report.h2h[report.h2h["variant"] == top_label], order, top_label),
+             "head-to-head heat map")
+        for size in sizes:
+            draw(f"seats-{size}p", plot_seats(stats, variants, size), f"win rate by seat at {size}-player tables")
+        draw("length", plot_length(stats, variants, colour), "game length")
+        for name, title, percent, ref in charts:
+            refs = [_stat(stats, v, ref)[0] for v in variants] if ref else []
+            reference = float(np.nanmean(refs)) if refs and np.isfinite(refs).any() else None
+            draw(f"stat-{name}", plot_stat(stats, variants, name, title, percent, reference, colour),
+                 f"{name} by variant")
+    tell("notable matches", 0, 1)
     notables = notable_matches(res, report.table)
     title = f"Dudo Arena report: {res.run.get('name', res.path.name)}"
     nav = "".join(f'<a href="#{a}">{esc(t)}</a>' for a, t in (
         ("run", "Run"), ("ratings", "Ratings"), ("head-to-head", "Head to head"), ("variants-stats", "Variants"),
         ("faults-section", "Faults"), ("notable", "Notable matches")))
     overall_note = (f"<p class='muted'>{esc(OVERALL)}: every variant's matches fitted together.</p>"
-                    if len(variants) > 1 else "")
+                    if not single else "")
+    if corr is not None:
+        corr_rows = [(c.variant, c.baseline, _fmt(c.spearman, ".2f"), _fmt(c.low, ".2f"), _fmt(c.high, ".2f"),
+                      c.bots) for c in corr.itertuples()]
+        shifts = (plots.get("elo-change", "") + "<p>Rank correlation of each variant's Elo table with the "
+                  "reference variant's:</p>" + _table(["variant", "reference", "Spearman", "low", "high", "bots"],
+                                                     corr_rows, [False, False, True, True, True, True],
+                                                     table_id="rank-correlation"))
+    else:
+        shifts = '<p id="shifts-none">One variant only: no rating shift to show.</p>'
+    seat_plots = "".join(plots[f"seats-{size}p"] for size in sizes)
+    stat_plots = "".join(plots[f"stat-{c[0]}"] for c in charts)
     body = "".join([
         _section("run", "Run and provenance", _provenance(res)),
-        _section("ratings", "Elo ratings", overall_note + plots["elo"] + _elo_tables(report.table)
+        _section("ratings", "Elo ratings", overall_note + plots["elo"] + "<h3>Rating shifts between variants</h3>"
+                 + shifts + _elo_tables(report.table, single)
                  + f"<p class='muted'>Plackett-Luce fit on the finishing orders, 95% bootstrap intervals "
                    f"({report.resamples} resamples, seed {report.seed}); docs/ratings.md.</p>"),
         _section("head-to-head", "Head to head",
-                 "<p>Share of their meetings in which the row bot finished above the column bot "
-                 "(meetings in brackets), all variants together.</p>" + plots["h2h"]),
+                 "<p>Share of their meetings in which the row bot finished above the column bot, "
+                 "all variants together.</p>" + plots["h2h"]),
         _section("variants-stats", "Rule-variant statistics",
-                 plots["seats"] + plots["length"] + plots["calls"] + "<h3>Rating shifts between variants</h3>"
-                 + shifts + "<h3>Every statistic</h3>" + _stats_table(stats)),
+                 "<h3>Seats and the first player, per table size</h3>" + seat_plots
+                 + plots["length"] + "<h3>One chart per statistic</h3>" + stat_plots
+                 + "<h3>Side by side</h3>" + _side_by_side(stats, variants) + _stats_table(stats)),
         _section("faults-section", "Faults", _faults(res)),
         _section("notable", "Notable matches", _notables(res, notables)),
     ])
@@ -514,7 +586,7 @@ def build_report(run: str | Path, *, resamples: int = RESAMPLES, seed: int = 0) 
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
         f'<meta http-equiv="Content-Security-Policy" content="{_CSP}">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
-        f"<title>{esc(title)}</title><style>{_STYLE}</style></head><body><main>"
+        f"<title>{esc(title)}</title><style>{_STYLE}{VIEWER_STYLE}</style></head><body><main>"
         f"<h1>{esc(title)}</h1><p class='muted'>Written by Dudo Arena {esc(__version__)} from the run folder "
         f"alone.</p><nav>{nav}</nav>{body}</main></body></html>\n"
     )

@@ -23,7 +23,9 @@ Columns (one row per ...):
     opened round 1), rounds (rounds played in the match), dice_left,
     out_round (round in which the seat lost its last die or faulted; NA for
     players still in at the end), fault (kind of the seat's first fault, or
-    NA), seconds (the bot's thinking time, from ``think``; NaN if absent).
+    NA), seconds (the bot's thinking time, from ``think``; NaN if absent),
+    held (bit mask of the numbers of dice held at the start of a round: bit
+    k set when the seat once started a round with k dice).
 ``rounds`` (round of a match):
     match, variant, round, opener, palifico, players (players in),
     dice_in_play, bids, decisions (bids and calls), call ("dudo", "calza" or
@@ -34,7 +36,8 @@ Columns (one row per ...):
     (count >= quantity), fault_seat, fault_kind (for a void round).
 ``actions`` (action):
     match, variant, round, index (0-based within the round), seat, bot,
-    action ("bid", "dudo", "calza"), quantity, face (NA for calls).
+    action ("bid", "dudo", "calza"), quantity, face (NA for calls), true
+    (the bid was true when made, by the round's dice; NA for calls).
 ``faults`` (fault):
     match, variant, seat, bot, round (NA for a fault outside a round, e.g. at
     match start), kind, detail.
@@ -50,6 +53,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from arena.engine.records import MatchRecord
@@ -62,13 +66,13 @@ __all__ = ["ACTION_COLUMNS", "FAULT_COLUMNS", "MATCH_COLUMNS", "ROUND_COLUMNS", 
 
 _INT_COLUMNS = {
     "matches": ["line", "players", "first", "winner", "rounds_played", "decisions", "palifico_rounds", "faults"],
-    "seats": ["seat", "place", "players", "rounds", "dice_left", "out_round"],
+    "seats": ["seat", "place", "players", "rounds", "dice_left", "out_round", "held"],
     "rounds": ["round", "opener", "players", "dice_in_play", "bids", "decisions", "caller", "bidder",
                "quantity", "face", "count", "change_seat", "delta", "fault_seat"],
     "actions": ["round", "index", "seat", "quantity", "face"],
     "faults": ["seat", "round"],
 }
-_BOOL_COLUMNS = {"rounds": ["call_right", "bid_true"]}
+_BOOL_COLUMNS = {"rounds": ["call_right", "bid_true"], "actions": ["true"]}
 _FLOAT_COLUMNS = {"matches": ["seconds"], "seats": ["seconds"]}
 
 
@@ -89,6 +93,7 @@ class Results:
     records: list[MatchRecord] = field(default_factory=list, repr=False)
     repeats: tuple[Repeat, ...] = ()  # later records of a match already recorded, left out
     notes: list[str] = field(default_factory=list)  # what the loader left out, in words for the user
+    seats_only: bool = False  # loaded from matches.parquet: no rounds, actions or records (see load)
 
     @property
     def variants(self) -> list[str]:
@@ -132,14 +137,86 @@ def from_records(records: Sequence[MatchRecord], run: dict[str, Any] | None = No
                    frames["actions"], frames["faults"], records=list(records))
 
 
-def load(run: str | Path) -> Results:
-    """Load a run folder: run.json and every recorded match."""
+def _parquet_fresh(folder: RunFolder, meta: dict[str, Any]) -> bool:
+    """matches.parquet holds every record: written when the run stopped, and
+    the match file not appended to since (a compressed run's games.jsonl.gz is
+    made from the closed file just after the parquet, before run.json)."""
+    games = folder.games_file()
+    parquet = folder.matches
+    if games is None or not parquet.is_file():
+        return False
+    p, g = parquet.stat().st_mtime_ns, games.stat().st_mtime_ns
+    if g <= p:
+        return True
+    return (games.name.endswith(".gz") and meta.get("status") == "complete" and folder.run_json.is_file()
+            and g <= folder.run_json.stat().st_mtime_ns)
+
+
+def _from_parquet(path: Path, meta: dict[str, Any]) -> Results | None:
+    """The seat and match tables from matches.parquet (enough to rate a run),
+    or None if it cannot be read as the run folder writes it."""
+    try:
+        import pyarrow.parquet as pq
+
+        seats = pq.read_table(path).to_pandas()
+    except Exception:  # noqa: BLE001 - any unreadable parquet: fall back to the records
+        return None
+    wanted = [c for c in SEAT_COLUMNS if c not in ("first", "held")]
+    if list(seats.columns) != wanted:
+        return None
+    seats = seats.sort_values(["match", "seat"], kind="stable").reset_index(drop=True)
+    seats.insert(SEAT_COLUMNS.index("first"), "first", False)
+    seats["held"] = pd.array([pd.NA] * len(seats), dtype="Int64")
+    for col in _INT_COLUMNS["seats"]:
+        seats[col] = seats[col].astype("Int64")
+    seats["fault"] = seats["fault"].astype("string")
+    seats["seconds"] = seats["seconds"].astype("float64")
+    first = seats.drop_duplicates("match")
+    winners = seats[seats["place"] == 1].drop_duplicates("match").set_index("match")
+    faults = seats[seats["fault"].notna()]
+    nfaults = faults.groupby("match").size()
+    ids = first["match"].to_numpy()
+    matches = pd.DataFrame({c: pd.Series([pd.NA] * len(ids), dtype="object") for c in MATCH_COLUMNS})
+    matches["match"] = ids
+    matches["variant"] = first["variant"].to_numpy()
+    matches["line"] = np.arange(len(ids))  # schedule order, as load() sorts the records
+    matches["players"] = first["players"].to_numpy()
+    matches["winner"] = winners["seat"].reindex(ids).to_numpy()
+    matches["winner_bot"] = winners["bot"].reindex(ids).to_numpy()
+    matches["rounds_played"] = first["rounds"].to_numpy()
+    matches["faults"] = nfaults.reindex(ids, fill_value=0).to_numpy()
+    matches["seconds"] = np.nan
+    for col in _INT_COLUMNS["matches"]:
+        matches[col] = matches[col].astype("Int64")
+    fault_rows = pd.DataFrame({
+        "match": faults["match"], "variant": faults["variant"], "seat": faults["seat"], "bot": faults["bot"],
+        "round": faults["out_round"], "kind": faults["fault"].astype(object), "detail": "",
+    }, columns=list(FAULT_COLUMNS)).reset_index(drop=True)
+    empty_rounds = pd.DataFrame(columns=list(ROUND_COLUMNS))
+    empty_actions = pd.DataFrame(columns=list(ACTION_COLUMNS))
+    return Results(path.parent, meta, matches, seats, empty_rounds, empty_actions, fault_rows, seats_only=True)
+
+
+def load(run: str | Path, *, seats_only: bool = False) -> Results:
+    """Load a run folder: run.json and every recorded match.
+
+    ``seats_only``: what rating needs (the seat and match tables, faults by
+    kind) and no more, read from matches.parquet when it holds every record
+    (a stopped run), which is many times faster than the match records; then
+    ``rounds`` and ``actions`` are empty, ``records`` too, the match columns
+    the parquet cannot give (seed, first, decisions...) are NA, and a fault's
+    detail is empty. Otherwise, and whenever the parquet is missing or stale,
+    everything is read from the records."""
     folder = RunFolder(Path(run))
     if not folder.path.is_dir():
         raise RunError(f"{folder.path}: no such run folder (arena run writes results/<config name>/)")
     if not folder.is_run():
         raise RunError(f"{folder.path}: not a run folder (no run.json and no games.jsonl)")
     meta = read_run_json(folder.path) or {}
+    if seats_only and _parquet_fresh(folder, meta):
+        fast = _from_parquet(folder.matches, meta)
+        if fast is not None:
+            return fast
     read = read_records(folder.path)
     # Schedule order, not file order: workers finish matches in any order, and
     # everything computed from a run (bootstrap resamples included) must be the

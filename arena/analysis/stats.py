@@ -41,6 +41,49 @@ RATING_COLUMNS = [
 ]
 STAT_COLUMNS = ["variant", "statistic", "value", "low", "high", "n"]
 
+Progress = Callable[[str, int, int], None]
+"""Told (what, done, total) as a long computation goes (the CLI draws a bar)."""
+
+W, B, Q, N = ("95% Wilson interval", "95% bootstrap interval, whole matches resampled",
+              "95% distribution-free interval (order statistics)", "no interval")
+DEFINITIONS: dict[str, str] = {
+    "matches": f"matches of the variant ({N})",
+    "rounds_per_match": f"mean rounds in a match ({B})",
+    "rounds_p10": f"10th percentile of rounds in a match: 1 match in 10 is this short or shorter ({Q})",
+    "rounds_p50": f"median rounds in a match ({Q})",
+    "rounds_p90": f"90th percentile of rounds in a match: 1 match in 10 is this long or longer ({Q})",
+    "decisions_per_match": f"mean bids and calls in a match ({B})",
+    "opener_win_rate": f"share of matches won by the player who opened round 1 ({W}); [Np]: at N-player tables",
+    "opener_fair_share": f"what opener_win_rate would be without a first-player advantage: mean of 1/players ({N})",
+    "fair_share": f"a seat's win rate at N-player tables if no seat had an advantage: 1/N ({N})",
+    "seat_win_rate": f"seatS_win_rate[Np]: share of N-player matches won by seat S, after seating ({W})",
+    "dudo_calls_per_match": f"mean dudo calls in a match ({B})",
+    "dudo_right_share": f"share of dudo calls that were right: the bid was false ({W})",
+    "calza_calls_per_match": f"mean calza calls in a match ({B})",
+    "calza_right_share": f"share of calza calls that were right: exactly the bid; [a-b dice]: with that many dice "
+                         f"in play ({W})",
+    "challenged_bid_true_share": f"share of called bids that were true ({W})",
+    "bid_false_share": f"share of all bids that were false when made, by every die on the table: bluffs and "
+                       f"misjudgements ({B})",
+    "palifico_rounds_per_match": f"mean palifico rounds in a match ({B})",
+    "palifico_opener_lost_share": f"share of decided palifico rounds in which the palifico player (the opener) "
+                                  f"lost a die ({B})",
+    "palifico_dudo_right_share": f"share of dudo calls in palifico rounds that were right ({B})",
+    "dice_lost_per_round": f"mean dice lost per decided round ({B})",
+    "win_rate_holding": f"win_rate_holding[k]: share of players who started a round with exactly k dice and "
+                        f"went on to win the match ({B})",
+    "faults_per_match": f"mean bot faults in a match ({B})",
+    "faulted_match_share": f"share of matches with at least one fault ({W})",
+    "strongest_bot_win_share": f"share of matches won by the best-rated bot at the table, by the variant's Elo "
+                               f"fit ({W}; the ratings' own uncertainty not included)",
+    "elo_sd": "standard deviation of the bots' Elo in the variant: how much skill separates them "
+              "(95% bootstrap interval of the rating fit)",
+    "elo_change": "elo_change[bot]: the bot's Elo in this variant minus in the reference variant "
+                  "(95% bootstrap interval)",
+    "rank_correlation": "rank_correlation[ref]: Spearman correlation of this variant's Elo order with the reference "
+                        "variant's (95% bootstrap interval)",
+}
+
 
 def is_admin_fault(kind: str) -> bool:
     """True for a fault kind the bot is not to blame for (see BOT_FAULT_KINDS)."""
@@ -61,13 +104,16 @@ def select(res: Results, variant: str | None = None, drop_admin_faults: bool = F
         admin = res.faults.loc[res.faults["kind"].map(is_admin_fault), "match"]
         keep &= ~res.matches["match"].isin(set(admin))
     ids = set(res.matches.loc[keep, "match"])
+    by_variant_only = variant is not None and not (drop_admin_faults and len(res.faults))
 
     def part(df: pd.DataFrame) -> pd.DataFrame:
-        return df[df["match"].isin(ids)].reset_index(drop=True)
+        # Every table carries the variant: comparing one column is many times faster than a set lookup.
+        rows = df["variant"] == variant if by_variant_only else df["match"].isin(ids)
+        return df[rows].reset_index(drop=True)
 
     return Results(
         res.path, res.run, part(res.matches), part(res.seats), part(res.rounds),
-        part(res.actions), part(res.faults), res.truncated,
+        part(res.actions), part(res.faults), res.truncated, seats_only=res.seats_only,
     )
 
 
@@ -112,7 +158,7 @@ class RatingReport:
 
 def _rate_part(
     label: str, part: Results, *, resamples: int, seed: int, prior_sd: float | None,
-    anchor: str | None, anchor_elo: float, k: float,
+    anchor: str | None, anchor_elo: float, k: float, progress: Callable[[int, int], None] | None = None,
 ) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame, pd.DataFrame]:
     bots, ranks = rankings(part.seats, part.matches)
     anchor_idx: int | None = None
@@ -122,7 +168,7 @@ def _rate_part(
         anchor_idx = bots.index(anchor)
     rating = rt.rate(
         len(bots), ranks, resamples=resamples, seed=seed, level=LEVEL, prior_sd=prior_sd,
-        anchor=anchor_idx, anchor_elo=anchor_elo,
+        anchor=anchor_idx, anchor_elo=anchor_elo, progress=progress,
     )
     seq = rt.sequential_elo(len(bots), ranks, k=k, start=anchor_elo)
     if anchor_idx is not None:
@@ -168,10 +214,11 @@ def rate_results(
     anchor: str | None = None,
     anchor_elo: float = 1500.0,
     k: float = 16.0,
+    progress: Progress | None = None,
 ) -> RatingReport:
     """Elo tables for every variant and over all variants (label
     :data:`OVERALL`), or for ``variant`` alone. Seeded: the same options give
-    the same table."""
+    the same table. ``progress`` is told ("rating LABEL", resamples done, resamples)."""
     base = select(res, None, drop_admin_faults)
     if base.matches.empty:
         raise RunError(f"{res.path}: no finished match to rate yet")
@@ -189,8 +236,9 @@ def rate_results(
             raise RunError(f"{res.path}: variant {label!r} has no finished match to rate")
         key = id(part)
         if key not in done:  # one variant: "all" is that variant's table, not a refit
+            tell = None if progress is None else (lambda d, t, what=f"rating {label}": progress(what, d, t))
             done[key] = _rate_part(label, part, resamples=resamples, seed=seed, prior_sd=prior_sd,
-                                   anchor=anchor, anchor_elo=anchor_elo, k=k)
+                                   anchor=anchor, anchor_elo=anchor_elo, k=k, progress=tell)
         t, lo, h, sa = done[key]
         tables.append(t.assign(variant=label))
         los[label] = lo
@@ -209,24 +257,55 @@ def wilson(successes: int, n: int, level: float = LEVEL) -> tuple[float, float, 
     """(share, low, high): the Wilson score interval; NaN when n is 0."""
     if n <= 0:
         return math.nan, math.nan, math.nan
-    ci = sps.binomtest(int(successes), int(n)).proportion_ci(confidence_level=level, method="wilson")
-    return successes / n, float(ci.low), float(ci.high)
+    z = float(sps.norm.ppf(0.5 + level / 2)) if level != LEVEL else _Z95
+    p = successes / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z / (1 + z * z / n) * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n))
+    return p, max(0.0, centre - half), min(1.0, centre + half)
+
+
+_Z95 = float(sps.norm.ppf(0.975))
 
 
 BOOT_RESAMPLES = 2000
 """Resamples for the percentile-bootstrap intervals of means and ratios."""
 
+DICE_BANDS = ((1, 5), (6, 10), (11, 15), (16, 20), (21, 30), (31, 10_000))
+"""Dice in play, in bands, for calza success by dice in play."""
 
-def _boot(data: tuple[np.ndarray, ...], statistic: Callable[..., Any], seed: int) -> tuple[float, float]:
-    n = len(data[0])
-    if n < 2:
-        return math.nan, math.nan
-    if all(np.all(x == x[0]) for x in data):
-        v = float(statistic(*data, axis=-1))
-        return v, v  # every resample is the sample itself
-    res = sps.bootstrap(data, statistic, n_resamples=BOOT_RESAMPLES, method="percentile", paired=len(data) > 1,
-                        vectorized=True, confidence_level=LEVEL, rng=np.random.default_rng(seed))
-    return float(res.confidence_interval.low), float(res.confidence_interval.high)
+
+class _Resampler:
+    """Seeded match resamples shared by every bootstrap interval of one
+    variant: ``counts[b, m]`` is how often match m is drawn in resample b.
+    A statistic given as per-match totals (a numerator and a denominator)
+    then costs one matrix product for all resamples, and resampling whole
+    matches keeps the rounds and bids of one match together (they are not
+    independent)."""
+
+    def __init__(self, n: int, seed: int, resamples: int = BOOT_RESAMPLES) -> None:
+        self.n = n
+        rng = np.random.default_rng(seed)
+        if n >= 2:
+            draws = rng.integers(0, n, (resamples, n)) + n * np.arange(resamples)[:, None]
+            self.counts = np.bincount(draws.ravel(), minlength=resamples * n).reshape(resamples, n).astype(float)
+        else:
+            self.counts = np.zeros((0, n))
+
+    def ratio(self, num: ArrayLike, den: ArrayLike) -> tuple[float, float, float]:
+        """sum(num) / sum(den) and its percentile interval (NaN without data or below 2 matches)."""
+        a, b = np.asarray(num, dtype=np.float64), np.asarray(den, dtype=np.float64)
+        if len(a) == 0 or b.sum() == 0:
+            return math.nan, math.nan, math.nan
+        value = float(a.sum() / b.sum())
+        if self.n < 2:
+            return value, math.nan, math.nan
+        sa, sb = self.counts @ a, self.counts @ b
+        keep = sb > 0
+        with np.errstate(invalid="ignore", divide="ignore"):
+            boot = sa[keep] / sb[keep]
+        tail = (1 - LEVEL) / 2
+        low, high = np.quantile(boot, [tail, 1 - tail])
+        return value, float(low), float(high)
 
 
 def mean_interval(values: ArrayLike, seed: int = 0) -> tuple[float, float, float, int]:
@@ -237,8 +316,8 @@ def mean_interval(values: ArrayLike, seed: int = 0) -> tuple[float, float, float
     x = np.asarray(pd.Series(values, dtype="float64").dropna(), dtype=np.float64)
     if len(x) == 0:
         return math.nan, math.nan, math.nan, 0
-    low, high = _boot((x,), np.mean, seed)
-    return float(x.mean()), low, high, len(x)
+    v, low, high = _Resampler(len(x), seed).ratio(x, np.ones(len(x)))
+    return v, low, high, len(x)
 
 
 def ratio_interval(num: ArrayLike, den: ArrayLike, seed: int = 0) -> tuple[float, float, float, int]:
@@ -246,74 +325,164 @@ def ratio_interval(num: ArrayLike, den: ArrayLike, seed: int = 0) -> tuple[float
     a percentile-bootstrap interval that resamples whole matches (rounds of
     one match are not independent). n is the number of matches."""
     a = np.asarray(num, dtype=np.float64)
-    b = np.asarray(den, dtype=np.float64)
-    if len(a) == 0 or b.sum() == 0:
-        return math.nan, math.nan, math.nan, len(a)
+    v, low, high = _Resampler(len(a), seed).ratio(a, np.asarray(den, dtype=np.float64))
+    return v, low, high, len(a)
 
-    def ratio(x: np.ndarray, y: np.ndarray, axis: int = -1) -> np.ndarray:
-        return np.asarray(x.sum(axis=axis) / y.sum(axis=axis))
 
-    low, high = _boot((a, b), ratio, seed)
-    return float(a.sum() / b.sum()), low, high, len(a)
+def quantile_interval(values: ArrayLike, q: float) -> tuple[float, float, float, int]:
+    """(q-quantile, low, high, n): the sample quantile (the order statistic
+    of rank ceil(q n)) with the distribution-free 95% interval between two
+    order statistics, whose ranks come from the Binomial(n, q) law of how
+    many values fall below the true quantile. NaN ends where n is too small
+    for the interval to exist."""
+    x = np.sort(np.asarray(pd.Series(values, dtype="float64").dropna(), dtype=np.float64))
+    n = len(x)
+    if n == 0:
+        return math.nan, math.nan, math.nan, 0
+    value = float(x[max(0, math.ceil(q * n) - 1)])
+    tail = (1 - LEVEL) / 2
+    lo_rank = int(sps.binom.ppf(tail, n, q))  # P(B <= lo_rank - 1) <= tail
+    hi_rank = int(sps.binom.ppf(1 - tail, n, q)) + 1
+    low = float(x[lo_rank - 1]) if lo_rank >= 1 else math.nan
+    high = float(x[hi_rank - 1]) if hi_rank <= n else math.nan
+    return value, low, high, n
 
 
 StatRow = tuple[str, str, float, float, float, float]
 """A row of the statistics table (STAT_COLUMNS; ``n`` a count, or NaN)."""
 
 
-def _variant_rows(label: str, part: Results) -> list[StatRow]:
-    m, r = part.matches, part.rounds
+def _variant_rows(label: str, part: Results, seed: int = 0, elo: dict[str, float] | None = None,
+                  elo_samples: pd.DataFrame | None = None) -> list[StatRow]:
+    """Every statistic of one variant's matches (DEFINITIONS says what each is)."""
+    m, r, seats, acts = part.matches, part.rounds, part.seats, part.actions
+    ids = m["match"].to_numpy()
+    boot = _Resampler(len(m), seed)
     rows: list[StatRow] = [(label, "matches", float(len(m)), math.nan, math.nan, len(m))]
 
-    def mean_row(name: str, values: ArrayLike) -> None:
-        v, lo, hi, n = mean_interval(values)
-        rows.append((label, name, v, lo, hi, n))
+    index = pd.Index(ids)
+
+    def totals(values: ArrayLike, match: pd.Series) -> np.ndarray:
+        codes = index.get_indexer(match.to_numpy())
+        out: np.ndarray = np.bincount(codes, weights=np.asarray(values, dtype=np.float64), minlength=len(ids))
+        return out
+
+    def ratio_row(name: str, hits: ArrayLike, of: ArrayLike, match: pd.Series, n: int | None = None) -> None:
+        """A share or mean over rows of a table (rounds, bids, seats), by whole-match resampling."""
+        num, den = totals(hits, match), totals(of, match)
+        v, lo, hi = boot.ratio(num, den)
+        rows.append((label, name, v, lo, hi, int(np.asarray(of, dtype=float).sum()) if n is None else n))
+
+    def mean_row(name: str, values: pd.Series) -> None:
+        x = values.astype("float64").to_numpy()
+        v, lo, hi = boot.ratio(x, np.ones(len(x)))
+        rows.append((label, name, v, lo, hi, len(x)))
 
     def share_row(name: str, k: int, n: int) -> None:
         v, lo, hi = wilson(k, n)
         rows.append((label, name, v, lo, hi, n))
 
+    def fixed_row(name: str, value: float, n: int) -> None:
+        rows.append((label, name, value, math.nan, math.nan, n))
+
+    # Game length.
     mean_row("rounds_per_match", m["rounds_played"])
+    for q in (10, 50, 90):
+        v, lo, hi, n = quantile_interval(m["rounds_played"], q / 100)
+        rows.append((label, f"rounds_p{q}", v, lo, hi, n))
     mean_row("decisions_per_match", m["decisions"])
+    # First player and seats, per table size against that size's fair share.
     known = m[m["first"].notna()]
     share_row("opener_win_rate", int((known["winner"] == known["first"]).sum()), len(known))
-    # Without a first-player advantage the opener wins 1/players of the time.
-    fair = float((1.0 / m["players"].astype(float)).mean())
-    rows.append((label, "opener_fair_share", fair, math.nan, math.nan, len(m)))
-    seats = part.seats
-    for s in range(int(m["players"].max())):
-        at = seats[seats["seat"] == s]
-        share_row(f"seat{s}_win_rate", int((at["place"] == 1).sum()), len(at))
+    # Pooled over table sizes the opener's fair share is the mean of 1/players.
+    fixed_row("opener_fair_share", float((1.0 / m["players"].astype(float)).mean()), len(m))
+    for size in sorted(int(p) for p in m["players"].unique()):
+        at = known[known["players"] == size]
+        fixed_row(f"fair_share[{size}p]", 1.0 / size, len(m[m["players"] == size]))
+        share_row(f"opener_win_rate[{size}p]", int((at["winner"] == at["first"]).sum()), len(at))
+        table = seats[seats["players"] == size]
+        for s in range(size):
+            here = table[table["seat"] == s]
+            share_row(f"seat{s}_win_rate[{size}p]", int((here["place"] == 1).sum()), len(here))
+    # Calls.
     calls = r[r["call"].notna()]
     for kind in ("dudo", "calza"):
-        counts = (r["call"] == kind).groupby(r["match"]).sum().reindex(m["match"], fill_value=0)
+        counts = (r["call"] == kind).groupby(r["match"]).sum().reindex(ids, fill_value=0)
         mean_row(f"{kind}_calls_per_match", counts)
         these = calls[calls["call"] == kind]
         judged = these["call_right"].dropna()
         share_row(f"{kind}_right_share", int(judged.sum()), len(judged))
+    calza = calls[(calls["call"] == "calza") & calls["call_right"].notna()]
+    dice = calza["dice_in_play"].astype(float)
+    for lo_d, hi_d in DICE_BANDS:
+        band = calza[(dice >= lo_d) & (dice <= hi_d)]
+        if len(band):
+            share_row(f"calza_right_share[{lo_d}-{hi_d} dice]" if hi_d < 10_000 else f"calza_right_share[{lo_d}+ dice]",
+                      int(band["call_right"].astype(bool).sum()), len(band))
     judged = calls["bid_true"].dropna()
     share_row("challenged_bid_true_share", int(judged.sum()), len(judged))
+    # Bluffs: every bid, true or false when made (by all the dice on the table).
+    bids = acts[(acts["action"] == "bid") & acts["true"].notna()]
+    ratio_row("bid_false_share", (~bids["true"].astype(bool)).astype(float), np.ones(len(bids)), bids["match"])
+    # Palifico.
     mean_row("palifico_rounds_per_match", m["palifico_rounds"])
+    pal = r[r["palifico"] & r["change_seat"].notna()]
+    lost = pal[pal["delta"].astype(float) < 0]
+    ratio_row("palifico_opener_lost_share", (lost["change_seat"] == lost["opener"]).reindex(pal.index,
+              fill_value=False).astype(float), np.ones(len(pal)), pal["match"])
+    pal_dudo = pal[(pal["call"] == "dudo") & pal["call_right"].notna()]
+    ratio_row("palifico_dudo_right_share", pal_dudo["call_right"].astype(float), np.ones(len(pal_dudo)),
+              pal_dudo["match"])
+    # Dice.
     decided = r[r["delta"].notna()]
-    lost = (-decided["delta"].astype(float)).clip(lower=0).groupby(decided["match"]).sum()
-    played = decided.groupby("match").size()
-    lost = lost.reindex(m["match"], fill_value=0.0)
-    played = played.reindex(m["match"], fill_value=0)
-    v, lo, hi, n = ratio_interval(lost.to_numpy(), played.to_numpy())
-    rows.append((label, "dice_lost_per_round", v, lo, hi, n))
+    lost_dice = (-decided["delta"].astype(float)).clip(lower=0)
+    ratio_row("dice_lost_per_round", lost_dice, np.ones(len(decided)), decided["match"], n=len(m))
+    if "held" in seats and seats["held"].notna().any():
+        held = seats["held"].fillna(0).astype(np.int64).to_numpy()
+        won = (seats["place"] == 1).to_numpy(dtype=float)
+        top = int(held.max()).bit_length() - 1
+        for k in range(1, top + 1):
+            has = (held >> k) & 1 == 1
+            if has.any():
+                ratio_row(f"win_rate_holding[{k}]", won[has], np.ones(int(has.sum())), seats["match"][has])
+    # Faults.
     mean_row("faults_per_match", m["faults"])
     share_row("faulted_match_share", int((m["faults"] > 0).sum()), len(m))
+    # Skill: how often the best-rated bot at the table won, and how far apart the ratings are.
+    if elo:
+        best = seats.assign(_elo=seats["bot"].map(elo)).groupby("match")["_elo"].transform("max")
+        strongest = seats[seats["bot"].map(elo) == best]
+        has_win = strongest[strongest["place"] == 1]["match"].nunique()
+        share_row("strongest_bot_win_share", int(has_win), int(strongest["match"].nunique()))
+        bots_here = sorted(set(seats["bot"]) & set(elo))
+        if len(bots_here) >= 2:
+            spread = float(np.std([elo[b] for b in bots_here], ddof=0))
+            if elo_samples is not None and len(elo_samples):
+                sd = elo_samples[bots_here].to_numpy().std(axis=1, ddof=0)
+                lo_s, hi_s = np.quantile(sd, [(1 - LEVEL) / 2, 1 - (1 - LEVEL) / 2])
+            else:
+                lo_s = hi_s = math.nan
+            rows.append((label, "elo_sd", spread, float(lo_s), float(hi_s), len(bots_here)))
     return rows
 
 
-def variant_stats(res: Results, *, variant: str | None = None, drop_admin_faults: bool = False) -> pd.DataFrame:
-    """One row per variant and statistic (columns STAT_COLUMNS); docs/ratings.md
-    says what each statistic is and which interval it carries."""
+def variant_stats(res: Results, *, variant: str | None = None, drop_admin_faults: bool = False,
+                  report: RatingReport | None = None, seed: int = 0) -> pd.DataFrame:
+    """One row per variant and statistic (columns STAT_COLUMNS); DEFINITIONS
+    says what each statistic is and which interval it carries. The skill
+    statistics need ``report`` (the run's Elo tables, from :func:`rate_results`)."""
+    if res.seats_only:
+        raise RunError(f"{res.path}: variant statistics need the match records, not matches.parquet alone")
     base = select(res, variant, drop_admin_faults)
     names = [variant] if variant is not None else [v for v in res.variants if v in set(base.matches["variant"])]
     rows: list[StatRow] = []
     for v in names:
-        rows += _variant_rows(v, select(base, v))
+        elo = samples = None
+        if report is not None and v in report.los:
+            t = report.table[report.table["variant"] == v]
+            elo = dict(zip(t["bot"], t["elo"].astype(float)))
+            samples = report.samples.get(v)
+        rows += _variant_rows(v, select(base, v), seed, elo, samples)
     return _typed(pd.DataFrame(rows, columns=STAT_COLUMNS))
 
 
@@ -326,6 +495,20 @@ def _spearman(a: np.ndarray, b: np.ndarray) -> float:
     if len(a) < 2 or np.all(a == a[0]) or np.all(b == b[0]):
         return math.nan
     return float(sps.spearmanr(a, b).statistic)
+
+
+def _spearman_rows(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Spearman's rho of each row of ``a`` with the same row of ``b`` (average
+    ranks for ties, as scipy's spearmanr; NaN where a row is constant)."""
+    if a.shape[1] < 2:
+        return np.full(a.shape[0], math.nan)
+    ra, rb = sps.rankdata(a, axis=1), sps.rankdata(b, axis=1)
+    ra -= ra.mean(axis=1, keepdims=True)
+    rb -= rb.mean(axis=1, keepdims=True)
+    den = np.sqrt((ra * ra).sum(axis=1) * (rb * rb).sum(axis=1))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        out: np.ndarray = np.where(den > 0, (ra * rb).sum(axis=1) / np.where(den > 0, den, 1.0), math.nan)
+    return out
 
 
 def variant_comparison(report: RatingReport, baseline: str | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -358,9 +541,7 @@ def variant_comparison(report: RatingReport, baseline: str | None = None) -> tup
             lo, hi = np.quantile(diff, [(1 - LEVEL) / 2, 1 - (1 - LEVEL) / 2])
             changes.append((v, b, float(cur[b]), float(base[b]), float(cur[b] - base[b]), float(lo), float(hi)))
         rho = _spearman(cur[common].to_numpy(), base[common].to_numpy())
-        boot = np.array([
-            _spearman(cur_s[common].to_numpy()[i], base_s[common].to_numpy()[i]) for i in range(len(cur_s))
-        ])
+        boot = _spearman_rows(cur_s[common].to_numpy(), base_s[common].to_numpy())
         boot = boot[~np.isnan(boot)]
         lo, hi = (np.quantile(boot, [(1 - LEVEL) / 2, 1 - (1 - LEVEL) / 2]) if len(boot) else (math.nan, math.nan))
         corr.append((v, baseline, rho, float(lo), float(hi), len(common)))
@@ -381,13 +562,28 @@ def comparison_rows(changes: pd.DataFrame, correlation: pd.DataFrame) -> pd.Data
 
 
 def run_stats(res: Results, *, variant: str | None = None, drop_admin_faults: bool = False,
-              resamples: int = 200, seed: int = 0) -> pd.DataFrame:
-    """The variant statistics of a run (:func:`variant_stats`); with several
+              resamples: int = 200, seed: int = 0, report: RatingReport | None = None,
+              progress: Progress | None = None) -> pd.DataFrame:
+    """The variant statistics of a run (:func:`variant_stats`), the skill
+    rows from one rating of the run (``report``, else rated here with
+    ``resamples`` bootstrap resamples seeded by ``seed``); with several
     variants (and none singled out) the between-variant rows are added
-    (:func:`comparison_rows`, rating changes with ``resamples`` bootstrap
-    resamples seeded by ``seed``)."""
-    table = variant_stats(res, variant=variant, drop_admin_faults=drop_admin_faults)
+    (:func:`comparison_rows`)."""
+    if report is None:
+        report = rate_results(res, variant=variant, drop_admin_faults=drop_admin_faults, resamples=resamples,
+                              seed=seed, progress=progress)
+    table = variant_stats(res, variant=variant, drop_admin_faults=drop_admin_faults, report=report)
     if variant is None and len(set(res.matches["variant"])) > 1:
-        report = rate_results(res, drop_admin_faults=drop_admin_faults, resamples=resamples, seed=seed)
         table = pd.concat([table, comparison_rows(*variant_comparison(report))], ignore_index=True)
     return table
+
+
+def base_name(statistic: str) -> str:
+    """``seat0_win_rate[4p]`` -> ``seat_win_rate``: the key of DEFINITIONS."""
+    name = statistic.split("[", 1)[0]
+    return "seat_win_rate" if name.startswith("seat") and name.endswith("_win_rate") else name
+
+
+def definition(statistic: str) -> str:
+    """The one-line definition of a statistic of the table (its interval included)."""
+    return DEFINITIONS.get(base_name(statistic), "")

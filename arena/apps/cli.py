@@ -131,6 +131,37 @@ def _command_line(words: list[str], options: list[tuple[str, Any]]) -> str:
     return shlex.join(out)
 
 
+class _StepProgress:
+    """Progress of a long analysis step on stderr (stats.Progress), shown only
+    once the command has taken a second: a redrawn line on a terminal,
+    otherwise a line per step."""
+
+    def __init__(self) -> None:
+        import time
+
+        self.clock = time.monotonic
+        self.start = self.clock()
+        self.tty = sys.stderr.isatty()
+        self.step = ""
+        self.drawn = False
+
+    def __call__(self, what: str, done: int, total: int) -> None:
+        if self.clock() - self.start < 1.0 and not self.drawn:
+            return
+        pct = int(100 * done / total) if total else 100
+        line = f"{what}: {done}/{total} ({pct}%)"
+        if self.tty:
+            click.echo("\r" + line.ljust(60), nl=False, err=True)
+            self.drawn = True
+        elif what != self.step:
+            click.echo(line, err=True)
+        self.step = what
+
+    def finish(self) -> None:
+        if self.tty and self.drawn:
+            click.echo("\r" + " " * 60 + "\r", nl=False, err=True)
+
+
 @main.command("run")
 @click.argument("config", type=click.Path(dir_okay=False))
 @click.option("--workers", type=click.IntRange(min=1), help="Worker processes (default: every core).")
@@ -154,7 +185,7 @@ def run_cmd(config: str, workers: int | None, matches: int | None, seed: int | N
             sets: tuple[str, ...], backend: str | None, address: str | None, new: bool, force: bool,
             html_report: bool = False, live: bool | None = None, live_every: float | None = None) -> None:
     """Play every match of CONFIG not yet in its run folder (resumes a stopped run, adds new bots to a league)."""
-    from arena.analysis.commands import elo_table_text
+    from arena.analysis.commands import end_of_run_text
     from arena.running.config import load_config
     from arena.running.runner import run, seed_warning
     from arena.sandbox import describe_sandbox
@@ -178,7 +209,7 @@ def run_cmd(config: str, workers: int | None, matches: int | None, seed: int | N
     paths = {e.label: str(e.spec.path) for e in cfg.entrants}
     standings = LiveStandings.for_terminal(sys.stderr.isatty(), live, live_every, _write_err, paths)
     bar = _ProgressLine()
-    result = run(cfg, force=force, new=new, progress=live_progress(bar, standings),
+    result = run(cfg, force=force, new=new, progress=live_progress(bar, standings), keep_records=True,
                  observer=standings.observe,
                  on_plan=lambda plan: _echo("\n".join(plan.messages()), err=True))
     if result.note:
@@ -192,8 +223,12 @@ def run_cmd(config: str, workers: int | None, matches: int | None, seed: int | N
               err=True)
     elif result.skipped:
         _echo(f"resumed: {result.skipped} matches were already recorded", err=True)
-    # The per-bot summary (matches, wins, mean place, faults by kind) is part of the Elo table.
-    _echo("\n" + elo_table_text(cfg.out, note=_note))
+    # The per-bot summary (matches, wins, mean place, faults by kind) is part of the Elo table: from the
+    # records in memory when this run played them all (else from the folder's matches.parquet).
+    steps = _StepProgress()
+    text = end_of_run_text(cfg.out, result.records if not result.skipped else None, note=_note, progress=steps)
+    steps.finish()
+    _echo("\n" + text)
     if html_report and result.status == "complete":
         from arena.analysis.report import write_report
 
@@ -336,11 +371,11 @@ def _anchor(value: str | None) -> tuple[str | None, float]:
         raise ArenaError(f"--anchor {value!r}: write BOT or BOT=ELO, e.g. --anchor random=1000") from None
 
 
-def _analysis_options(csv_file: str, resamples_for: str) -> Callable[[F], F]:
+def _analysis_options(csv_file: str, resamples_for: str, run_required: bool = True) -> Callable[[F], F]:
     """The options `arena ratings` and `arena stats` share."""
     def decorate(fn: F) -> F:
         for option in reversed([
-            click.argument("run", type=click.Path(file_okay=False)),
+            click.argument("run", type=click.Path(file_okay=False), required=run_required),
             click.option("--variant", help=f"One variant only ({csv_file} is then not written)."),
             click.option("--drop-admin-faults", is_flag=True,
                          help="Leave out matches with a fault the bot is not to blame for (docs/ratings.md)."),
@@ -370,8 +405,10 @@ def ratings_cmd(run: str, variant: str | None, drop_admin_faults: bool, resample
     from arena.analysis.format import csv_text, format_ratings, ratings_json
 
     name, elo = _anchor(anchor)
+    steps = _StepProgress()
     report = rate_run(run, write=not no_write, variant=variant, drop_admin_faults=drop_admin_faults,
-                      resamples=resamples, seed=seed, anchor=name, anchor_elo=elo, note=_note)
+                      resamples=resamples, seed=seed, anchor=name, anchor_elo=elo, note=_note, progress=steps)
+    steps.finish()
     if as_json:
         _echo(json.dumps(ratings_json(report), indent=1))
     elif as_csv:
@@ -381,25 +418,37 @@ def ratings_cmd(run: str, variant: str | None, drop_admin_faults: bool, resample
 
 
 @main.command("stats")
-@_analysis_options(VARIANT_STATS, "the between-variant rating changes")
+@_analysis_options(VARIANT_STATS, "the rating-based rows (skill, between-variant changes)", run_required=False)
 @click.option("--csv", "as_csv", is_flag=True, help="Print the table as CSV.")
 @click.option("--json", "as_json", is_flag=True, help="Print the table as JSON records.")
 @click.option("--no-write", is_flag=True, help=f"Do not write {VARIANT_STATS} into the run folder.")
+@click.option("--explain", is_flag=True, help="Print what each statistic is, and nothing else (RUN is not read).")
 @_friendly
-def stats_cmd(run: str, variant: str | None, drop_admin_faults: bool, resamples: int, seed: int,
-              as_csv: bool, as_json: bool, no_write: bool) -> None:
-    """Rule-variant statistics of run folder RUN, each with a 95% interval."""
-    from arena.analysis.commands import stats_run
-    from arena.analysis.format import csv_text, format_stats, stats_json
+def stats_cmd(run: str | None, variant: str | None, drop_admin_faults: bool, resamples: int, seed: int,
+              as_csv: bool, as_json: bool, no_write: bool, explain: bool) -> None:
+    """Rule-variant statistics of run folder RUN, each with a 95% interval:
+    one row per statistic, one column per variant (the long table, one row
+    per variant and statistic, is written to the run folder and printed by --csv)."""
+    import shutil
 
+    from arena.analysis.commands import stats_run
+    from arena.analysis.format import csv_text, explain_text, format_stats, stats_json
+
+    if explain:
+        _echo(explain_text())
+        return
+    if run is None:
+        raise click.UsageError("Missing argument 'RUN' (a run folder, e.g. results/variants).")
+    steps = _StepProgress()
     table = stats_run(run, write=not no_write, variant=variant, drop_admin_faults=drop_admin_faults,
-                      resamples=resamples, seed=seed, note=_note)
+                      resamples=resamples, seed=seed, note=_note, progress=steps)
+    steps.finish()
     if as_json:
         _echo(stats_json(table))
     elif as_csv:
         _echo(csv_text(table), nl=False)
     else:
-        _echo(format_stats(table))
+        _echo(format_stats(table, width=max(80, shutil.get_terminal_size((120, 24)).columns)))
 
 
 # --- arena check -------------------------------------------------------------
@@ -486,7 +535,10 @@ def report_cmd(run: str, output: str | None) -> None:
     """Write one self-contained HTML page about run folder RUN (docs/report.md)."""
     from arena.analysis.report import write_report
 
-    _echo(str(write_report(run, output)))
+    steps = _StepProgress()
+    path = write_report(run, output, progress=steps)
+    steps.finish()
+    _echo(str(path))
 
 
 # --- arena solve / arena exploit ---------------------------------------------

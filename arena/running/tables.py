@@ -18,7 +18,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from arena.engine.records import MatchRecord, SeatOutcome
-from arena.engine.rules import Bid
+from arena.engine.rules import Bid, count_matching
 
 MATCH_COLUMNS = (
     "match", "variant", "line", "seed", "players", "first", "first_bot", "winner",
@@ -26,14 +26,14 @@ MATCH_COLUMNS = (
 )
 SEAT_COLUMNS = (
     "match", "variant", "seat", "bot", "place", "players", "first", "rounds",
-    "dice_left", "out_round", "fault", "seconds",
+    "dice_left", "out_round", "fault", "seconds", "held",
 )
 ROUND_COLUMNS = (
     "match", "variant", "round", "opener", "palifico", "players", "dice_in_play", "bids",
     "decisions", "call", "caller", "bidder", "quantity", "face", "count", "change_seat",
     "delta", "call_right", "bid_true", "fault_seat", "fault_kind",
 )
-ACTION_COLUMNS = ("match", "variant", "round", "index", "seat", "bot", "action", "quantity", "face")
+ACTION_COLUMNS = ("match", "variant", "round", "index", "seat", "bot", "action", "quantity", "face", "true")
 FAULT_COLUMNS = ("match", "variant", "seat", "bot", "round", "kind", "detail")
 
 # matches.parquet (docs/records.md: one row per match and seat) and its arrow types.
@@ -58,7 +58,8 @@ class Tables:
 
 def seat_rows(rec: MatchRecord, outcome: SeatOutcome | None = None) -> list[Row]:
     """One row per seat (SEAT_COLUMNS): ``fault`` is the kind of the seat's
-    first fault, ``seconds`` its thinking time."""
+    first fault, ``seconds`` its thinking time, ``held`` a bit mask of the
+    numbers of dice the seat held at the start of a round (bit k: k dice)."""
     left, out_round = outcome if outcome is not None else rec.outcome()
     n = len(rec.bots)
     kind: list[str | None] = [None] * n
@@ -66,9 +67,14 @@ def seat_rows(rec: MatchRecord, outcome: SeatOutcome | None = None) -> list[Row]
         if kind[f.seat] is None:
             kind[f.seat] = f.kind.value
     think: Sequence[float | None] = rec.think if rec.think is not None else (None,) * n
+    held = [0] * n
+    for rnd in rec.rounds:
+        for s, hand in enumerate(rnd.dice):
+            if hand:
+                held[s] |= 1 << len(hand)
     mid, variant, first, played = rec.match, rec.variant, rec.first, rec.rounds_played
     return [(mid, variant, s, rec.bots[s], rec.placements[s], n, first == s, played, left[s], out_round[s],
-             kind[s], think[s]) for s in range(n)]
+             kind[s], think[s], held[s]) for s in range(n)]
 
 
 def parquet_rows(records: Iterable[MatchRecord]) -> list[Row]:
@@ -84,9 +90,13 @@ def tables(records: Iterable[MatchRecord]) -> Tables:
     for line, rec in enumerate(records):
         mid, variant, bots = rec.match, rec.variant, rec.bots
         decisions = palifico_rounds = 0
+        wild_ones = rec.rules.wild_ones
         for rnd in rec.rounds:
             r = rnd.round
             bids = 0
+            # Whether each bid was true when made: the round's count of its face (all hands are recorded).
+            counts: dict[int, int] = {}
+            wild = wild_ones and not rnd.palifico
             standing: tuple[int, Bid] | None = None
             call: str | None = None
             caller: int | None = None
@@ -94,10 +104,14 @@ def tables(records: Iterable[MatchRecord]) -> Tables:
                 if type(action) is Bid:
                     bids += 1
                     standing = (seat, action)
-                    actions.append((mid, variant, r, index, seat, bots[seat], "bid", action.quantity, action.face))
+                    face = action.face
+                    if face not in counts:
+                        counts[face] = count_matching(rnd.dice, face, wild and face != 1)
+                    actions.append((mid, variant, r, index, seat, bots[seat], "bid", action.quantity, face,
+                                    counts[face] >= action.quantity))
                 else:
                     call, caller = str(action), seat
-                    actions.append((mid, variant, r, index, seat, bots[seat], call, None, None))
+                    actions.append((mid, variant, r, index, seat, bots[seat], call, None, None, None))
             decisions += len(rnd.actions)
             palifico_rounds += rnd.palifico
             count, change, fault = rnd.count, rnd.change, rnd.fault
