@@ -42,7 +42,7 @@ import os
 import re
 import shutil
 import zlib
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
@@ -418,10 +418,9 @@ class RunStore:
         fh.flush()
         self._err[label] = (fh, size + len(entry))
 
-    def close(self, status: str, *, compress: bool = False, records: Sequence[MatchRecord] | None = None) -> None:
-        """Record the final status, write matches.parquet, and compress if asked.
-        ``records``: every record of the folder, in memory (the file is then
-        not read back to write the parquet)."""
+    def close(self, status: str, *, compress: bool = False) -> None:
+        """Record the final status, write matches.parquet (from the rows in
+        memory when the workers sent them), and compress if asked."""
         paths = self.paths
         if self._fh is not None:
             self._fh.flush()
