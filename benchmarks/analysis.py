@@ -10,7 +10,7 @@ played by the real rules engine with simple in-process policies standing in
 for the bots (tests/synth_records.py): the analysis sees the same records a
 run writes, without an hour of sandboxed play.
 
-Then, per folder, the five targets of issue 15:
+Then, per folder, the five targets of fast analysis:
 
 - end of run: what ``arena run`` does after its last match (close the run
   folder, which writes matches.parquet, and print the Elo table), given the
@@ -170,7 +170,7 @@ def main() -> None:
     print(table)
     print(load)
     if args.write_docs:
-        text = ("## Analysis of a finished run (issue 15)\n\n"
+        text = ("## Analysis of a finished run\n\n"
                 "`python benchmarks/analysis.py --write-docs`: run folders shaped like configs/league.yaml and "
                 "configs/variants.yaml (matches played by the rules engine with stand-in policies), each step "
                 "as a user runs it. Baseline: parsing games.jsonl with `json.loads`, measured just before each "
@@ -185,7 +185,7 @@ def main() -> None:
                 "(games.jsonl) and tabulate every round and bid in Python before computing, which is most of "
                 "their time on the league; the report then draws about twenty figures. Reading the records "
                 "into columns without a Python row per bid is the next step for both.\n")
-        replace_section(ROOT / "docs" / "performance.md", "## Analysis of a finished run (issue 15)", text)
+        replace_section(ROOT / "docs" / "performance.md", "## Analysis of a finished run", text)
 
 
 if __name__ == "__main__":
