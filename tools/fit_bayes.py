@@ -1,0 +1,164 @@
+"""Fit the population prior of ``bots/bayes.py``'s opponent model from run folders.
+
+    python tools/fit_bayes.py RUN [RUN ...] [--exclude bayes] [--pseudo 8] [--out bots/bayes/params.json]
+
+Every decision of every player in the runs' match records (``games.jsonl``:
+every hand, every bid and call) is scored under each point of the bot's three
+parameter grids (face choice, quantity, calling), bot by bot, with the bot's
+own likelihood code. Each bot's scores become a posterior over the grid as if
+it had been seen making ``--pseudo`` decisions (its average log-likelihood per
+decision, times ``--pseudo``); the prior is the mean of these posteriors over
+the bots, mixed with a little of the uniform so no point is ruled out. A new
+opponent therefore starts as "one of the bots seen so far, not yet known
+which", and a few rounds of its own shown hands decide.
+
+The calza rate is a Beta prior: the calza calls and dudo calls (where calza
+was allowed) of all bots, scaled to ``--pseudo`` calls in all.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import importlib.util
+import json
+import math
+import sys
+from pathlib import Path
+from typing import Any, Iterator
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from arena.sdk import Bid  # noqa: E402
+from arena.engine.rules import Rules  # noqa: E402
+
+
+def load_bot_module(path: Path) -> Any:
+    spec = importlib.util.spec_from_file_location("_fit_bayes_bot", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def records(run: Path) -> Iterator[dict[str, Any]]:
+    for name in ("games.jsonl", "games.jsonl.gz"):
+        path = run / name
+        if path.exists():
+            opener = gzip.open if name.endswith(".gz") else open
+            with opener(path, "rt") as fh:
+                for line in fh:
+                    try:
+                        yield json.loads(line)
+                    except ValueError:
+                        continue  # a line cut short by an interrupted writer
+            return
+    raise SystemExit(f"{run}: no games.jsonl or games.jsonl.gz (is it a run folder?)")
+
+
+def logsumexp(xs: list[float]) -> float:
+    m = max(xs)
+    return m + math.log(sum(math.exp(x - m) for x in xs))
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("runs", nargs="+", type=Path)
+    ap.add_argument("--bot", type=Path, default=ROOT / "bots" / "bayes.py")
+    ap.add_argument("--exclude", action="append", default=[], help="bot names not to learn from")
+    ap.add_argument("--pseudo", type=float, default=8.0, help="decisions each bot's posterior stands for")
+    ap.add_argument("--uniform", type=float, default=0.05, help="weight of the uniform in the prior")
+    ap.add_argument("--out", type=Path, default=ROOT / "bots" / "bayes" / "params.json")
+    args = ap.parse_args()
+
+    bot = load_bot_module(args.bot)
+    profiles: dict[str, Any] = {}
+    decisions: dict[str, list[int]] = {}  # name -> [bids, calls faced]
+    matches = 0
+    for run in args.runs:
+        for rec in records(run):
+            matches += 1
+            rules = Rules.from_dict(rec["rules"])
+            names = [n.split("#")[0] for n in rec["bots"]]
+            for rnd in rec["rounds"]:
+                hands = rnd["dice"]
+                counts = [len(h) for h in hands]
+                palifico = bool(rnd["palifico"])
+                wild = rules.wild_ones and not palifico
+                hist: list[tuple[int, Bid]] = []
+                call: tuple[int, str] | None = None
+                for a in rnd["actions"]:
+                    if a[1] == "bid":
+                        hist.append((a[0], Bid(a[2], a[3])))
+                    else:
+                        call = (a[0], a[1])
+                for i, (seat, b) in enumerate(hist):
+                    name = names[seat]
+                    if name in args.exclude:
+                        continue
+                    prof = profiles.get(name)
+                    if prof is None:
+                        prof = profiles[name] = bot.Profile()
+                        prof.face = [0.0] * len(prof.face)
+                        prof.qty = [0.0] * len(prof.qty)
+                        prof.call = [0.0] * len(prof.call)
+                        prof.calza_yes = prof.calza_no = 0.0
+                        decisions[name] = [0, 0]
+                    ctx = bot.context(rules, i, hist, counts, palifico, wild)
+                    if b.face not in ctx.mins:
+                        continue
+                    prof.observe_bid(ctx, bot.kvec_of(hands[seat], wild), b)
+                    decisions[name][0] += 1
+                    decisions[name][1] += i > 0
+                if call is not None and hist and "fault" not in rnd:
+                    seat, kind = call
+                    name = names[seat]
+                    if name in args.exclude or name not in profiles:
+                        continue
+                    alive = sum(1 for h in hands if h)
+                    calza_ok = rules.calza and alive >= rules.calza_min_players
+                    ctx = bot.Context(seat, counts[seat], sum(counts), wild, palifico, hist[-1][1], {})
+                    profiles[name].observe_call(ctx, bot.kvec_of(hands[seat], wild), True,
+                                                (kind == "calza") if calza_ok else None)
+                    decisions[name][1] += 1
+
+    if not profiles:
+        raise SystemExit("no decisions found in the runs given")
+
+    def prior(part: str, per: int) -> list[float]:
+        cells = len(getattr(next(iter(profiles.values())), part))
+        mix = [0.0] * cells
+        for name, prof in profiles.items():
+            n = max(1, decisions[name][per])
+            scaled = [args.pseudo * x / n for x in getattr(prof, part)]
+            z = logsumexp(scaled)
+            for i, x in enumerate(scaled):
+                mix[i] += math.exp(x - z) / len(profiles)
+        return [math.log((1 - args.uniform) * m + args.uniform / cells) for m in mix]
+
+    yes = sum(p.calza_yes for p in profiles.values())
+    no = sum(p.calza_no for p in profiles.values())
+    scale = args.pseudo / max(1.0, yes + no)
+    out = {
+        "fitted_by": "tools/fit_bayes.py",
+        "matches": matches,
+        "bots": {name: {"bids": d[0], "calls_faced": d[1]} for name, d in sorted(decisions.items())},
+        "pseudo": args.pseudo,
+        "face_prior": [round(x, 4) for x in prior("face", 0)],
+        "qty_prior": [round(x, 4) for x in prior("qty", 0)],
+        "call_prior": [round(x, 4) for x in prior("call", 1)],
+        "calza_prior": [round(0.5 + yes * scale, 4), round(0.5 + no * scale, 4)],
+    }
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(out, indent=1) + "\n")
+    for name, prof in sorted(profiles.items()):
+        m = prof._map()
+        print(f"{name:<20} bids {decisions[name][0]:6d}  face beta {m.beta:+.0f} eps {m.eps_face}  "
+              f"qty pi {m.pi_min} delta {m.delta} sigma {m.sigma} eps {m.eps_q}  "
+              f"call t {m.call_t} a {m.call_a} eps {m.eps_call}  calza {prof.calza_yes:.0f}/{prof.calza_no:.0f}")
+    print(f"wrote {args.out} from {matches} matches")
+
+
+if __name__ == "__main__":
+    main()
