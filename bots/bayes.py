@@ -185,75 +185,112 @@ def _sigmoid(x: float) -> float:
     return e / (1.0 + e)
 
 
-class Model:
-    """One opponent's policy model, each part a point on its own grid."""
-
-    __slots__ = ("beta", "eps_face", "pi_min", "delta", "sigma", "eps_q", "call_t", "call_a", "eps_call",
-                 "calza")
-
-    def __init__(self, face: tuple[float, float], qty: tuple[float, float, float, float],
-                 call: tuple[float, float, float], calza: float) -> None:
-        self.beta, self.eps_face = face
-        self.pi_min, self.delta, self.sigma, self.eps_q = qty
-        self.call_t, self.call_a, self.eps_call = call
-        self.calza = calza
-
-    def p_call(self, p_naive: float) -> float:
-        return 0.5 * self.eps_call + (1.0 - self.eps_call) * _sigmoid(self.call_a * (self.call_t - p_naive))
-
-
 class Context:
-    """What a player faced at one point of a round (public information only)."""
+    """What a player faced at one point of a round (public information only):
+    ``mins`` are the smallest legal quantities per face for that player then."""
 
-    __slots__ = ("seat", "n", "total", "wild", "palifico", "standing", "mins")
+    __slots__ = ("seat", "n", "total", "wild", "palifico", "standing", "mins", "calza")
 
     def __init__(self, seat: int, n: int, total: int, wild: bool, palifico: bool, standing: Bid | None,
-                 mins: dict[int, int]) -> None:
+                 mins: dict[int, int], calza: bool) -> None:
         self.seat, self.n, self.total, self.wild, self.palifico = seat, n, total, wild, palifico
-        self.standing, self.mins = standing, mins
+        self.standing, self.mins, self.calza = standing, mins, calza
 
 
-def context(rules: Any, i: int, history: Sequence[tuple[int, Bid]], counts: Sequence[int], palifico: bool,
+def calza_allowed(rules: Any, counts: Sequence[int]) -> bool:
+    return bool(rules.calza) and sum(1 for c in counts if c) >= rules.calza_min_players
+
+
+def context(rules: Any, seat: int, standing: Bid | None, counts: Sequence[int], palifico: bool,
             wild: bool) -> Context:
-    """What the maker of the ``i``-th bid of ``history`` faced."""
-    seat = history[i][0]
-    standing = history[i - 1][1] if i > 0 else None
+    """What ``seat`` faces with ``standing`` on the table (``None``: it opens)."""
     total = sum(counts)
     mins = legal_mins(rules, standing, total, palifico, counts[seat] == 1)
-    return Context(seat, counts[seat], total, wild, palifico, standing, mins)
+    return Context(seat, counts[seat], total, wild, palifico, standing, mins,
+                   standing is not None and calza_allowed(rules, counts))
 
 
 def face_feature(ctx: Context, face: int, k: int) -> float:
-    """How well a hand with ``k`` dice counting for ``face`` supports bidding it here."""
+    """How well a hand with ``k`` dice counting for ``face`` supports bidding it here:
+    the naive chance that the face's smallest legal bid, or its table average if
+    higher, is true."""
     p = face_p(face, ctx.wild)
-    unseen = ctx.total - ctx.n
     ref = max(ctx.mins[face], int(ctx.total * p + 0.5))
-    return p_true_naive(unseen, p, ref - k)
+    return p_true_naive(ctx.total - ctx.n, p, ref - k)
 
 
-def call_feature(ctx: Context, k: int) -> float:
-    """The naive chance the standing bid is true for a hand with ``k`` matching dice."""
-    s = ctx.standing
-    assert s is not None
-    return p_true_naive(ctx.total - ctx.n, face_p(s.face, ctx.wild), s.quantity - k)
+def raise_tables(ctx: Context) -> list[tuple[int, list[float]]]:
+    """For each legal face: (face index, naive chance its smallest raise is true, per k)."""
+    unseen = ctx.total - ctx.n
+    out = []
+    for f, low in ctx.mins.items():
+        p = face_p(f, ctx.wild)
+        out.append((f - 1, [p_true_naive(unseen, p, low - k) for k in range(ctx.n + 1)]))
+    return out
 
 
-def q_table(ctx: Context, face: int, qty: float, pi_min: float, delta: float, sigma: float, eps_q: float,
+def best_raise_p(tables: list[tuple[int, list[float]]], kv: Sequence[int]) -> float:
+    best = 0.0
+    for fi, row in tables:
+        x = row[kv[fi]]
+        if x > best:
+            best = x
+    return best
+
+
+def exact_p(unseen: int, p: float, need: int) -> float:
+    if need < 0 or need > unseen:
+        return 0.0
+    return BINOM[p].pmf_row(unseen)[need]
+
+
+class Model:
+    """One opponent's policy, each part a point of its own grid:
+
+    - calza: P(calza) = eps/2 + (1 - eps) sigmoid(a (p_exact - t)), where calza is allowed;
+    - dudo (given no calza): P = eps/2 + (1 - eps) sigmoid(a (t - p_standing - w p_raise)),
+      p_raise the naive chance of its best smallest raise: players doubt bids that look
+      false to them, and also bids they cannot top safely;
+    - face of a raise: softmax of beta x face_feature over the legal faces, mixed with eps uniform;
+    - quantity: with probability pi (raises only) the smallest legal one, else a discretised
+      normal around its own expected count for the face minus delta, mixed with eps uniform.
+    """
+
+    __slots__ = ("beta", "eps_face", "pi_min", "delta", "sigma", "eps_q", "dudo_t", "dudo_w", "dudo_a",
+                 "eps_dudo", "calza_t", "calza_a", "eps_calza")
+
+    def __init__(self, face: Sequence[float], qty: Sequence[float], dudo: Sequence[float],
+                 calza: Sequence[float]) -> None:
+        self.beta, self.eps_face = face
+        self.pi_min, self.delta, self.sigma, self.eps_q = qty
+        self.dudo_t, self.dudo_w, self.dudo_a, self.eps_dudo = dudo
+        self.calza_t, self.calza_a, self.eps_calza = calza
+
+    def p_dudo(self, p_standing: float, p_raise: float) -> float:
+        e = self.eps_dudo
+        return 0.5 * e + (1.0 - e) * _sigmoid(self.dudo_a * (self.dudo_t - p_standing - self.dudo_w * p_raise))
+
+    def p_calza(self, p_exact: float) -> float:
+        e = self.eps_calza
+        return 0.5 * e + (1.0 - e) * _sigmoid(self.calza_a * (p_exact - self.calza_t))
+
+
+def q_table(ctx: Context, face: int, qty: int, pi_min: float, delta: float, sigma: float, eps_q: float,
             ) -> list[float]:
-    """P(quantity == qty | face chosen, k) for k = 0..n."""
+    """P(quantity ``qty`` | face ``face`` chosen, k of the player's dice count for it), k = 0..n."""
     lo, hi = ctx.mins[face], ctx.total
     width = hi - lo + 1
-    p = face_p(face, ctx.wild)
-    base = (ctx.total - ctx.n) * p - delta
+    base = (ctx.total - ctx.n) * face_p(face, ctx.wild) - delta
     inv = 1.0 / (2.0 * sigma * sigma)
     atom = pi_min if ctx.standing is not None else 0.0
     out = []
+    exp = math.exp
     for k in range(ctx.n + 1):
         mu = base + k
         z = 0.0
         for q in range(lo, hi + 1):
-            z += math.exp(-(q - mu) ** 2 * inv)
-        g = math.exp(-(qty - mu) ** 2 * inv) / z if z > 0 else 1.0 / width
+            z += exp(-(q - mu) ** 2 * inv)
+        g = exp(-(qty - mu) ** 2 * inv) / z if z > 0 else 1.0 / width
         pm = atom * (1.0 if qty == lo else 0.0) + (1.0 - atom) * g
         out.append((1.0 - eps_q) * pm + eps_q / width)
     return out
@@ -266,65 +303,69 @@ def q_table(ctx: Context, face: int, qty: float, pi_min: float, delta: float, si
 FACE_GRID = [(b, e) for b in (-15.0, -6.0, -2.0, 0.0, 2.0, 6.0, 15.0, 40.0, 100.0) for e in (0.03, 0.15, 0.5)]
 QTY_GRID = [(pm, d, s, e) for pm in (0.05, 0.4, 0.8, 0.97, 0.995) for d in (-1.0, 0.0, 1.0, 2.0)
             for s in (0.5, 1.2, 2.5) for e in (0.05, 0.3)]
-CALL_GRID = [(t, a, e) for t in (0.02, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8) for a in (4.0, 12.0, 40.0)
-             for e in (0.02, 0.1, 0.3)]
+DUDO_GRID = [(t, w, a, e) for t in (-0.2, 0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 1.0, 1.2)
+             for w in (-1.0, -0.6, -0.3, 0.0, 0.3, 0.6, 1.0) for a in (6.0, 30.0) for e in (0.03, 0.15)]
+CALZA_GRID = [(t, a, e) for t in (0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 2.0) for a in (8.0, 30.0) for e in (0.005, 0.05)]
+PARTS = (("face", FACE_GRID), ("qty", QTY_GRID), ("dudo", DUDO_GRID), ("calza", CALZA_GRID))
 
 
-def _load_params() -> dict[str, Any]:
+def _load_params() -> dict[str, list[float]]:
+    """The fitted log-prior of every grid (bots/bayes/params.json); flat if it is missing or stale."""
     path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "bayes", "params.json")
+    flat = {name: [0.0] * len(grid) for name, grid in PARTS}
     try:
         with open(path) as fh:
             data = json.load(fh)
-        if (len(data["face_prior"]) == len(FACE_GRID) and len(data["qty_prior"]) == len(QTY_GRID)
-                and len(data["call_prior"]) == len(CALL_GRID)):
-            return data
+        prior = {name: [float(x) for x in data["prior"][name]] for name, _ in PARTS}
     except (OSError, ValueError, KeyError, TypeError):
-        pass
-    def peak(grid: list[Any], at: tuple[float, ...]) -> list[float]:
-        return [0.0 if g == at else -3.0 for g in grid]
-    return {"face_prior": peak(FACE_GRID, (6.0, 0.15)), "qty_prior": peak(QTY_GRID, (0.8, 1.0, 1.2, 0.05)),
-            "call_prior": peak(CALL_GRID, (0.4, 12.0, 0.1)), "calza_prior": [1.0, 6.0]}
+        return flat
+    if any(len(prior[name]) != len(grid) for name, grid in PARTS):
+        return flat
+    return prior
 
 
-PARAMS = _load_params()
+PRIOR = _load_params()
 
 
 class Profile:
-    """What a match has shown of one opponent: log-likelihood of every grid point."""
+    """What a match has shown of one opponent: the log-posterior of every grid point,
+    part by part (the parts' likelihoods factorise, so each is fitted on its own)."""
 
-    def __init__(self) -> None:
-        self.face = list(PARAMS["face_prior"])
-        self.qty = list(PARAMS["qty_prior"])
-        self.call = list(PARAMS["call_prior"])
-        a, b = PARAMS["calza_prior"]
-        self.calza_yes, self.calza_no = float(a), float(b)
-        self.model = self._map()
+    def __init__(self, prior: dict[str, list[float]] | None = None) -> None:
+        prior = PRIOR if prior is None else prior
+        self.logp = {name: list(prior[name]) for name, _ in PARTS}
+        self.model = self.best()
 
-    def _map(self) -> Model:
-        fi = max(range(len(FACE_GRID)), key=self.face.__getitem__)
-        qi = max(range(len(QTY_GRID)), key=self.qty.__getitem__)
-        ci = max(range(len(CALL_GRID)), key=self.call.__getitem__)
-        return Model(FACE_GRID[fi], QTY_GRID[qi], CALL_GRID[ci], self.calza_yes / (self.calza_yes + self.calza_no))
+    def best(self) -> Model:
+        """The most probable point of each grid."""
+        pick = []
+        for name, grid in PARTS:
+            lp = self.logp[name]
+            pick.append(grid[max(range(len(grid)), key=lp.__getitem__)])
+        return Model(*pick)
 
-    def observe_bid(self, ctx: Context, kvec: Sequence[int], b: Bid) -> None:
-        """A revealed hand (``kvec``: matching counts per face) made bid ``b`` in ``ctx``."""
+    def observe_bid(self, ctx: Context, kv: Sequence[int], b: Bid) -> None:
+        """A shown hand (``kv``: dice counting per face) bid ``b`` in ``ctx``."""
         if ctx.standing is not None:
-            self.observe_call(ctx, kvec, False, None)
+            self.observe_call(ctx, kv, None)
         faces = list(ctx.mins)
         nf = len(faces)
         if nf > 1:
-            feats = [face_feature(ctx, f, kvec[f - 1]) for f in faces]
-            mine = face_feature(ctx, b.face, kvec[b.face - 1])
+            feats = [face_feature(ctx, f, kv[f - 1]) for f in faces]
+            mine = face_feature(ctx, b.face, kv[b.face - 1])
+            lp = self.logp["face"]
             for i, (beta, eps) in enumerate(FACE_GRID):
-                z = sum(math.exp(beta * (x - 1.0)) for x in feats)
-                p = (1.0 - eps) * math.exp(beta * (mine - 1.0)) / z + eps / nf
-                self.face[i] += math.log(p)
-        k = kvec[b.face - 1]
-        cache: dict[tuple[float, float], float] = {}
+                z = 0.0
+                for x in feats:
+                    z += math.exp(beta * (x - 1.0))
+                lp[i] += math.log((1.0 - eps) * math.exp(beta * (mine - 1.0)) / z + eps / nf)
+        k = kv[b.face - 1]
         lo, hi = ctx.mins[b.face], ctx.total
         width = hi - lo + 1
         mu0 = (ctx.total - ctx.n) * face_p(b.face, ctx.wild) + k
         atom_on = ctx.standing is not None
+        cache: dict[tuple[float, float], float] = {}
+        lp = self.logp["qty"]
         for i, (pm, d, s, e) in enumerate(QTY_GRID):
             g = cache.get((d, s))
             if g is None:
@@ -334,24 +375,32 @@ class Profile:
                 g = cache[(d, s)] = math.exp(-(b.quantity - mu) ** 2 * inv) / z if z > 0 else 1.0 / width
             atom = pm if atom_on else 0.0
             p = atom * (1.0 if b.quantity == lo else 0.0) + (1.0 - atom) * g
-            self.qty[i] += math.log((1.0 - e) * p + e / width)
+            lp[i] += math.log((1.0 - e) * p + e / width)
 
-    def observe_call(self, ctx: Context, kvec: Sequence[int], called: bool, calza: bool | None) -> None:
-        """A revealed hand called (``calza``: which call, None when calza was not allowed) or raised."""
+    def observe_call(self, ctx: Context, kv: Sequence[int], call: str | None) -> None:
+        """A shown hand facing ``ctx.standing`` called ``call`` ("dudo", "calza"; None: it raised)."""
         s = ctx.standing
         assert s is not None
-        x = call_feature(ctx, kvec[s.face - 1])
-        for i, (t, a, e) in enumerate(CALL_GRID):
-            p = 0.5 * e + (1.0 - e) * _sigmoid(a * (t - x))
-            self.call[i] += math.log(p if called else 1.0 - p)
-        if called and calza is not None:
-            if calza:
-                self.calza_yes += 1.0
-            else:
-                self.calza_no += 1.0
+        p = face_p(s.face, ctx.wild)
+        unseen = ctx.total - ctx.n
+        k = kv[s.face - 1]
+        if ctx.calza:
+            x = exact_p(unseen, p, s.quantity - k)
+            lp = self.logp["calza"]
+            for i, (t, a, e) in enumerate(CALZA_GRID):
+                pz = 0.5 * e + (1.0 - e) * _sigmoid(a * (x - t))
+                lp[i] += math.log(pz if call == "calza" else 1.0 - pz)
+        if call == "calza":
+            return
+        ps = p_true_naive(unseen, p, s.quantity - k)
+        pr = best_raise_p(raise_tables(ctx), kv)
+        lp = self.logp["dudo"]
+        for i, (t, w, a, e) in enumerate(DUDO_GRID):
+            pd = 0.5 * e + (1.0 - e) * _sigmoid(a * (t - ps - w * pr))
+            lp[i] += math.log(pd if call == "dudo" else 1.0 - pd)
 
     def refresh(self) -> None:
-        self.model = self._map()
+        self.model = self.best()
 
 
 # ---------------------------------------------------------------------------
@@ -362,71 +411,88 @@ class Profile:
 class HandBelief:
     """The posterior over one opponent's hand this round, updated bid by bid."""
 
-    __slots__ = ("hands", "kv", "w", "dirty", "marg", "informed")
+    __slots__ = ("hands", "kv", "w", "informed", "_marg", "_joint", "wild")
 
     def __init__(self, hands: _Hands, wild: bool) -> None:
         self.hands = hands
+        self.wild = wild
         self.kv = hands.kwild if wild else hands.kplain
         self.w = list(hands.prior)
-        self.dirty = True
         self.informed = False  # no bid seen yet: the marginals are plain binomials
-        self.marg: list[list[float]] = []
+        self._marg: list[list[float]] | None = None
+        self._joint: list[list[list[float]]] | None = None
 
     def update(self, model: Model, ctx: Context, b: Bid) -> None:
+        """Bayes' rule for one bid: weight each hand by the model's chance of that bid."""
         n = ctx.n
+        fi = b.face - 1
         faces = [f - 1 for f in ctx.mins]
         nf = len(faces)
-        fi = b.face - 1
-        # per-k tables (the hand enters only through its matching counts)
+        exp = math.exp
+        E: list[list[float]] = [[] for _ in range(6)]
         if nf > 1:
             beta = model.beta
-            E = [[0.0] * (n + 1) for _ in range(6)]
             for f in faces:
-                row = E[f]
-                for k in range(n + 1):
-                    row[k] = math.exp(beta * (face_feature(ctx, f + 1, k) - 1.0))
+                E[f] = [exp(beta * (face_feature(ctx, f + 1, k) - 1.0)) for k in range(n + 1)]
         Q = q_table(ctx, b.face, b.quantity, model.pi_min, model.delta, model.sigma, model.eps_q)
-        if ctx.standing is not None:
-            si = ctx.standing.face - 1
-            R = [1.0 - model.p_call(call_feature(ctx, k)) for k in range(n + 1)]
-        else:
-            si = fi
-            R = [1.0] * (n + 1)
+        standing = ctx.standing
         w = self.w
         kv = self.kv
+        if standing is not None:
+            # it did not call: (1 - P(calza)) (1 - P(dudo)), dudo depending on its best raise too
+            si = standing.face - 1
+            p = face_p(standing.face, ctx.wild)
+            unseen = ctx.total - n
+            PS = [p_true_naive(unseen, p, standing.quantity - k) for k in range(n + 1)]
+            if ctx.calza:
+                Z = [1.0 - model.p_calza(exact_p(unseen, p, standing.quantity - k)) for k in range(n + 1)]
+            else:
+                Z = [1.0] * (n + 1)
+            tables = raise_tables(ctx)
+            memo: dict[tuple[int, float], float] = {}
+        ef = model.eps_face
+        a = 1.0 - ef
+        u = ef / nf if nf else 0.0
+        Ef = E[fi]
         total = 0.0
-        if nf > 1:
-            ef = model.eps_face
-            a = 1.0 - ef
-            u = ef / nf
-            Ef = E[fi]
-            for i, k in enumerate(kv):
-                wi = w[i]
-                if wi == 0.0:
-                    continue
+        for i, k in enumerate(kv):
+            wi = w[i]
+            if wi == 0.0:
+                continue
+            kf = k[fi]
+            if nf > 1:
                 z = 0.0
                 for f in faces:
                     z += E[f][k[f]]
-                kf = k[fi]
-                wi *= (a * Ef[kf] / z + u) * Q[kf] * R[k[si]]
-                w[i] = wi
-                total += wi
-        else:
-            for i, k in enumerate(kv):
-                wi = w[i] * Q[k[fi]] * R[k[si]]
-                w[i] = wi
-                total += wi
-        if total <= 0.0 or total != total:  # the model ruled out every hand: fall back to the prior
-            self.w = list(self.hands.prior)
-        elif total < 1e-200 or total > 1e200:
+                wi *= (a * Ef[kf] / z + u) * Q[kf]
+            else:
+                wi *= Q[kf]
+            if standing is not None:
+                ks = k[si]
+                pr = 0.0
+                for tf, row in tables:
+                    x = row[k[tf]]
+                    if x > pr:
+                        pr = x
+                key = (ks, pr)
+                r = memo.get(key)
+                if r is None:
+                    r = memo[key] = Z[ks] * (1.0 - model.p_dudo(PS[ks], pr))
+                wi *= r
+            w[i] = wi
+            total += wi
+        if not total > 0.0:  # the model ruled out every hand: forget this bid
+            return
+        if total < 1e-150:
             inv = 1.0 / total
             self.w = [x * inv for x in w]
-        self.dirty = True
         self.informed = True
+        self._marg = None
+        self._joint = None
 
     def marginals(self) -> list[list[float]]:
         """marg[f - 1][k]: P(k of this hand's dice count for face f)."""
-        if self.dirty:
+        if self._marg is None:
             n = self.hands.n
             m = [[0.0] * (n + 1) for _ in range(6)]
             m0, m1, m2, m3, m4, m5 = m
@@ -441,9 +507,56 @@ class HandBelief:
                     m4[k[4]] += wi
                     m5[k[5]] += wi
             inv = 1.0 / total
-            self.marg = [[x * inv for x in row] for row in m]
-            self.dirty = False
-        return self.marg
+            self._marg = [[x * inv for x in row] for row in m]
+        return self._marg
+
+    def joint(self) -> list[list[list[float]]]:
+        """joint[f - 1][k][m]: P(k dice count for face f, and m for its best other face)
+        (aces left out of "other" when wild): what the next player's answer to a bid on f
+        depends on."""
+        if self._joint is None:
+            n = self.hands.n
+            J = [[[0.0] * (n + 1) for _ in range(n + 1)] for _ in range(6)]
+            others = range(1, 6) if self.wild else range(6)
+            total = 0.0
+            for wi, k in zip(self.w, self.kv):
+                if not wi:
+                    continue
+                total += wi
+                t1 = t2 = -1
+                f1 = -1
+                for g in others:
+                    x = k[g]
+                    if x > t1:
+                        t2, t1, f1 = t1, x, g
+                    elif x > t2:
+                        t2 = x
+                for f in range(6):
+                    J[f][k[f]][t2 if f == f1 else t1] += wi
+            inv = 1.0 / total
+            self._joint = [[[x * inv for x in row] for row in face] for face in J]
+        return self._joint
+
+    def sample(self, count: int, rng: Any) -> list[tuple[tuple[int, ...], float]]:
+        """``count`` hands (matching-count vectors) drawn by systematic resampling, each with weight
+        1/count; all hands with their exact weights if there are no more than ``count`` of them."""
+        w = self.w
+        total = sum(w)
+        if len(w) <= count:
+            return [(k, x / total) for k, x in zip(self.kv, w) if x]
+        step = total / count
+        at = rng.random() * step
+        out = []
+        acc = 0.0
+        i = -1
+        each = 1.0 / count
+        for _ in range(count):
+            while acc <= at and i + 1 < len(w):
+                i += 1
+                acc += w[i]
+            out.append((self.kv[i], each))
+            at += step
+        return out
 
 
 def convolve(a: list[float], b: list[float]) -> list[float]:
@@ -453,29 +566,40 @@ def convolve(a: list[float], b: list[float]) -> list[float]:
         return a
     out = [0.0] * (len(a) + len(b) - 1)
     for i, x in enumerate(a):
-        if x == 0.0:
+        if x < 1e-12:
             continue
         for j, y in enumerate(b):
             out[i + j] += x * y
     return out
 
 
-def tail(dist: list[float], need: int) -> float:
-    """P(X >= need)."""
+def tail(dist: Sequence[float], need: int) -> float:
+    """P(X >= need) for X distributed as ``dist``."""
     if need <= 0:
         return 1.0
     if need >= len(dist):
         return 0.0
-    return sum(dist[need:])
+    return min(1.0, sum(dist[need:]))
+
+
+def at(dist: Sequence[float], k: int) -> float:
+    return dist[k] if 0 <= k < len(dist) else 0.0
 
 
 # ---------------------------------------------------------------------------
-# The bot
+# Decisions
 # ---------------------------------------------------------------------------
 
-OTHER_LOSS = 0.35
-CONT_MULTI = -0.12
-CONT_DUEL = -0.3
+OTHER_LOSS = 0.35  # with three or more players in: another player losing a die, in our own dice
+REGAIN_AT_MAX = 0.05  # a right calza at the maximum regains nothing (we open the next round)
+CHAIN_STEP = 0.6  # quantity added per raise, on average, when following a round past the next player
+RAISE_AGAIN = -0.25  # the round comes back to us: the value of having to raise again
+DUEL_LEAF = 0.8  # heads-up leaf: raising again costs about this times the chance our best raise is false
+DUEL_HANDS = 48  # heads-up search: opponent hands per candidate (all of them if fewer), at 1000 ms
+DUEL_CANDIDATES = 5  # heads-up search: raises searched, at 1000 ms
+RAISE_SPAN = 3  # quantities tried per face: the smallest legal one and the next two
+DEBUG: list[Any] | None = None  # development aid: set to a list to collect predictions and outcomes
+FALLBACKS = 0  # decisions that fell back to the plain odds after an internal error (tests assert 0)
 
 
 class Bayes(Bot):
@@ -489,164 +613,428 @@ class Bayes(Bot):
         self.history: tuple[tuple[int, Bid], ...] = ()
         self.counts: tuple[int, ...] = ()
         self.palifico = False
+        self.wild = False
 
-    # --- the round's beliefs ---
+    # --- this round's beliefs ---
 
     def _new_round(self, turn: Turn) -> None:
         self.round = turn.round
         self.counts = turn.counts
         self.palifico = turn.palifico
-        wild = turn.wild
+        self.wild = turn.wild
         self.beliefs = {}
         for s, n in enumerate(turn.counts):
             if s != self.me and n > 0:
                 hands = exact_hands(n) if n <= MAX_EXACT_DICE else sampled_hands(n, self.rng)
-                self.beliefs[s] = HandBelief(hands, wild)
+                self.beliefs[s] = HandBelief(hands, turn.wild)
         self.seen = 0
         self.history = ()
 
     def _fold(self, turn: Turn) -> None:
+        """Fold the bids made since our last look into the beliefs."""
         hist = turn.history
         for i in range(self.seen, len(hist)):
             seat, b = hist[i]
             belief = self.beliefs.get(seat)
             if belief is None:
                 continue
-            ctx = context(self.rules, i, hist, turn.counts, turn.palifico, turn.wild)
-            if b.face not in ctx.mins or not ctx.mins[b.face] <= b.quantity <= ctx.total:
-                continue  # cannot happen with a correct referee; never let it break the bot
+            ctx = context(self.rules, seat, hist[i - 1][1] if i else None, turn.counts, turn.palifico, turn.wild)
+            low = ctx.mins.get(b.face)
+            if low is None or not low <= b.quantity <= ctx.total:
+                continue  # not a legal bid by our reckoning: learn nothing from it
             belief.update(self.profiles[seat].model, ctx, b)
         self.seen = len(hist)
         self.history = hist
 
-    # --- counting ---
+    def _marg(self, seat: int, face: int) -> list[float]:
+        belief = self.beliefs[seat]
+        if belief.informed:
+            return belief.marginals()[face - 1]
+        return BINOM[face_p(face, self.wild)].pmf_row(belief.hands.n)
 
-    def _dists(self, turn: Turn, face: int, exclude: int = -1) -> list[float]:
-        """Distribution of the opponents' dice counting for ``face`` (all but ``exclude``)."""
-        p = face_p(face, turn.wild)
+    def _dist(self, face: int, exclude: int = -1) -> list[float]:
+        """Distribution of the opponents' dice counting for ``face`` (leaving out ``exclude``)."""
+        key = (face, exclude)
+        got = self._cache.get(key)
+        if got is not None:
+            return got
         plain = 0
         dist = [1.0]
-        fi = face - 1
         for s, belief in self.beliefs.items():
             if s == exclude:
                 continue
-            if not belief.informed:
+            if belief.informed:
+                dist = convolve(dist, belief.marginals()[face - 1])
+            else:
                 plain += belief.hands.n
-                continue
-            dist = convolve(dist, belief.marginals()[fi])
         if plain:
-            dist = convolve(dist, BINOM[p].pmf_row(plain))
+            dist = convolve(dist, BINOM[face_p(face, self.wild)].pmf_row(plain))
+        self._cache[key] = dist
         return dist
 
+    # --- the decision ---
+
     def act(self, turn: Turn) -> Action:
+        global FALLBACKS
+        try:
+            action = self._decide(turn)
+            if turn.legal.is_legal(action):
+                if isinstance(action, Bid):
+                    self.history = turn.history + ((turn.seat, action),)
+                return action
+        except Exception:  # a bug must cost a decision, never the match
+            pass
+        FALLBACKS += 1
+        return self._fallback(turn)
+
+    def _fallback(self, turn: Turn) -> Action:
+        standing = turn.standing
+        if standing is not None and (not turn.legal.min_quantity or turn.probability(standing) < 0.5):
+            return DUDO
+        b, _ = turn.best_raise()
+        return b if b is not None else DUDO
+
+    def _decide(self, turn: Turn) -> Action:
         if turn.round != self.round or turn.counts != self.counts or len(turn.history) < self.seen:
             self._new_round(turn)
         self._fold(turn)
+        self._cache: dict[tuple[int, int], list[float]] = {}
+        rules = self.rules
         legal = turn.legal
         standing = turn.standing
+        alive = [s for s, c in enumerate(turn.counts) if c > 0]
+        duel = len(alive) == 2
+        other = 1.0 if duel else OTHER_LOSS
         options: list[tuple[float, Action]] = []
-        alive = sum(1 for c in turn.counts if c > 0)
-        other = 1.0 if alive == 2 else OTHER_LOSS
-        if standing is not None:
+        if standing is not None and legal.dudo:
+            options.append((self._dudo_value(turn, standing, other), DUDO))
+        if standing is not None and legal.calza:
             f = standing.face
-            dist = self._dists(turn, f)
-            need = standing.quantity - turn.mine(f)
-            p_true = tail(dist, need)
-            options.append((-p_true + (1.0 - p_true) * other, DUDO))
-            if legal.calza:
-                p_ex = dist[need] if 0 <= need < len(dist) else 0.0
-                regain = turn.rules.calza_reward == "regain"
-                gain = (1.0 if len(turn.dice) < turn.rules.dice else 0.05) if regain else other
-                options.append((p_ex * gain - (1.0 - p_ex), CALZA))
-        nxt = self._next(turn)
-        model = self.profiles[nxt].model
-        belief = self.beliefs.get(nxt)
-        n_next = turn.counts[nxt]
-        cont = CONT_DUEL if alive == 2 else CONT_MULTI
-        calza_next = (turn.rules.calza and alive >= turn.rules.calza_min_players)
-        for face, low in legal.min_quantity.items():
-            rest = self._dists(turn, face, exclude=nxt)
-            if belief is not None and belief.informed:
-                mj = belief.marginals()[face - 1]
+            p_ex = at(self._dist(f), standing.quantity - turn.mine(f))
+            if rules.calza_reward == "regain":
+                gain = 1.0 if len(turn.dice) < rules.dice else REGAIN_AT_MAX
             else:
-                mj = BINOM[face_p(face, turn.wild)].pmf_row(n_next)
+                gain = other
+            options.append((p_ex * gain - (1.0 - p_ex), CALZA))
+        raises = self._raise_values(turn, alive, other)
+        if duel and raises:
+            raises = self._duel_search(turn, raises, alive)
+        options.extend(raises)
+        if not options:
+            return DUDO
+        best = max(options, key=lambda o: o[0])[1]
+        if DEBUG is not None:
+            self._debug_note(turn, best, options, alive)
+        return best
+
+    def _dudo_value(self, turn: Turn, standing: Bid, other: float) -> float:
+        dist = self._dist(standing.face)
+        need = standing.quantity - turn.mine(standing.face)
+        if self.rules.penalty != "difference":
+            p_true = tail(dist, need)
+            return -p_true + (1.0 - p_true) * other
+        # difference: max(1, |q - count|) dice, never more than the loser holds
+        v = 0.0
+        mine = len(turn.dice)
+        for k, pk in enumerate(dist):
+            if pk:
+                if k >= need:
+                    v -= pk * min(mine, max(1, k - need))
+                else:
+                    v += pk * other * max(1, need - k)
+        return v
+
+    def _next_seats(self, turn: Turn, alive: list[int]) -> list[int]:
+        """The other players in turn order after us."""
+        i = alive.index(turn.seat)
+        return alive[i + 1:] + alive[:i]
+
+    def _raise_values(self, turn: Turn, alive: list[int], other: float) -> list[tuple[float, Action]]:
+        """One step of search for every candidate raise: the next player's answer, computed
+        exactly over its posterior (its dice for the face and for its best other face), and
+        the rest of the round followed player by player."""
+        legal = turn.legal
+        if not legal.min_quantity:
+            return []
+        rules = self.rules
+        order = self._next_seats(turn, alive)
+        nxt = order[0]
+        n_j = turn.counts[nxt]
+        total = turn.total
+        unseen_j = total - n_j
+        model = self.profiles[nxt].model
+        joint = self.beliefs[nxt].joint()
+        calza_j = calza_allowed(rules, turn.counts)
+        regain = rules.calza_reward == "regain"
+        wild = turn.wild
+        p_other = P_WILD if wild else P_ONE
+        out: list[tuple[float, Action]] = []
+        chain_cache: dict[tuple[int, int, int], float] = {}
+        for face, low in legal.min_quantity.items():
+            J = joint[face - 1]
+            p = face_p(face, wild)
             mine = turn.mine(face)
-            p = face_p(face, turn.wild)
-            unseen_next = turn.total - n_next
-            for q in range(low, min(low + 3, legal.max_quantity) + 1):
+            rest = self._dist(face, exclude=nxt)
+            top = min(low + RAISE_SPAN - 1, legal.max_quantity)
+            for q in range(low, top + 1):
+                b = bid(q, face)
+                mins_j = legal_mins(rules, b, total, turn.palifico, n_j == 1)
+                same = [p_true_naive(unseen_j, p, q + 1 - k) for k in range(n_j + 1)] if face in mins_j \
+                    else [0.0] * (n_j + 1)
+                qo = min((m for g, m in mins_j.items() if g != face and (g != 1 or not wild)), default=0)
+                oth = [p_true_naive(unseen_j, p_other, qo - m) if qo else 0.0 for m in range(n_j + 1)]
+                cont = self._chain(turn, order, b, other, chain_cache)
                 v = 0.0
-                for k, pk in enumerate(mj):
-                    if pk < 1e-9:
+                for k in range(n_j + 1):
+                    row = J[k]
+                    wk = sum(row)
+                    if wk < 1e-9:
                         continue
                     need = q - mine - k
                     pt = tail(rest, need)
-                    pc = model.p_call(p_true_naive(unseen_next, p, q - k))
-                    kz = model.calza if calza_next else 0.0
-                    vd = pt * other - (1.0 - pt)
-                    if kz:
-                        pe = rest[need] if 0 <= need < len(rest) else 0.0
-                        vz = -pe * other * 0.5 + (1.0 - pe) * other
-                        vcall = (1.0 - kz) * vd + kz * vz
+                    v_dudo = pt * other - (1.0 - pt)
+                    ps = p_true_naive(unseen_j, p, q - k)
+                    pz = model.p_calza(exact_p(unseen_j, p, q - k)) if calza_j else 0.0
+                    if pz:
+                        pe = at(rest, need)
+                        v_calza = (-pe * other * 0.5 if regain else -pe) + (1.0 - pe) * other
                     else:
-                        vcall = vd
-                    v += pk * (pc * vcall + (1.0 - pc) * cont)
-                options.append((v, bid(q, face)))
-        best = max(options, key=lambda o: o[0])[1]
-        if not legal.is_legal(best):  # never send an illegal action
-            best = DUDO if legal.dudo else next(iter(legal.bids()))
-        if isinstance(best, Bid):
-            self.history = turn.history + ((turn.seat, best),)
-        return best
+                        v_calza = 0.0
+                    sk = same[k]
+                    acc = 0.0
+                    for m, wm in enumerate(row):
+                        if wm < 1e-9:
+                            continue
+                        om = oth[m]
+                        pd = model.p_dudo(ps, sk if sk > om else om)
+                        acc += wm * (pd * v_dudo + (1.0 - pd) * cont)
+                    v += pz * wk * v_calza + (1.0 - pz) * acc
+                out.append((v, b))
+        return out
 
-    def _next(self, turn: Turn) -> int:
-        n = len(turn.counts)
-        s = (turn.seat + 1) % n
-        while turn.counts[s] == 0 and s != turn.seat:
-            s = (s + 1) % n
-        return s
+    def _chain(self, turn: Turn, order: list[int], b: Bid, other: float,
+               cache: dict[tuple[int, int, int], float]) -> float:
+        """The round goes on past the next player: each later player calls (someone else loses a
+        die) or raises by about ``CHAIN_STEP``; back at us, we doubt or raise again."""
+        if len(order) == 1:  # heads-up: the next raise comes straight back to us
+            return RAISE_AGAIN
+        face = b.face
+        p = face_p(face, self.wild)
+        total = turn.total
+        survive = 1.0
+        v = 0.0
+        for i, seat in enumerate(order[1:], 1):
+            q = int(b.quantity + i * CHAIN_STEP + 0.5)
+            key = (seat, face, q)
+            c = cache.get(key)
+            if c is None:
+                model = self.profiles[seat].model
+                n = turn.counts[seat]
+                unseen = total - n
+                c = 0.0
+                for k, pk in enumerate(self._marg(seat, face)):
+                    if pk > 1e-9:
+                        c += pk * model.p_dudo(p_true_naive(unseen, p, q - k), p_true_naive(unseen, p, q + 1 - k))
+                cache[key] = c
+            v += survive * c * other
+            survive *= 1.0 - c
+        q = int(b.quantity + len(order) * CHAIN_STEP + 0.5)
+        p_true = tail(self._dist(face), q - turn.mine(face))
+        back = max(-p_true + (1.0 - p_true) * other, RAISE_AGAIN)
+        return v + survive * back
 
-    # --- learning from shown hands ---
+    def _duel_search(self, turn: Turn, raises: list[tuple[float, Action]], alive: list[int],
+                     ) -> list[tuple[float, Action]]:
+        """Heads-up: search the best few raises one level deeper over consistent deals.
+
+        The opponent's hand is drawn from its posterior (every hand, weighted, when there are few);
+        for each deal the model gives its answer to our raise: a call, settled by the deal, or a
+        raise r. Deals are grouped by r, the only thing we would see, and against each r we take
+        the better of doubting it (true in the share of r's deals where it is true) and raising
+        again (a leaf estimate): our choice depends on what we know, not on the deal."""
+        effort = min(1.0, max(0.05, turn.time_ms / 1000.0))
+        count = max(8, int(DUEL_HANDS * effort))
+        k_best = max(2, int(DUEL_CANDIDATES * effort + 0.5))
+        ranked = sorted(raises, key=lambda o: -o[0])
+        opp = alive[0] if alive[1] == turn.seat else alive[1]
+        belief = self.beliefs[opp]
+        deals = belief.sample(count, self.rng)
+        model = self.profiles[opp].model
+        rules = self.rules
+        total = turn.total
+        n_o = turn.counts[opp]
+        unseen = total - n_o
+        wild = turn.wild
+        mine_all = _kvec_cache(turn.dice, wild)
+        calza_o = calza_allowed(rules, turn.counts)
+        regain = rules.calza_reward == "regain"
+        exp = math.exp
+        refined: list[tuple[float, Action]] = []
+        for value, b in ranked[:k_best]:
+            assert isinstance(b, Bid)
+            q, f = b.quantity, b.face
+            ctx = context(rules, opp, b, turn.counts, turn.palifico, wild)
+            faces = list(ctx.mins)
+            tables = raise_tables(ctx)
+            p = face_p(f, wild)
+            beta = model.beta
+            ff = {g: [exp(beta * (face_feature(ctx, g, k) - 1.0)) for k in range(n_o + 1)] for g in faces}
+            qd = {g: _quantity_rows(ctx, g, model) for g in faces}
+            ef = model.eps_face
+            nf = len(faces)
+            groups: dict[tuple[int, int], list[float]] = {}
+            v_call = 0.0
+            for kv, w in deals:
+                k = kv[f - 1]
+                true_b = mine_all[f - 1] + k >= q
+                pz = model.p_calza(exact_p(unseen, p, q - k)) if calza_o else 0.0
+                pd = model.p_dudo(p_true_naive(unseen, p, q - k), best_raise_p(tables, kv))
+                if pz:
+                    exact = mine_all[f - 1] + k == q
+                    v_call += w * pz * ((-0.5 if regain else -1.0) if exact else 1.0)
+                v_call += w * (1.0 - pz) * pd * (1.0 if true_b else -1.0)
+                p_raise = w * (1.0 - pz) * (1.0 - pd)
+                if p_raise < 1e-9 or not faces:
+                    continue
+                z = 0.0
+                for g in faces:
+                    z += ff[g][kv[g - 1]]
+                for g in faces:
+                    kg = kv[g - 1]
+                    pf = p_raise * ((1.0 - ef) * ff[g][kg] / z + ef / nf)
+                    if pf < 1e-9:
+                        continue
+                    have = mine_all[g - 1] + kg
+                    lo = ctx.mins[g]
+                    for j, pq in enumerate(qd[g][kg]):
+                        m = pf * pq
+                        if m < 1e-9:
+                            continue
+                        r = (lo + j, g)
+                        acc = groups.get(r)
+                        if acc is None:
+                            acc = groups[r] = [0.0, 0.0]
+                        acc[0] += m
+                        if have >= lo + j:
+                            acc[1] += m
+            v = v_call
+            for (rq, rf), (wr, tr) in groups.items():
+                p_true = tr / wr
+                v += wr * max(1.0 - 2.0 * p_true, self._duel_leaf(turn, rq, rf, n_o))
+            refined.append((v, b))
+        return refined  # the others ranked lower one step deep; their values are not comparable
+
+    def _duel_leaf(self, turn: Turn, q: int, f: int, n_o: int) -> float:
+        """Heads-up: the value of raising over (q, f): about ``DUEL_LEAF`` times the chance that our
+        best smallest raise is false, on our own dice and the opponent's as unknown."""
+        mins = legal_mins(self.rules, bid(q, f), turn.total, turn.palifico, len(turn.dice) == 1)
+        best = 0.0
+        for g, low in mins.items():
+            x = p_true_naive(n_o, face_p(g, turn.wild), low - turn.mine(g))
+            if x > best:
+                best = x
+        return -DUEL_LEAF * (1.0 - best) if mins else -1.0
+
+    # --- learning from the shown hands ---
 
     def round_end(self, result: RoundEnd) -> None:
-        """Every hand is shown: score each opponent's observed decisions under every grid point."""
+        """Every hand is shown: score each opponent's decisions this round under every grid point."""
+        if DEBUG is not None:
+            self._debug_outcome(result)
         if result.round != self.round or result.fault is not None:
             return
         hands = result.dice
         counts = tuple(len(h) for h in hands)
         if counts != self.counts:
             return
-        wild = self.rules.wild_ones and not self.palifico
+        wild = self.wild
         hist = list(self.history)
         if result.bid is not None and (not hist or hist[-1] != result.bid):
-            hist_known = len(hist)
+            known = len(hist)  # bids were made after our last look: only the last one is known
             hist.append(result.bid)
         else:
-            hist_known = len(hist) + 1
+            known = len(hist)
         touched = set()
+        rules = self.rules
         for i, (seat, b) in enumerate(hist):
-            if seat == self.me or i >= hist_known or not hands[seat]:
+            if seat == self.me or not hands[seat] or (i >= known and i > 0):
                 continue
-            ctx = context(self.rules, i, hist, counts, self.palifico, wild)
-            if b.face not in ctx.mins:
+            ctx = context(rules, seat, hist[i - 1][1] if i else None, counts, self.palifico, wild)
+            low = ctx.mins.get(b.face)
+            if low is None or not low <= b.quantity <= ctx.total:
                 continue
             self.profiles[seat].observe_bid(ctx, kvec_of(hands[seat], wild), b)
             touched.add(seat)
         if result.call is not None and result.bid is not None:
             caller, kind = result.call
-            if caller != self.me and hands[caller]:
-                standing = result.bid[1]
-                total = sum(counts)
-                ctx = Context(caller, counts[caller], total, wild, self.palifico, standing, {})
-                alive = sum(1 for h in hands if h)
-                calza_ok = self.rules.calza and alive >= self.rules.calza_min_players
-                self.profiles[caller].observe_call(ctx, kvec_of(hands[caller], wild), True,
-                                                   (kind == "calza") if calza_ok else None)
+            if caller != self.me and 0 <= caller < len(hands) and hands[caller]:
+                ctx = context(rules, caller, result.bid[1], counts, self.palifico, wild)
+                self.profiles[caller].observe_call(ctx, kvec_of(hands[caller], wild), kind)
                 touched.add(caller)
         for seat in touched:
             self.profiles[seat].refresh()
 
+    # --- development aids (off unless DEBUG is a list) ---
+
+    def _debug_note(self, turn: Turn, best: Action, options: list[tuple[float, Action]], alive: list[int]) -> None:
+        self._dbg = (turn, best)
+
+    def _debug_outcome(self, result: RoundEnd) -> None:
+        note = getattr(self, "_dbg", None)
+        self._dbg = None
+        if note is None or result.bid is None or result.count is None or result.call is None:
+            return
+        turn, best = note
+        standing = turn.standing
+        if best == DUDO and standing is not None and result.call[0] == self.me:
+            self._cache = {}
+            need = standing.quantity - turn.mine(standing.face)
+            DEBUG.append(("dudo", tail(self._dist(standing.face), need), result.count >= standing.quantity))
+        elif isinstance(best, Bid):
+            nxt = self._next_seats(turn, [s for s, c in enumerate(turn.counts) if c])[0]
+            called = result.bid == (self.me, best) and result.call[0] == nxt
+            DEBUG.append(("raise", str(best), called, result.bid == (self.me, best) and
+                          result.count < best.quantity and called, self.match.names[nxt]))
+
+
+def _quantity_rows(ctx: Context, face: int, model: Model) -> list[list[float]]:
+    """rows[k][j]: P(the player bids quantity mins[face] + j | face chosen, k dice for it),
+    the first ``RAISE_SPAN`` quantities, the rest of the mass on the last."""
+    lo, hi = ctx.mins[face], ctx.total
+    width = hi - lo + 1
+    span = min(RAISE_SPAN, width)
+    base = (ctx.total - ctx.n) * face_p(face, ctx.wild) - model.delta
+    inv = 1.0 / (2.0 * model.sigma * model.sigma)
+    atom = model.pi_min if ctx.standing is not None else 0.0
+    e = model.eps_q
+    rows = []
+    for k in range(ctx.n + 1):
+        mu = base + k
+        g = [math.exp(-(q - mu) ** 2 * inv) for q in range(lo, hi + 1)]
+        z = sum(g) or 1.0
+        probs = [(1.0 - e) * (1.0 - atom) * x / z + e / width for x in g]
+        probs[0] += (1.0 - e) * atom
+        row = probs[:span]
+        row[-1] += sum(probs[span:])
+        rows.append(row)
+    return rows
+
+
+_KV: dict[tuple[tuple[int, ...], bool], tuple[int, ...]] = {}
+
+
+def _kvec_cache(dice: tuple[int, ...], wild: bool) -> tuple[int, ...]:
+    key = (dice, wild)
+    kv = _KV.get(key)
+    if kv is None:
+        if len(_KV) > 4096:
+            _KV.clear()
+        kv = _KV[key] = kvec_of(dice, wild)
+    return kv
+
 
 def kvec_of(dice: Sequence[int], wild: bool) -> tuple[int, ...]:
+    """Dice counting for each face 1..6 (aces included for the others when ``wild``)."""
     c = [0] * 6
     for d in dice:
         c[d - 1] += 1

@@ -12,8 +12,6 @@ the bots, mixed with a little of the uniform so no point is ruled out. A new
 opponent therefore starts as "one of the bots seen so far, not yet known
 which", and a few rounds of its own shown hands decide.
 
-The calza rate is a Beta prior: the calza calls and dudo calls (where calza
-was allowed) of all bots, scaled to ``--pseudo`` calls in all.
 """
 
 from __future__ import annotations
@@ -73,6 +71,7 @@ def main() -> None:
     args = ap.parse_args()
 
     bot = load_bot_module(args.bot)
+    flat = {name: [0.0] * len(grid) for name, grid in bot.PARTS}
     profiles: dict[str, Any] = {}
     decisions: dict[str, list[int]] = {}  # name -> [bids, calls faced]
     matches = 0
@@ -99,64 +98,61 @@ def main() -> None:
                         continue
                     prof = profiles.get(name)
                     if prof is None:
-                        prof = profiles[name] = bot.Profile()
-                        prof.face = [0.0] * len(prof.face)
-                        prof.qty = [0.0] * len(prof.qty)
-                        prof.call = [0.0] * len(prof.call)
-                        prof.calza_yes = prof.calza_no = 0.0
-                        decisions[name] = [0, 0]
-                    ctx = bot.context(rules, i, hist, counts, palifico, wild)
+                        prof = profiles[name] = bot.Profile(flat)
+                        decisions[name] = [0, 0, 0]
+                    ctx = bot.context(rules, seat, hist[i - 1][1] if i else None, counts, palifico, wild)
                     if b.face not in ctx.mins:
                         continue
                     prof.observe_bid(ctx, bot.kvec_of(hands[seat], wild), b)
                     decisions[name][0] += 1
                     decisions[name][1] += i > 0
+                    decisions[name][2] += i > 0 and ctx.calza
                 if call is not None and hist and "fault" not in rnd:
                     seat, kind = call
                     name = names[seat]
                     if name in args.exclude or name not in profiles:
                         continue
-                    alive = sum(1 for h in hands if h)
-                    calza_ok = rules.calza and alive >= rules.calza_min_players
-                    ctx = bot.Context(seat, counts[seat], sum(counts), wild, palifico, hist[-1][1], {})
-                    profiles[name].observe_call(ctx, bot.kvec_of(hands[seat], wild), True,
-                                                (kind == "calza") if calza_ok else None)
+                    ctx = bot.context(rules, seat, hist[-1][1], counts, palifico, wild)
+                    profiles[name].observe_call(ctx, bot.kvec_of(hands[seat], wild), kind)
                     decisions[name][1] += 1
+                    decisions[name][2] += ctx.calza
 
     if not profiles:
         raise SystemExit("no decisions found in the runs given")
 
-    def prior(part: str, per: int) -> list[float]:
-        cells = len(getattr(next(iter(profiles.values())), part))
+    per = {"face": 0, "qty": 0, "dudo": 1, "calza": 2}
+
+    def prior(part: str) -> list[float]:
+        cells = len(flat[part])
         mix = [0.0] * cells
+        used = 0
         for name, prof in profiles.items():
-            n = max(1, decisions[name][per])
-            scaled = [args.pseudo * x / n for x in getattr(prof, part)]
+            n = decisions[name][per[part]]
+            if n == 0:
+                continue
+            used += 1
+            scaled = [args.pseudo * x / n for x in prof.logp[part]]
             z = logsumexp(scaled)
             for i, x in enumerate(scaled):
-                mix[i] += math.exp(x - z) / len(profiles)
-        return [math.log((1 - args.uniform) * m + args.uniform / cells) for m in mix]
+                mix[i] += math.exp(x - z)
+        return [math.log((1 - args.uniform) * m / max(1, used) + args.uniform / cells) for m in mix]
 
-    yes = sum(p.calza_yes for p in profiles.values())
-    no = sum(p.calza_no for p in profiles.values())
-    scale = args.pseudo / max(1.0, yes + no)
     out = {
         "fitted_by": "tools/fit_bayes.py",
         "matches": matches,
-        "bots": {name: {"bids": d[0], "calls_faced": d[1]} for name, d in sorted(decisions.items())},
         "pseudo": args.pseudo,
-        "face_prior": [round(x, 4) for x in prior("face", 0)],
-        "qty_prior": [round(x, 4) for x in prior("qty", 0)],
-        "call_prior": [round(x, 4) for x in prior("call", 1)],
-        "calza_prior": [round(0.5 + yes * scale, 4), round(0.5 + no * scale, 4)],
+        "bots": {name: {"bids": d[0], "calls_faced": d[1], "calza_allowed": d[2]}
+                 for name, d in sorted(decisions.items())},
+        "prior": {part: [round(x, 4) for x in prior(part)] for part in flat},
     }
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(out, indent=1) + "\n")
     for name, prof in sorted(profiles.items()):
-        m = prof._map()
+        m = prof.best()
         print(f"{name:<20} bids {decisions[name][0]:6d}  face beta {m.beta:+.0f} eps {m.eps_face}  "
               f"qty pi {m.pi_min} delta {m.delta} sigma {m.sigma} eps {m.eps_q}  "
-              f"call t {m.call_t} a {m.call_a} eps {m.eps_call}  calza {prof.calza_yes:.0f}/{prof.calza_no:.0f}")
+              f"dudo t {m.dudo_t} w {m.dudo_w} a {m.dudo_a} eps {m.eps_dudo}  "
+              f"calza t {m.calza_t} a {m.calza_a} eps {m.eps_calza}")
     print(f"wrote {args.out} from {matches} matches")
 
 
