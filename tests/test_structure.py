@@ -15,10 +15,12 @@ PACKAGE = Path(__file__).resolve().parent.parent / "arena"
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("base", ("arena", "arena.errors", "arena.untrusted")),
     ("engine", ("arena.engine",)),
+    ("solve", ("arena.solve",)),
     ("botfile", ("arena.botfile",)),
     ("protocol", ("arena.protocol", "arena.sdk")),
     ("sandbox", ("arena.sandbox",)),
     ("match", ("arena.match",)),
+    ("exploit", ("arena.exploit",)),
     ("running", ("arena.running",)),
     ("analysis", ("arena.analysis",)),
     ("apps", ("arena.apps", "arena.__main__")),

@@ -507,6 +507,11 @@ def build_report(run: str | Path, *, resamples: int = RESAMPLES, seed: int = 0) 
         _section("faults-section", "Faults", _faults(res)),
         _section("notable", "Notable matches", _notables(res, notables)),
     ])
+    from arena.analysis.exploitview import exploit_section  # issue 16: shown only when computed
+
+    exploits = exploit_section(res.path)
+    if exploits is not None:
+        body += _section("exploitability", "Exploitability", exploits)
     return (
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
         f'<meta http-equiv="Content-Security-Policy" content="{_CSP}">'

@@ -343,5 +343,147 @@ def report_cmd(run: str, output: str | None) -> None:
     _echo(str(write_report(run, output)))
 
 
+# --- arena solve / arena exploit (issue 16) -------------------------------------
+
+
+@main.command("solve")
+@click.argument("preset")
+@click.option("--set", "sets", multiple=True, metavar="KEY=VALUE", help="Override a rule key (dice=2).")
+@click.option("--iterations", type=click.IntRange(1), default=1000, show_default=True,
+              help="CFR+ iterations per round.")
+@click.option("--every", type=click.IntRange(1), default=100, show_default=True,
+              help="Print value and exact exploitability every this many iterations.")
+@click.option("--out", type=click.Path(dir_okay=False), help="Write the policy file here (.json or .json.gz).")
+@click.option("--curve", type=click.Path(dir_okay=False), help="Write the convergence table here (CSV).")
+@_friendly
+def solve_cmd(preset: str, sets: tuple[str, ...], iterations: int, every: int, out: str | None,
+              curve: str | None) -> None:
+    """Solve the two-player game PRESET (with --set overrides) by CFR+ (docs/solver.md).
+
+    Every round of the match that fits is solved, fewest dice first; the
+    value is the opener's, in matches (+1 won, -1 lost), and the
+    exploitability is exact: what a best response wins per match, seats drawn
+    at random.
+    """
+    from arena.engine.rules import Rules, parse_sets
+    from arena.solve.match import solve_match, to_policy
+    from arena.solve.policy import write_policy
+
+    rules = Rules.preset(preset, parse_sets(sets))
+    rows: list[str] = ["round,iterations,seconds,value,br_opener,br_other,exploitability"]
+
+    def progress(counts: tuple[int, int], cp: Any) -> None:
+        rate = cp.iterations / cp.seconds if cp.seconds else 0.0
+        _echo(f"round {counts[0]}-{counts[1]}  it {cp.iterations:>6}  {cp.seconds:8.1f} s  ({rate:6.1f} it/s)  "
+              f"value {cp.value:+.6f}  exploitability {cp.exploitability:.6f}")
+        rows.append(f"{counts[0]}-{counts[1]},{cp.iterations},{cp.seconds:.3f},{cp.value:.9f},"
+                    f"{cp.br_opener:.9f},{cp.br_other:.9f},{cp.exploitability:.9f}")
+
+    sol = solve_match(rules, iterations, every=every, progress=progress)
+    data = to_policy(sol)
+    for name, entry in data["rounds"].items():
+        _echo(f"round {name} (opener's dice - other's): value {entry['value']:+.6f}, exploitability "
+              f"{entry['exploitability']:.6f} after {entry['iterations']} iterations "
+              f"({len(entry['infosets'])} information sets written)")
+    for name, why in data["unsolved"].items():
+        _echo(f"round {name}: not solved: {why}")
+    if "value" in data:
+        _echo(f"match: value to the first opener {data['value']:+.6f}, exploitability {data['exploitability']:.6f}")
+    if out:
+        _echo(f"policy: {write_policy(out, data)}", err=True)
+    if curve:
+        from pathlib import Path
+
+        Path(curve).write_text("\n".join(rows) + "\n")
+        _echo(f"curve: {curve}", err=True)
+
+
+@main.command("exploit")
+@click.argument("bot", type=click.Path(dir_okay=False))
+@click.option("--preset", default="neller", show_default=True, help="Rule preset of the two-player game.")
+@click.option("--set", "sets", multiple=True, metavar="KEY=VALUE", help="Override a rule key (default dice=1).")
+@click.option("--samples", type=click.IntRange(1), default=4, show_default=True,
+              help="Times each information set is asked, each with another match seed.")
+@click.option("--focus", type=click.IntRange(0), default=8, show_default=True,
+              help="A stochastic bot is then asked FOCUS x (information sets) more times, where its own "
+                   "play reaches most often.")
+@click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True, help="Seed of the match seeds.")
+@click.option("--time-ms", type=click.IntRange(1), default=1000, show_default=True,
+              help="Per-decision CPU budget (sent as time_ms).")
+@click.option("--sandbox", type=click.Choice(["auto", "strict", "off"]), default="auto", show_default=True,
+              help="Sandbox mode (docs/sandbox.md).")
+@click.option("--out", type=click.Path(dir_okay=False), help="Write the report as JSON here.")
+@click.option("--run", "run", type=click.Path(file_okay=False),
+              help="Also write it into run folder RUN (exploit/BOT.json), where `arena report` shows it.")
+@_friendly
+def exploit_cmd(bot: str, preset: str, sets: tuple[str, ...], samples: int, focus: int, seed: int, time_ms: int,
+                sandbox: str, out: str | None, run: str | None) -> None:
+    """Exact best response against BOT in a small two-player game (docs/solver.md).
+
+    BOT runs sandboxed and is asked, through the protocol, what it plays at
+    every information set; the best response to that strategy is computed
+    exactly. Exploitability is what the best responder wins per match (+1 won,
+    -1 lost), seats drawn at random.
+    """
+    import json
+    from pathlib import Path
+
+    from arena.botfile.spec import load_bot
+    from arena.engine.rules import Rules, parse_sets
+    from arena.exploit.measure import measure
+    from arena.match.process import BotProcess, TimeControl
+    from arena.sandbox import SandboxLimits
+
+    over = parse_sets(sets)
+    over.setdefault("dice", 1)
+    rules = Rules.preset(preset, over)
+    spec = load_bot(bot)
+    limits = SandboxLimits(mode=sandbox).for_bot(spec.limits, f"bot {spec.name} ({spec.path})")  # type: ignore[arg-type]
+    clock = TimeControl(budget_ms=time_ms)
+
+    def progress(done: int, total: int) -> None:
+        if sys.stderr.isatty():
+            click.echo(f"\rasked {done}/{total}", nl=False, err=True)
+
+    rep = measure(rules, lambda: BotProcess(spec, limits, clock), bot=spec.name, samples=samples, seed=seed,
+                  time_ms=time_ms, focus=focus, progress=progress)
+    if sys.stderr.isatty():
+        click.echo("", err=True)
+    _echo(format_exploit(rep.to_json()))
+    data = json.dumps(rep.to_json(), indent=1)
+    if out:
+        Path(out).write_text(data)
+    if run:
+        folder = Path(run) / "exploit"
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / f"{spec.name}-{preset}-{rules.dice}.json").write_text(data)
+
+
+def format_exploit(rep: dict[str, Any]) -> str:
+    """The terminal form of an exploit report."""
+    lines = [f"arena exploit {rep['bot']}: {rep['game']}"]
+    kind = "deterministic: exact" if rep["deterministic"] else f"stochastic: {rep['samples']} samples per information set"
+    lines.append(f"  asked {rep['questions']} information sets x {rep['samples']}, {rep['asked']} answers in all, "
+                 f"in {rep['seconds']:.1f} s ({kind})")
+    iv = rep.get("interval")
+    lines.append(f"  exploitability {rep['exploitability']:.4f} per match"
+                 + ("" if rep["deterministic"] else " (best response to the estimated strategy: biased upward)"))
+    if iv:
+        lines.append(f"  held-out estimate {rep['held_out']:.4f} (biased downward); interval {iv[0]:.4f} to {iv[1]:.4f}")
+    lines.append(f"  best response wins {rep['br_opener']:+.4f} as the opener, {rep['br_other']:+.4f} as the other player")
+    if rep["faults"]:
+        lines.append(f"  {len(rep['faults'])} faulting answers (played as uniform: the figure is a lower bound); "
+                     f"first: {rep['faults'][0]['detail']}")
+    lines.append("  loss by depth (bids before the decision): " + ", ".join(
+        f"{d['depth']}: {d['loss']:.4f}" for d in rep["by_depth"]))
+    lines.append("  worst spots (what the best action there would win back, per match):")
+    for w in rep["worst"]:
+        bids = ",".join(w["bids"]) or "(opening)"
+        plays = ", ".join(f"{a} {p:.2f}" for a, p in w["bot"].items())
+        lines.append(f"    {w['loss']:.4f}  round {w['round']} as {w['role']}, hand {w['hand']}, after {bids}: "
+                     f"plays {plays or '?'}; best {w['best']}")
+    return "\n".join(lines)
+
+
 if __name__ == "__main__":  # pragma: no cover
     sys.exit(main())
