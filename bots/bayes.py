@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gzip
+import hashlib
 import json
 import math
 import os
@@ -186,47 +187,87 @@ def _sigmoid(x: float) -> float:
     return e / (1.0 + e)
 
 
-class Context:
-    """What a player faced at one point of a round (public information only):
-    ``mins`` are the smallest legal quantities per face for that player then."""
+_CREDITED: dict[tuple[int, float, int, int, float], float] = {}
 
-    __slots__ = ("seat", "n", "total", "wild", "palifico", "standing", "mins", "calza")
+
+def p_seen(unseen: int, p: float, need: int, credited: int, kappa: float) -> float:
+    """P(at least ``need`` of ``unseen`` dice match) when ``credited`` of them are each taken
+    to match with probability ``kappa`` (a player who reads bids: a bidder of the face holds
+    one) and the rest with ``p``; ``kappa`` 0 means no credit (the naive odds)."""
+    if need <= 0:
+        return 1.0
+    if need > unseen:
+        return 0.0
+    if not kappa or not credited:
+        return BINOM[p].tail_row(unseen)[need]
+    key = (unseen, p, need, credited, kappa)
+    got = _CREDITED.get(key)
+    if got is None:
+        c = min(credited, unseen)
+        rest = BINOM[p].tail_row(unseen - c)
+        got = 0.0
+        for j in range(c + 1):
+            r = need - j
+            t = 1.0 if r <= 0 else (rest[r] if r <= unseen - c else 0.0)
+            got += math.comb(c, j) * kappa ** j * (1.0 - kappa) ** (c - j) * t
+        if len(_CREDITED) > 200000:
+            _CREDITED.clear()
+        _CREDITED[key] = got
+    return got
+
+
+class Context:
+    """What a player faced at one point of a round (public information only): ``mins`` are its
+    smallest legal quantities per face, ``credit[f - 1]`` the other players who had bid face f."""
+
+    __slots__ = ("seat", "n", "total", "wild", "palifico", "standing", "mins", "calza", "credit")
 
     def __init__(self, seat: int, n: int, total: int, wild: bool, palifico: bool, standing: Bid | None,
-                 mins: dict[int, int], calza: bool) -> None:
+                 mins: dict[int, int], calza: bool, credit: tuple[int, ...]) -> None:
         self.seat, self.n, self.total, self.wild, self.palifico = seat, n, total, wild, palifico
-        self.standing, self.mins, self.calza = standing, mins, calza
+        self.standing, self.mins, self.calza, self.credit = standing, mins, calza, credit
 
 
 def calza_allowed(rules: Any, counts: Sequence[int]) -> bool:
     return bool(rules.calza) and sum(1 for c in counts if c) >= rules.calza_min_players
 
 
-def context(rules: Any, seat: int, standing: Bid | None, counts: Sequence[int], palifico: bool,
+def credit_of(seat: int, before: Sequence[tuple[int, Bid]]) -> tuple[int, ...]:
+    """Per face, the other players who have bid it (each counted once)."""
+    seen: list[set[int]] = [set(), set(), set(), set(), set(), set()]
+    for s, b in before:
+        if s != seat:
+            seen[b.face - 1].add(s)
+    return tuple(len(x) for x in seen)
+
+
+def context(rules: Any, seat: int, before: Sequence[tuple[int, Bid]], counts: Sequence[int], palifico: bool,
             wild: bool) -> Context:
-    """What ``seat`` faces with ``standing`` on the table (``None``: it opens)."""
+    """What ``seat`` faces after the bids ``before`` (empty: it opens the round)."""
+    standing = before[-1][1] if before else None
     total = sum(counts)
     mins = legal_mins(rules, standing, total, palifico, counts[seat] == 1)
     return Context(seat, counts[seat], total, wild, palifico, standing, mins,
-                   standing is not None and calza_allowed(rules, counts))
+                   standing is not None and calza_allowed(rules, counts), credit_of(seat, before))
 
 
-def face_feature(ctx: Context, face: int, k: int) -> float:
-    """How well a hand with ``k`` dice counting for ``face`` supports bidding it here:
-    the naive chance that the face's smallest legal bid, or its table average if
-    higher, is true."""
+def face_feature(ctx: Context, face: int, k: int, kappa: float) -> float:
+    """How well a hand with ``k`` dice counting for ``face`` supports bidding it here: its
+    chance, as the player would reckon it, that the face's smallest legal bid (or its table
+    average, if higher) is true."""
     p = face_p(face, ctx.wild)
     ref = max(ctx.mins[face], int(ctx.total * p + 0.5))
-    return p_true_naive(ctx.total - ctx.n, p, ref - k)
+    return p_seen(ctx.total - ctx.n, p, ref - k, ctx.credit[face - 1], kappa)
 
 
-def raise_tables(ctx: Context) -> list[tuple[int, list[float]]]:
-    """For each legal face: (face index, naive chance its smallest raise is true, per k)."""
+def raise_tables(ctx: Context, kappa: float) -> list[tuple[int, list[float]]]:
+    """For each legal face: (face index, the player's chance its smallest raise is true, per k)."""
     unseen = ctx.total - ctx.n
     out = []
     for f, low in ctx.mins.items():
         p = face_p(f, ctx.wild)
-        out.append((f - 1, [p_true_naive(unseen, p, low - k) for k in range(ctx.n + 1)]))
+        c = ctx.credit[f - 1]
+        out.append((f - 1, [p_seen(unseen, p, low - k, c, kappa) for k in range(ctx.n + 1)]))
     return out
 
 
@@ -250,21 +291,25 @@ class Model:
 
     - calza: P(calza) = eps/2 + (1 - eps) sigmoid(a (p_exact - t)), where calza is allowed;
     - dudo (given no calza): P = eps/2 + (1 - eps) sigmoid(a (t - p_standing - w p_raise)),
-      p_raise the naive chance of its best smallest raise: players doubt bids that look
+      p_raise its chance that its best smallest raise is true: players doubt bids that look
       false to them, and also bids they cannot top safely;
     - face of a raise: softmax of beta x face_feature over the legal faces, mixed with eps uniform;
     - quantity: with probability pi (raises only) the smallest legal one, else a discretised
       normal around its own expected count for the face minus delta, mixed with eps uniform.
+
+    The face and dudo parts reckon chances as the player would: with ``kappa`` > 0 it reads
+    bids, taking each other bidder of a face to hold one with probability kappa.
     """
 
-    __slots__ = ("beta", "eps_face", "pi_min", "delta", "sigma", "eps_q", "dudo_t", "dudo_w", "dudo_a",
-                 "eps_dudo", "calza_t", "calza_a", "eps_calza")
+    __slots__ = ("beta", "eps_face", "face_kappa", "pi_min", "delta", "sigma", "eps_q", "dudo_t",
+                 "dudo_w", "dudo_a", "dudo_kappa", "eps_dudo", "calza_t", "calza_a", "eps_calza")
 
     def __init__(self, face: Sequence[float], qty: Sequence[float], dudo: Sequence[float],
                  calza: Sequence[float]) -> None:
-        self.beta, self.eps_face = face
+        self.beta, self.eps_face, self.face_kappa = face
         self.pi_min, self.delta, self.sigma, self.eps_q = qty
-        self.dudo_t, self.dudo_w, self.dudo_a, self.eps_dudo = dudo
+        self.dudo_t, self.dudo_w, self.dudo_a, self.dudo_kappa = dudo
+        self.eps_dudo = DUDO_EPS
         self.calza_t, self.calza_a, self.eps_calza = calza
 
     def p_dudo(self, p_standing: float, p_raise: float) -> float:
@@ -301,31 +346,52 @@ def q_table(ctx: Context, face: int, qty: int, pi_min: float, delta: float, sigm
 # Parameters: the grids and the population prior (fitted by tools/fit_bayes.py)
 # ---------------------------------------------------------------------------
 
-FACE_GRID = [(b, e) for b in (-15.0, -6.0, -2.0, 0.0, 2.0, 6.0, 15.0, 40.0, 100.0) for e in (0.03, 0.15, 0.5)]
+KAPPAS = (0.0, 0.6, 0.9)
+FACE_GRID = [(b, e, c) for b in (-15.0, -6.0, -2.0, 0.0, 2.0, 6.0, 15.0, 40.0, 100.0) for e in (0.03, 0.15, 0.5)
+             for c in KAPPAS]
 QTY_GRID = [(pm, d, s, e) for pm in (0.05, 0.4, 0.8, 0.97, 0.995) for d in (-1.0, 0.0, 1.0, 2.0)
             for s in (0.5, 1.2, 2.5) for e in (0.05, 0.3)]
-DUDO_GRID = [(t, w, a, e) for t in (-0.2, 0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 1.0, 1.2)
-             for w in (-1.0, -0.6, -0.3, 0.0, 0.3, 0.6, 1.0) for a in (6.0, 30.0) for e in (0.03, 0.15)]
+DUDO_T = (-0.2, 0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 1.0)
+DUDO_W = (-1.0, -0.6, -0.3, 0.0, 0.3, 0.6)
+DUDO_A = (6.0, 30.0)
+DUDO_EPS = 0.03
+DUDO_GRID = [(t, w, a, c) for t in DUDO_T for w in DUDO_W for a in DUDO_A for c in KAPPAS]
 CALZA_GRID = [(t, a, e) for t in (0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 2.0) for a in (8.0, 30.0) for e in (0.005, 0.05)]
 PARTS = (("face", FACE_GRID), ("qty", QTY_GRID), ("dudo", DUDO_GRID), ("calza", CALZA_GRID))
 
+# log(eps/2 + (1 - eps) sigmoid(z)) tabulated in steps of 1/_STEP: scoring the dudo grid at
+# every round end is hundreds of these per decision seen
+_STEP = 20
+_ZMAX = 40
+_LOGSIG = [math.log(0.5 * DUDO_EPS + (1.0 - DUDO_EPS) * _sigmoid(i / _STEP - _ZMAX))
+           for i in range(2 * _ZMAX * _STEP + 1)]
+_LOGSIG_TOP = len(_LOGSIG) - 1
 
-def _load_params() -> dict[str, list[float]]:
-    """The fitted log-prior of every grid (bots/bayes/params.json); flat if it is missing or stale."""
+
+def _log_p_dudo(z: float) -> float:
+    i = int((z + _ZMAX) * _STEP + 0.5)
+    return _LOGSIG[0 if i < 0 else (_LOGSIG_TOP if i > _LOGSIG_TOP else i)]
+
+
+def _load_params() -> tuple[dict[str, list[float]], str]:
+    """The fitted log-prior of every grid (bots/bayes/params.json) and a tag for the version
+    string; a flat prior, tagged so, if the file is missing or does not fit the grids."""
     path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "bayes", "params.json")
     flat = {name: [0.0] * len(grid) for name, grid in PARTS}
     try:
-        with open(path) as fh:
-            data = json.load(fh)
+        with open(path, "rb") as fh:
+            raw = fh.read()
+        data = json.loads(raw)
         prior = {name: [float(x) for x in data["prior"][name]] for name, _ in PARTS}
     except (OSError, ValueError, KeyError, TypeError):
-        return flat
+        return flat, "flat prior (no params.json)"
     if any(len(prior[name]) != len(grid) for name, grid in PARTS):
-        return flat
-    return prior
+        return flat, "flat prior (params.json does not fit the grids)"
+    return prior, "params " + hashlib.sha256(raw).hexdigest()[:12]
 
 
-PRIOR = _load_params()
+PRIOR, PRIOR_SOURCE = _load_params()
+__version__ = f"1.0, {PRIOR_SOURCE}"  # sent in ready: a run records which fitted prior played
 
 
 class Profile:
@@ -351,15 +417,21 @@ class Profile:
             self.observe_call(ctx, kv, None)
         faces = list(ctx.mins)
         nf = len(faces)
+        exp, log = math.exp, math.log
         if nf > 1:
-            feats = [face_feature(ctx, f, kv[f - 1]) for f in faces]
-            mine = face_feature(ctx, b.face, kv[b.face - 1])
             lp = self.logp["face"]
-            for i, (beta, eps) in enumerate(FACE_GRID):
-                z = 0.0
-                for x in feats:
-                    z += math.exp(beta * (x - 1.0))
-                lp[i] += math.log((1.0 - eps) * math.exp(beta * (mine - 1.0)) / z + eps / nf)
+            soft: dict[tuple[float, float], tuple[float, float]] = {}
+            for c in KAPPAS:
+                feats = [face_feature(ctx, f, kv[f - 1], c) for f in faces]
+                mine = face_feature(ctx, b.face, kv[b.face - 1], c)
+                for beta in {g[0] for g in FACE_GRID}:
+                    z = 0.0
+                    for x in feats:
+                        z += exp(beta * (x - 1.0))
+                    soft[(beta, c)] = (exp(beta * (mine - 1.0)), z)
+            for i, (beta, eps, c) in enumerate(FACE_GRID):
+                num, z = soft[(beta, c)]
+                lp[i] += log((1.0 - eps) * num / z + eps / nf)
         k = kv[b.face - 1]
         lo, hi = ctx.mins[b.face], ctx.total
         width = hi - lo + 1
@@ -372,11 +444,11 @@ class Profile:
             if g is None:
                 mu = mu0 - d
                 inv = 1.0 / (2.0 * s * s)
-                z = sum(math.exp(-(q - mu) ** 2 * inv) for q in range(lo, hi + 1))
-                g = cache[(d, s)] = math.exp(-(b.quantity - mu) ** 2 * inv) / z if z > 0 else 1.0 / width
+                z = sum(exp(-(q - mu) ** 2 * inv) for q in range(lo, hi + 1))
+                g = cache[(d, s)] = exp(-(b.quantity - mu) ** 2 * inv) / z if z > 0 else 1.0 / width
             atom = pm if atom_on else 0.0
             p = atom * (1.0 if b.quantity == lo else 0.0) + (1.0 - atom) * g
-            lp[i] += math.log((1.0 - e) * p + e / width)
+            lp[i] += log((1.0 - e) * p + e / width)
 
     def observe_call(self, ctx: Context, kv: Sequence[int], call: str | None) -> None:
         """A shown hand facing ``ctx.standing`` called ``call`` ("dudo", "calza"; None: it raised)."""
@@ -393,12 +465,17 @@ class Profile:
                 lp[i] += math.log(pz if call == "calza" else 1.0 - pz)
         if call == "calza":
             return
-        ps = p_true_naive(unseen, p, s.quantity - k)
-        pr = best_raise_p(raise_tables(ctx), kv)
+        sign = 1.0 if call == "dudo" else -1.0  # log(1 - sigmoid(z)) with eps is the table at -z
+        feats = {}
+        credit = ctx.credit[s.face - 1]
+        for c in KAPPAS:
+            feats[c] = (p_seen(unseen, p, s.quantity - k, credit, c), best_raise_p(raise_tables(ctx, c), kv))
         lp = self.logp["dudo"]
-        for i, (t, w, a, e) in enumerate(DUDO_GRID):
-            pd = 0.5 * e + (1.0 - e) * _sigmoid(a * (t - ps - w * pr))
-            lp[i] += math.log(pd if call == "dudo" else 1.0 - pd)
+        table, top, step, zmax = _LOGSIG, _LOGSIG_TOP, _STEP, _ZMAX
+        for i, (t, w, a, c) in enumerate(DUDO_GRID):
+            ps, pr = feats[c]
+            j = int((sign * a * (t - ps - w * pr) + zmax) * step + 0.5)
+            lp[i] += table[0 if j < 0 else (top if j > top else j)]
 
     def refresh(self) -> None:
         self.model = self.best()
@@ -434,7 +511,7 @@ class HandBelief:
         if nf > 1:
             beta = model.beta
             for f in faces:
-                E[f] = [exp(beta * (face_feature(ctx, f + 1, k) - 1.0)) for k in range(n + 1)]
+                E[f] = [exp(beta * (face_feature(ctx, f + 1, k, model.face_kappa) - 1.0)) for k in range(n + 1)]
         Q = q_table(ctx, b.face, b.quantity, model.pi_min, model.delta, model.sigma, model.eps_q)
         standing = ctx.standing
         w = self.w
@@ -444,12 +521,14 @@ class HandBelief:
             si = standing.face - 1
             p = face_p(standing.face, ctx.wild)
             unseen = ctx.total - n
-            PS = [p_true_naive(unseen, p, standing.quantity - k) for k in range(n + 1)]
+            kd = model.dudo_kappa
+            credit = ctx.credit[si]
+            PS = [p_seen(unseen, p, standing.quantity - k, credit, kd) for k in range(n + 1)]
             if ctx.calza:
                 Z = [1.0 - model.p_calza(exact_p(unseen, p, standing.quantity - k)) for k in range(n + 1)]
             else:
                 Z = [1.0] * (n + 1)
-            tables = raise_tables(ctx)
+            tables = raise_tables(ctx, kd)
             memo: dict[tuple[int, float], float] = {}
         ef = model.eps_face
         a = 1.0 - ef
@@ -596,6 +675,7 @@ REGAIN_AT_MAX = 0.05  # a right calza at the maximum regains nothing (we open th
 CHAIN_STEP = 0.6  # quantity added per raise, on average, when following a round past the next player
 RAISE_AGAIN = -0.25  # the round comes back to us: the value of having to raise again
 DUEL_LEAF = 0.8  # heads-up leaf: raising again costs about this times the chance our best raise is false
+DUEL_SEARCH = True
 DUEL_HANDS = 48  # heads-up search: opponent hands per candidate (all of them if fewer), at 1000 ms
 DUEL_CANDIDATES = 5  # heads-up search: raises searched, at 1000 ms
 RAISE_SPAN = 3  # quantities tried per face: the smallest legal one and the next two
@@ -718,7 +798,7 @@ class Bayes(Bot):
             belief = self.beliefs.get(seat)
             if belief is None:
                 continue
-            ctx = context(self.rules, seat, hist[i - 1][1] if i else None, turn.counts, turn.palifico, turn.wild)
+            ctx = context(self.rules, seat, hist[:i], turn.counts, turn.palifico, turn.wild)
             low = ctx.mins.get(b.face)
             if low is None or not low <= b.quantity <= ctx.total:
                 continue  # not a legal bid by our reckoning: learn nothing from it
@@ -800,7 +880,7 @@ class Bayes(Bot):
                 gain = other
             options.append((p_ex * gain - (1.0 - p_ex), CALZA))
         raises = self._raise_values(turn, alive, other)
-        if duel and raises:
+        if duel and raises and DUEL_SEARCH:
             raises = self._duel_search(turn, raises, alive)
         options.extend(raises)
         if not options:
@@ -846,6 +926,7 @@ class Bayes(Bot):
         total = turn.total
         unseen_j = total - n_j
         model = self.profiles[nxt].model
+        kd = model.dudo_kappa
         joint = self.beliefs[nxt].joint()
         calza_j = calza_allowed(rules, turn.counts)
         regain = rules.calza_reward == "regain"
@@ -859,10 +940,12 @@ class Bayes(Bot):
             mine = turn.mine(face)
             rest = self._dist(face, exclude=nxt)
             top = min(low + RAISE_SPAN - 1, legal.max_quantity)
+            # the next player's credit for this face once we have bid it (we count as a bidder)
+            cj = credit_of(nxt, turn.history + ((turn.seat, bid(low, face)),))[face - 1]
             for q in range(low, top + 1):
                 b = bid(q, face)
                 mins_j = legal_mins(rules, b, total, turn.palifico, n_j == 1)
-                same = [p_true_naive(unseen_j, p, q + 1 - k) for k in range(n_j + 1)] if face in mins_j \
+                same = [p_seen(unseen_j, p, q + 1 - k, cj, kd) for k in range(n_j + 1)] if face in mins_j \
                     else [0.0] * (n_j + 1)
                 qo = min((m for g, m in mins_j.items() if g != face and (g != 1 or not wild)), default=0)
                 oth = [p_true_naive(unseen_j, p_other, qo - m) if qo else 0.0 for m in range(n_j + 1)]
@@ -876,7 +959,7 @@ class Bayes(Bot):
                     need = q - mine - k
                     pt = tail(rest, need)
                     v_dudo = pt * other - (1.0 - pt)
-                    ps = p_true_naive(unseen_j, p, q - k)
+                    ps = p_seen(unseen_j, p, q - k, cj, kd)
                     pz = model.p_calza(exact_p(unseen_j, p, q - k)) if calza_j else 0.0
                     if pz:
                         pe = at(rest, need)
@@ -956,12 +1039,15 @@ class Bayes(Bot):
         for value, b in ranked[:k_best]:
             assert isinstance(b, Bid)
             q, f = b.quantity, b.face
-            ctx = context(rules, opp, b, turn.counts, turn.palifico, wild)
+            ctx = context(rules, opp, turn.history + ((turn.seat, b),), turn.counts, turn.palifico, wild)
             faces = list(ctx.mins)
-            tables = raise_tables(ctx)
+            kd = model.dudo_kappa
+            tables = raise_tables(ctx, kd)
+            credit = ctx.credit[f - 1]
             p = face_p(f, wild)
             beta = model.beta
-            ff = {g: [exp(beta * (face_feature(ctx, g, k) - 1.0)) for k in range(n_o + 1)] for g in faces}
+            kf = model.face_kappa
+            ff = {g: [exp(beta * (face_feature(ctx, g, k, kf) - 1.0)) for k in range(n_o + 1)] for g in faces}
             qd = {g: _quantity_rows(ctx, g, model) for g in faces}
             ef = model.eps_face
             nf = len(faces)
@@ -971,7 +1057,7 @@ class Bayes(Bot):
                 k = kv[f - 1]
                 true_b = mine_all[f - 1] + k >= q
                 pz = model.p_calza(exact_p(unseen, p, q - k)) if calza_o else 0.0
-                pd = model.p_dudo(p_true_naive(unseen, p, q - k), best_raise_p(tables, kv))
+                pd = model.p_dudo(p_seen(unseen, p, q - k, credit, kd), best_raise_p(tables, kv))
                 if pz:
                     exact = mine_all[f - 1] + k == q
                     v_call += w * pz * ((-0.5 if regain else -1.0) if exact else 1.0)
@@ -1042,7 +1128,7 @@ class Bayes(Bot):
         for i, (seat, b) in enumerate(hist):
             if seat == self.me or not hands[seat] or (i >= known and i > 0):
                 continue
-            ctx = context(rules, seat, hist[i - 1][1] if i else None, counts, self.palifico, wild)
+            ctx = context(rules, seat, hist[:i], counts, self.palifico, wild)
             low = ctx.mins.get(b.face)
             if low is None or not low <= b.quantity <= ctx.total:
                 continue
@@ -1051,7 +1137,7 @@ class Bayes(Bot):
         if result.call is not None and result.bid is not None:
             caller, kind = result.call
             if caller != self.me and 0 <= caller < len(hands) and hands[caller]:
-                ctx = context(rules, caller, result.bid[1], counts, self.palifico, wild)
+                ctx = context(rules, caller, hist, counts, self.palifico, wild)  # hist ends with result.bid
                 self.profiles[caller].observe_call(ctx, kvec_of(hands[caller], wild), kind)
                 touched.add(caller)
         for seat in touched:

@@ -100,7 +100,7 @@ def main() -> None:
                     if prof is None:
                         prof = profiles[name] = bot.Profile(flat)
                         decisions[name] = [0, 0, 0]
-                    ctx = bot.context(rules, seat, hist[i - 1][1] if i else None, counts, palifico, wild)
+                    ctx = bot.context(rules, seat, hist[:i], counts, palifico, wild)
                     if b.face not in ctx.mins:
                         continue
                     prof.observe_bid(ctx, bot.kvec_of(hands[seat], wild), b)
@@ -112,7 +112,7 @@ def main() -> None:
                     name = names[seat]
                     if name in args.exclude or name not in profiles:
                         continue
-                    ctx = bot.context(rules, seat, hist[-1][1], counts, palifico, wild)
+                    ctx = bot.context(rules, seat, hist, counts, palifico, wild)
                     profiles[name].observe_call(ctx, bot.kvec_of(hands[seat], wild), kind)
                     decisions[name][1] += 1
                     decisions[name][2] += ctx.calza
@@ -149,9 +149,9 @@ def main() -> None:
     args.out.write_text(json.dumps(out, indent=1) + "\n")
     for name, prof in sorted(profiles.items()):
         m = prof.best()
-        print(f"{name:<20} bids {decisions[name][0]:6d}  face beta {m.beta:+.0f} eps {m.eps_face}  "
+        print(f"{name:<20} bids {decisions[name][0]:6d}  face beta {m.beta:+.0f} eps {m.eps_face} kappa {m.face_kappa}  "
               f"qty pi {m.pi_min} delta {m.delta} sigma {m.sigma} eps {m.eps_q}  "
-              f"dudo t {m.dudo_t} w {m.dudo_w} a {m.dudo_a} eps {m.eps_dudo}  "
+              f"dudo t {m.dudo_t} w {m.dudo_w} a {m.dudo_a} kappa {m.dudo_kappa}  "
               f"calza t {m.calza_t} a {m.calza_a} eps {m.eps_calza}")
     print(f"wrote {args.out} from {matches} matches")
 
