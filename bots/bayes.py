@@ -1,4 +1,67 @@
-"""Bayes: (docstring written below once the method settles)."""
+"""Bayes: inference over the opponents' hands from their bids, learned opponent models, search.
+
+Where a solved policy covers the state, it plays that; everywhere else it
+reasons about what each opponent holds and how each opponent plays.
+
+1. **Solved rounds.** In a two-player round that ``arena solve`` has solved
+   (the CFR+ policy files in this bot's data folder ``bots/bayes/``, copied
+   from ``bots/equilibrium/``: a 1-die-each round of ``neller``, ``plain``
+   with wild aces, or two-player ``classic``), it looks up its information set
+   and draws the action from the solved probabilities with ``self.rng``. The
+   mixing is what makes it unexploitable there; no opponent model overrides it.
+
+2. **How players play (the opponent model).** A player's policy is modelled
+   in four parts, each a point of a fixed grid: the face of a raise (a softmax
+   over legal faces of the player's own chance that the face's smallest bid is
+   true, temperature ``beta``), its quantity (the smallest legal one with
+   probability ``pi``, else a discretised normal around the player's expected
+   count minus ``delta``), dudo (a sigmoid of a threshold minus the chance the
+   standing bid is true and a weight times the chance of its best raise) and
+   calza (a sigmoid of the chance the bid is exact). Each part may "read the
+   bids" (``kappa``: each other player who bid a face is taken to hold one of
+   it, as ``calza`` and ``equilibrium`` do). Every part is a noisy policy
+   (a share ``eps`` of uniform play), so no action rules a hand out.
+
+3. **Who plays how (learning from shown hands).** Every die is shown at
+   ``round_end``, so each opponent's decisions of the round can be scored
+   exactly under every grid point; each opponent keeps a log-posterior over
+   each grid and plays, in our reckoning, its most probable point. The prior is
+   the population of bots seen in earlier runs: ``tools/fit_bayes.py`` scores
+   every decision of every bot of a run folder and writes ``bots/bayes/params.json``
+   (a mixture of the bots' posteriors, each weighted as a few decisions, so a
+   new opponent starts as "one of those, not yet known which" and a few rounds
+   of its own hands decide). Nothing is kept between matches.
+
+4. **What they hold (the belief).** For each opponent, a posterior over its
+   hand: every multiset of its dice (up to 6 dice, 462 hands; a seeded sample
+   of 360 above), weighted by the multinomial prior, then by Bayes' rule for
+   each bid it makes: the model's chance of that face and quantity, times its
+   chance of not calling the bid it topped (which depends on its hand's best
+   raise too). Hands matter only through the dice counting for each face.
+
+5. **What to do.** Values are in dice: losing one of ours is -1, another
+   player losing one is worth ``OTHER_LOSS`` (1 heads-up), a right calza
+   regains one. Dudo and calza are valued on the exact distribution of the
+   other dice for the face (the opponents' posterior marginals convolved).
+   Each candidate raise (per legal face, the smallest three quantities) is
+   valued one step deep: the next player's answer under its model, summed
+   exactly over its posterior (its dice for the face and for its best other
+   face); when it raises, the round is followed player by player (each later
+   player calls or raises by about ``CHAIN_STEP``) back to us. Heads-up, the
+   best few raises are searched one level deeper over consistent deals: the
+   opponent's hand drawn from its posterior, its answer from the model,
+   deals grouped by the raise it would make (all that we would see), and
+   against each raise the better of doubting it and raising again.
+   Palifico (face fixed, aces not wild) and calza follow from the rules the
+   legal-move tables give; the referee's ``legal`` is the last word, and an
+   internal error falls back to the plain odds for that decision (counted in
+   ``FALLBACKS``; the tests require none).
+
+Deterministic per match seed: every draw (sampled hands, the deal sample, the
+policy's mixing) comes from ``self.rng``. A decision takes a few ms of CPU
+(p99 under 20 ms by ``arena check``) against a budget of ``time_ms``; the duel
+search scales its width with ``time_ms``. No ``SUPPORTS``: it plays any table.
+"""
 
 from __future__ import annotations
 
