@@ -6,6 +6,8 @@ other exception is a bug in the project.
 
 from __future__ import annotations
 
+from enum import StrEnum
+
 
 class ArenaError(Exception):
     """Root of every error the project raises deliberately."""
@@ -36,36 +38,60 @@ class ConfigError(ArenaError):
     """A config file, key or value is wrong; the message names it and what is allowed."""
 
 
+class FaultKind(StrEnum):
+    """How a player failed: the closed set a match record carries.
+
+    The first five are PROTOCOL.md's and are charged to the bot; ``arena``
+    is administrative, a failure of the arena rather than of the bot (a
+    lost worker, a sandbox that could not start), which the analysis can
+    leave out (``--drop-admin-faults``). A ``StrEnum``: each member *is* its
+    string, so records, messages and CSV files hold the same text as before.
+    Defined here, beside :class:`BotFault` which carries one, because this
+    layer is below the engine; :mod:`arena.engine.records` re-exports it.
+    """
+
+    TIMEOUT = "timeout"  # no reply within the time budget (or the start-up limit)
+    CRASH = "crash"  # the process exited or could not be started (or a human left the table)
+    MALFORMED = "malformed"  # a reply that is not one of the protocol's forms
+    ILLEGAL = "illegal"  # a well-formed action the rules do not allow now
+    UNASKED = "unasked"  # output when no reply was asked for
+    ARENA = "arena"  # the arena's own failure, not the bot's
+
+    @property
+    def charged_to_bot(self) -> bool:
+        """True for the kinds PROTOCOL.md puts on the bot (every kind but ``arena``)."""
+        return self is not FaultKind.ARENA
+
+
 class BotFault(ArenaError):
-    """A bot misbehaved; ``kind`` is one of PROTOCOL.md's fault kinds
-    (``timeout``, ``crash``, ``malformed``, ``illegal``, ``unasked``) and
-    ``detail`` says what happened, with any offending text cut short."""
+    """A bot misbehaved; ``kind`` says how (:class:`FaultKind`, one of PROTOCOL.md's
+    kinds) and ``detail`` what happened, with any offending text cut short."""
 
-    kind: str = "crash"
+    kind: FaultKind = FaultKind.CRASH
 
-    def __init__(self, detail: str, kind: str | None = None) -> None:
+    def __init__(self, detail: str, kind: FaultKind | str | None = None) -> None:
         super().__init__(detail)
         if kind is not None:
-            self.kind = kind
+            self.kind = FaultKind(kind)  # a member, even from a caller that passed its text
         self.detail = detail
 
 
 class ProtocolError(BotFault):
     """A bot broke the player protocol: ``malformed`` (default) or ``unasked`` output."""
 
-    kind = "malformed"
+    kind = FaultKind.MALFORMED
 
 
 class BotTimeout(BotFault):
     """A bot did not answer within its time budget (or start-up limit)."""
 
-    kind = "timeout"
+    kind = FaultKind.TIMEOUT
 
 
 class BotCrashed(BotFault):
     """A bot process exited, or could not be started."""
 
-    kind = "crash"
+    kind = FaultKind.CRASH
 
 
 class SandboxError(ArenaError):

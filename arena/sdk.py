@@ -15,18 +15,26 @@ protocol for it; a fresh :class:`Bot` instance plays each match, with
 ``self.rng`` seeded from the match's ``seed``, so a bot that draws only on
 ``self.rng`` (or ``turn.rng``) plays the same match the same way every time.
 
-No process, no referee here: just data and arithmetic.
+No process, no referee here: just data and arithmetic. The protocol's
+messages become these types in :mod:`arena.protocol.parse`.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import random
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterator, Mapping, Sequence, Union
 
-from arena.engine.odds import (BidLike, expected_count, face_probability, matching, p_at_least, p_exactly,
-                        probability, probability_exact)
+from arena.engine.odds import (
+    BidLike,
+    expected_count,
+    face_probability,
+    matching,
+    p_at_least,
+    p_exactly,
+    probability,
+    probability_exact,
+)
 from arena.engine.rules import CALZA, DUDO, Action, Bid, Calza, Dudo, Rules, bid, parse_action
 
 __all__ = [
@@ -37,7 +45,7 @@ __all__ = [
     "probability", "probability_exact",
 ]
 
-Reply = Union[Action, str]  # an action, or its text form ("5x3", "dudo", "calza")
+Reply = Action | str  # an action, or its text form ("5x3", "dudo", "calza")
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,12 +58,6 @@ class MatchInfo:
     names: tuple[str, ...]
     rules: Rules
     seed: int
-
-    @classmethod
-    def from_message(cls, msg: Mapping[str, Any]) -> "MatchInfo":
-        known = {k: v for k, v in dict(msg["rules"]).items() if k in Rules.__dataclass_fields__}
-        return cls(str(msg["match"]), int(msg["seat"]), int(msg["players"]),
-                   tuple(str(n) for n in msg["names"]), Rules.from_dict(known), int(msg["seed"]))
 
 
 @dataclass(frozen=True, slots=True)
@@ -166,35 +168,6 @@ class Turn:
                 best, p_best = b, p
         return best, max(p_best, 0.0)
 
-    @classmethod
-    def from_message(cls, msg: Mapping[str, Any], match: MatchInfo, rng: random.Random) -> "Turn":
-        # On every decision of every Python bot (benchmarks/protocol.py): the
-        # message comes from the referee, already typed, so no int() per field,
-        # and the frozen dataclass's per-field setattr is skipped via _build.
-        legal = msg["legal"]
-        return _build_turn(
-            match, msg["round"], msg["seat"], tuple(msg["dice"]), tuple(msg["counts"]), msg["palifico"],
-            tuple([(h[0], bid(h[1], h[2])) for h in msg["history"]]),
-            _build_legal(legal["dudo"], legal["calza"],
-                         {int(f): q for f, q in legal["min_quantity"].items()}, legal["max_quantity"]),
-            msg.get("time_ms", 0), rng)
-
-
-def _fast_init(cls: type) -> Any:
-    """A constructor for a frozen slots dataclass that fills the slots directly
-    (positional, in field order), skipping the per-field ``object.__setattr__``
-    the generated ``__init__`` of a frozen class does. Generated once per class
-    so the loop over fields is unrolled."""
-    names = [f.name for f in dataclasses.fields(cls)]
-    env = {"new": object.__new__, "cls": cls, **{f"set_{n}": getattr(cls, n).__set__ for n in names}}
-    body = "".join(f"    set_{n}(obj, {n})\n" for n in names)
-    exec(f"def build({', '.join(names)}):\n    obj = new(cls)\n{body}    return obj\n", env)
-    return env["build"]
-
-
-_build_turn = _fast_init(Turn)
-_build_legal = _fast_init(Legal)
-
 
 @dataclass(frozen=True, slots=True)
 class RoundEnd:
@@ -208,23 +181,6 @@ class RoundEnd:
     count: int | None
     change: tuple[int, int] | None  # (seat, delta)
     fault: tuple[int, str] | None  # (seat, kind) when the round was void
-
-    @classmethod
-    def from_message(cls, msg: Mapping[str, Any]) -> "RoundEnd":
-        b = msg.get("bid")
-        c = msg.get("call")
-        ch = msg.get("change")
-        fl = msg.get("fault")
-        return cls(
-            round=int(msg["round"]),
-            dice=tuple(tuple(int(d) for d in hand) for hand in msg["dice"]),
-            counts=tuple(int(x) for x in msg["counts"]),
-            bid=None if b is None else (int(b[0]), bid(int(b[1]), int(b[2]))),
-            call=None if c is None else (int(c["seat"]), str(c["kind"])),
-            count=None if msg.get("count") is None else int(msg["count"]),
-            change=None if ch is None else (int(ch["seat"]), int(ch["delta"])),
-            fault=None if fl is None else (int(fl["seat"]), str(fl["kind"])),
-        )
 
 
 class Bot:

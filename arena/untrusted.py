@@ -10,8 +10,8 @@ helpers are the one place that defuses each.
 
 from __future__ import annotations
 
-import reprlib
 import re
+import reprlib
 from pathlib import Path
 from typing import Any
 

@@ -15,7 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from arena.apps.check import percentiles, run_check
-from arena.match.inprocess import InProcessTransport, load_python_bot
+from arena.match.inprocess import InProcessTransport
+from arena.protocol.loader import load_python_bot
 from arena.sdk import DUDO, Bot, Turn
 
 BOTS = Path(__file__).resolve().parent.parent / "bots"
@@ -35,7 +36,7 @@ def main() -> None:
     floor = 0.0
     print(f"{'bot':<16} {'p50 us':>8} {'p99 us':>8} {'max us':>8}  p50 / floor")
     for name, factory in bots.items():
-        report = run_check(lambda f=factory: InProcessTransport(f, name), turns=args.turns, seed=1, repeat=False)
+        report = run_check(lambda f=factory, n=name: InProcessTransport(f, n), turns=args.turns, seed=1, repeat=False)
         pc = {k: v * 1000 for k, v in percentiles(report.cpu_ms).items()}
         floor = floor or pc["p50"]
         print(f"{name:<16} {pc['p50']:8.1f} {pc['p99']:8.1f} {pc['max']:8.1f}  {pc['p50'] / floor:5.1f}x")

@@ -36,8 +36,9 @@ from arena.botfile.spec import load_bot  # noqa: E402
 
 
 def make_bot(root: Path) -> Path:
-    import numpy
     import sysconfig
+
+    import numpy
 
     venv = root / "bots" / "npbot" / "venv"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)

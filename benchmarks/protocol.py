@@ -44,17 +44,18 @@ import statistics
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
 from arena.botfile.spec import load_bot  # noqa: E402
-from arena.match.process import BotProcess, TimeControl  # noqa: E402
 from arena.engine.rules import Rules  # noqa: E402
-from arena.sandbox import SandboxLimits, available, cgroups, describe_sandbox  # noqa: E402
+from arena.match.process import BotProcess, TimeControl  # noqa: E402
 from arena.protocol.wire import encode  # noqa: E402
+from arena.sandbox import SandboxLimits, available, cgroups, describe_sandbox  # noqa: E402
 
 TURN: dict[str, Any] = {
     "type": "turn", "match": "m-000042", "round": 7, "seat": 2,

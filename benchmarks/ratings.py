@@ -45,7 +45,8 @@ def orders(matches: int, bots: int, seed: int) -> list[dict[str, Any]]:
         players = rng.choice(bots, k, replace=False)
         order = players[np.argsort(-(theta[players] + rng.gumbel(size=k)))]
         place = {int(p): j + 1 for j, p in enumerate(order)}
-        recs.append({"match": f"m{i:05d}", "variant": "classic", "bots": [f"bot{p}" for p in players],
+        recs.append({"match": f"m{i:05d}", "variant": "classic", "rules": {}, "seed": i,
+                     "bots": [f"bot{p}" for p in players],
                      "placements": [place[int(p)] for p in players], "first": 0, "rounds": [],
                      "rounds_played": 0})
     return recs

@@ -32,10 +32,10 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
+import arena.sandbox.box as box  # noqa: E402
 from arena.botfile.spec import load_bot  # noqa: E402
 from arena.match.process import BotProcess, TimeControl  # noqa: E402
 from arena.sandbox import SandboxLimits, describe_sandbox, quotas, seccomp  # noqa: E402
-import arena.sandbox.box as box  # noqa: E402
 
 LOOP = HERE / "bots" / "syscall_loop.py"
 TRIVIAL = HERE / "bots" / "trivial.py"

@@ -14,6 +14,7 @@ import pandas as pd
 
 from arena.engine import rules as R
 from arena.engine.dice import roll_table
+from arena.engine.records import MatchRecord
 
 # Policies: how much a bid must exceed the expected count before the bot calls
 # dudo (lower is sharper); "random" picks any legal action.
@@ -83,6 +84,11 @@ def play(match: str, variant: str, rules: R.Rules, bots: list[str], seed: int,
             "first": first, "rounds": rounds, "placements": list(state.placements),
             "rounds_played": len(rounds), "seconds": 0.01, "faults": faults,
             "think": [0.001 * (i + 1) for i in range(n)]}
+
+
+def typed(records: list[dict[str, Any]]) -> list[MatchRecord]:
+    """The records as the project reads them (as from a games.jsonl line)."""
+    return [MatchRecord.from_dict(rec) for rec in records]
 
 
 def seats_frame(records: list[dict[str, Any]]) -> pd.DataFrame:

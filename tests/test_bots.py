@@ -10,10 +10,12 @@ from typing import Any
 import pytest
 
 from arena.engine.dice import roll_table
-from arena.match.inprocess import LeagueRow, load_python_bot, mini_league, play_inprocess
-from arena.protocol.messages import match_start_message, turn_message
 from arena.engine.rules import CALZA, DUDO, PRESETS, Bid, Rules, State, _ladder, apply, deal, new_match
-from arena.sdk import Bot, MatchInfo, Turn
+from arena.match.inprocess import LeagueRow, mini_league, play_inprocess
+from arena.protocol.loader import load_python_bot
+from arena.protocol.messages import match_start_message, turn_message
+from arena.protocol.parse import parse_match_start, parse_turn
+from arena.sdk import Bot, Turn
 
 BOTS = Path(__file__).resolve().parent.parent / "bots"
 PY_BOTS = sorted(p.stem for p in BOTS.glob("*.py"))
@@ -85,8 +87,8 @@ def _turn(rules: Rules, dice: list[tuple[int, ...]], history: list[Bid], seat: i
     for b in history:
         state = apply(state, b)
     assert state.to_act == seat
-    info = MatchInfo.from_message(match_start_message("m", seat, ["x"] * n, rules.to_dict(), 3))
-    return Turn.from_message(turn_message("m", state, 1000), info, random.Random(3))
+    info = parse_match_start(match_start_message("m", seat, ["x"] * n, rules.to_dict(), 3))
+    return parse_turn(turn_message("m", state, 1000), info, random.Random(3))
 
 
 @pytest.mark.parametrize("name", ["probabilistic", "cautious", "bluffer", "calza"])
@@ -141,8 +143,8 @@ def test_calza_player_opens_palifico_on_its_own_die() -> None:
     for face in range(1, 7):
         state = new_match(rules, 3, 0)._replace(counts=(1, 4, 4), palifico=True, ladder=_ladder(rules.ones, 9))
         state = deal(state, [(face,), (2, 3, 4, 5), (6, 6, 2, 3)])
-        info = MatchInfo.from_message(match_start_message("m", 0, ["x"] * 3, rules.to_dict(), 3))
-        turn = Turn.from_message(turn_message("m", state, 1000), info, random.Random(3))
+        info = parse_match_start(match_start_message("m", 0, ["x"] * 3, rules.to_dict(), 3))
+        turn = parse_turn(turn_message("m", state, 1000), info, random.Random(3))
         bot = factory("calza")()
         bot.rng = random.Random(1)
         action = bot.act(turn)

@@ -10,10 +10,11 @@ import os
 import signal
 import subprocess
 import time
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 import pytest
+from test_process import FAST, LIMITS, TURN, leftovers, match_start, spec
 
 import arena.sandbox.box as box_mod
 from arena.errors import BotCrashed, BotFault, SandboxError
@@ -21,8 +22,6 @@ from arena.match.process import BotProcess
 from arena.sandbox import Mechanisms, SandboxLimits, available, describe_sandbox
 from arena.sandbox import cgroups as cg
 from arena.sandbox.cgroups import PREFER_ENV
-
-from test_process import FAST, LIMITS, TURN, leftovers, match_start, spec
 
 pytestmark = pytest.mark.sandbox  # run as root and as an unprivileged user in CI
 

@@ -11,11 +11,12 @@ from click.testing import CliRunner
 
 from arena.apps.check import CheckReport, fuzz_rules, percentiles, run_check
 from arena.apps.cli import main
-from arena.errors import BotTimeout
-from arena.match.inprocess import InProcessTransport, load_python_bot
-from arena.engine.rules import CALZA, DUDO, PRESETS, Bid, bid
-from arena.sdk import Bot, Turn
 from arena.botfile.supports import Supports
+from arena.engine.rules import CALZA, DUDO, PRESETS, Bid, bid
+from arena.errors import BotTimeout
+from arena.match.inprocess import InProcessTransport
+from arena.protocol.loader import load_python_bot
+from arena.sdk import Bot, Turn
 
 BOTS = Path(__file__).resolve().parent.parent / "bots"
 
@@ -367,3 +368,80 @@ def test_a_rule_restriction_keeps_presets_playable_under_allowed_values() -> Non
     assert space.presets == tuple(PRESETS)  # classic and wikipedia are played with calza off
     rules = [fuzz_rules(random.Random(2), i, space)[1] for i in range(10)]
     assert not any(r.calza for r in rules)
+
+
+# --- problem reports, line by line, through a mock transport ---------------------------
+
+from mock_transport import MockTransport, Responses  # noqa: E402
+
+from arena.errors import BotCrashed, BotFault  # noqa: E402
+from arena.protocol.messages import hello_message  # noqa: E402
+
+READY = '{"type": "ready", "name": "mock", "version": "0.1"}'
+
+
+def scripted(hello: tuple[str, ...] = (READY,), turn: Responses = ('{"action": "calza"}',), *,
+             hello_fault: BotFault | None = None, turn_fault: BotFault | None = None) -> Any:
+    """A factory of mocks that answer hello with ``hello`` and every turn with ``turn``."""
+    def make() -> MockTransport:
+        mock = MockTransport().expect(hello_message(), hello, fault=hello_fault)
+        for kind in ("match_start", "round_end", "match_end"):
+            mock.otherwise({"type": kind})
+        return mock.otherwise({"type": "turn"}, turn, fault=turn_fault)
+    return make
+
+
+@pytest.mark.parametrize("line, words, advice", [
+    ('I raise to five threes', "not JSON", "JSON integers"),
+    ('{"action": "bid", "quantity": "3", "face": 2}', "'quantity' must be a JSON integer", "JSON integers"),
+    ('{"action": "bid", "quantity": 2, "face": 3, "x": Infinity}', "not JSON", "JSON integers"),
+    ('{"action": "bid", "quantity": 2, "face": 3}' + " " * 70000, "over the 65536-byte limit", "JSON integers"),
+])
+def test_a_malformed_line_is_reported_with_the_turn_it_answered(line: str, words: str, advice: str) -> None:
+    report = run_check(scripted(turn=(line,)), turns=30, seed=1, max_problems=2)
+    problem = report.problems[0]
+    assert problem.kind == "malformed" and words in problem.detail, problem.detail
+    assert problem.message is not None and problem.message["type"] == "turn"
+    assert report.restarts == 2 and advice in report.render()
+
+
+def test_output_after_ready_is_an_unasked_problem() -> None:
+    report = run_check(scripted(hello=(READY, '{"note": "loaded"}')), turns=10, seed=1, max_problems=1)
+    assert [p.kind for p in report.problems] == ["unasked"] and "loaded" in report.problems[0].detail
+    assert "write to stdout only in answer to hello and turn" in report.render()
+
+
+def legal_line(turn: dict[str, Any]) -> str:
+    """A legal reply to ``turn``, from its legal summary alone."""
+    if turn["legal"]["dudo"]:
+        return '{"action": "dudo"}'
+    face, low = next(iter(turn["legal"]["min_quantity"].items()))
+    return f'{{"action": "bid", "quantity": {low}, "face": {face}}}'
+
+
+def test_legal_lines_pass_and_a_second_line_after_a_reply_is_an_unasked_problem() -> None:
+    good = run_check(scripted(turn=lambda m: [legal_line(m)]), turns=300, seed=2)
+    assert good.ok and good.deterministic, good.render()
+    report = run_check(scripted(turn=lambda m: [legal_line(m), '{"action": "dudo"}']),
+                       turns=40, seed=2, max_problems=2)
+    assert [p.kind for p in report.problems] == ["unasked", "unasked"]
+    assert "'{\"action\": \"dudo\"}'" in report.problems[0].detail
+    assert report.problems[0].message is not None and report.problems[0].message["type"] == "turn"
+
+
+@pytest.mark.parametrize("hello, fault, words, fix", [
+    ((), BotCrashed("bot mock exited before answering hello with status 1; stderr: ImportError"),
+     "exited before answering hello", "ended before it could answer hello"),
+    ((), BotTimeout("bot mock sent no ready within hello_ms 10000 ms"), "hello_ms", "load tables"),
+    (('{"type": "ready"}',), None, "'name' must be a JSON string", '"type": "ready"'),
+    (('{"type": "ready", "name": "m", "version": 1.5}',), None, "'version' must be a JSON string",
+     '"type": "ready"'),
+    (("hello to you too",), None, "not JSON", '"type": "ready"'),
+])
+def test_handshake_problems_say_what_to_fix(hello: tuple[str, ...], fault: BotFault | None, words: str,
+                                            fix: str) -> None:
+    report = run_check(scripted(hello=hello, hello_fault=fault), turns=10, seed=1)
+    assert report.ready is None and report.turns == 0
+    [problem] = report.problems
+    assert problem.kind == "handshake" and words in problem.detail, problem.detail
+    assert problem.message == hello_message() and fix in problem.render()

@@ -13,12 +13,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from test_process import BOTS
 
 from arena.running.config import load_config
 from arena.running.runner import run
 from arena.sandbox import available, seccomp
-
-from test_process import BOTS
 
 pytestmark = pytest.mark.sandbox  # run as root and as an unprivileged user in CI
 

@@ -14,15 +14,14 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from test_process import BOTS, LIMITS, TURN, leftovers, match_start, spec
 
 from arena.botfile.spec import load_bot
-from arena.running.config import load_config
 from arena.errors import BotCrashed, RunError, SandboxError
 from arena.match.process import BotProcess, TimeControl
+from arena.running.config import load_config
 from arena.running.runner import preflight
 from arena.sandbox import SandboxLimits, available, mounts, quotas
-
-from test_process import BOTS, LIMITS, TURN, leftovers, match_start, spec
 
 pytestmark = pytest.mark.sandbox  # run as root and as an unprivileged user in CI
 

@@ -10,11 +10,10 @@ import dataclasses
 import os
 
 import pytest
+from test_process import FAST, OPENING, match_start, spec
 
 from arena.match.process import BotProcess
 from arena.sandbox import SandboxLimits, available
-
-from test_process import FAST, OPENING, match_start, spec
 
 pytestmark = pytest.mark.sandbox  # run as root and as an unprivileged user in CI
 

@@ -13,21 +13,22 @@ import logging
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
 
 import arena.sandbox.box as box_mod
 from arena.botfile.spec import load_bot
-from arena.match.process import BotProcess, TimeControl
-from arena.engine.records import MatchSpec, derive_seed
+from arena.engine.records import MatchRecord, MatchSpec, derive_seed
 from arena.engine.replay import check
 from arena.engine.rules import Rules
-from arena.sandbox import Mechanisms, SandboxLimits, available
-from arena.sandbox.cgroups import PREFER_ENV
+from arena.match.process import BotProcess, TimeControl
 from arena.running.store import iter_records
 from arena.running.worker import Worker
+from arena.sandbox import Mechanisms, SandboxLimits, available
+from arena.sandbox.cgroups import PREFER_ENV
 
 ROOT = Path(__file__).resolve().parent.parent
 BOTS = ROOT / "tests" / "bots"
@@ -148,9 +149,9 @@ def test_a_cpu_thief_gets_no_cpu_while_others_think(prefer_env: str, spawn: str,
         for i in range(2):
             result = worker.play(match(i, (0, 1, 2)))
             assert "line" in result, result.get("error")
-            rec = json.loads(result["line"])
+            rec = MatchRecord.from_json(result["line"])
             check(rec)
-            assert rec["faults"] == [], rec["faults"]  # nobody times out, the thief included
+            assert rec.faults == (), rec.faults  # nobody times out, the thief included
     finally:
         worker.close()
     assert max(seen) == SPINNERS  # the attack really ran: its spinners were there
@@ -188,10 +189,10 @@ def test_without_a_freezer_the_thief_is_charged_for_its_cpu_between_turns(
             result = worker.play(match(0, (0, 1, 2)))
     finally:
         worker.close()
-    rec = json.loads(result["line"])
+    rec = MatchRecord.from_json(result["line"])
     check(rec)
-    thief = [f for f in rec["faults"] if f["seat"] == 0]
-    assert thief and thief[0]["kind"] == "timeout" and "previous reply" in thief[0]["detail"], rec["faults"]
+    thief = [f for f in rec.faults if f.seat == 0]
+    assert thief and thief[0].kind == "timeout" and "previous reply" in thief[0].detail, rec.faults
     assert caplog.text.count("freezing bots between turns") == 1
 
 
@@ -217,4 +218,4 @@ def test_arena_run_two_matches_in_parallel_beside_a_thief(prefer_env: str, tmp_p
     assert "freezing: cgroup" in r.stdout + r.stderr  # the one line says what freezes
     recs = list(iter_records(tmp_path / "out"))
     assert len(recs) == 4
-    assert [f for rec in recs for f in rec["faults"]] == []
+    assert [f for rec in recs for f in rec.faults] == []

@@ -10,7 +10,6 @@ the chance (so the zero means something)."""
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import re
 import subprocess
@@ -20,12 +19,12 @@ from pathlib import Path
 import pytest
 
 from arena.botfile.spec import load_bot
-from arena.match.process import BotProcess, TimeControl
 from arena.engine.records import MatchSpec, derive_seed
-from arena.match.referee import play_match
 from arena.engine.rules import Rules
-from arena.sandbox import SandboxLimits
+from arena.match.process import BotProcess, TimeControl
+from arena.match.referee import play_match
 from arena.running.worker import Worker, deal_slots
+from arena.sandbox import SandboxLimits
 
 ROOT = Path(__file__).resolve().parent.parent
 MEMORY = ROOT / "tests" / "bots" / "memory.py"

@@ -4,17 +4,16 @@ fits (the hello hint only for a process that was alive and answered wrongly)."""
 
 from __future__ import annotations
 
-import re
-
 import dataclasses
+import re
 from pathlib import Path
 
 import pytest
 
-from arena.match import diagnose
-from arena.botfile.spec import load_bot
 from arena.apps.check import check_bot, handshake_fix
+from arena.botfile.spec import load_bot
 from arena.errors import BotFault
+from arena.match import diagnose
 from arena.match.process import BotProcess, TimeControl
 from arena.sandbox import SandboxLimits, available
 

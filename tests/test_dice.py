@@ -151,8 +151,8 @@ def test_seating_and_opener_roll_offs_are_fair() -> None:
 
 
 def test_referee_uses_these_roll_offs() -> None:
-    from arena.match import referee
     from arena.engine.rules import Rules
+    from arena.match import referee
 
     for seed in range(30):
         rolled = Rules.preset("classic")

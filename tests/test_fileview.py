@@ -22,8 +22,9 @@ import pytest
 from click.testing import CliRunner
 
 from arena.apps.cli import main
-from arena.sandbox import available
+from arena.engine.records import MatchRecord
 from arena.running.store import iter_records
+from arena.sandbox import available
 
 ROOT = Path(__file__).resolve().parent.parent
 ARENA = [sys.executable, "-m", "arena"]
@@ -119,7 +120,7 @@ def refused(proj: Path, *needles: str, out: str = "results/live") -> str:
     return result.output
 
 
-def plays(proj: Path, *args: str, **env: str) -> tuple[list[dict[str, Any]], str]:
+def plays(proj: Path, *args: str, **env: str) -> tuple[list[MatchRecord], str]:
     """`arena run` in ``proj``; the records and every stderr the run kept."""
     r = subprocess.run([*ARENA, "run", "league.yaml", "--out", "results/live", *args], cwd=proj,
                        capture_output=True, text=True, timeout=600, env={**os.environ, **env})
@@ -136,8 +137,8 @@ def probe_report(kept: str) -> dict[str, Any]:
     return json.loads(lines[-1][len("PROBE "):])
 
 
-def no_faults(records: list[dict[str, Any]]) -> None:
-    assert records and all(r["faults"] == [] for r in records), [r["faults"] for r in records]
+def no_faults(records: list[MatchRecord]) -> None:
+    assert records and all(r.faults == () for r in records), [r.faults for r in records]
 
 
 # -- refused before the run ------------------------------------------------------
@@ -253,9 +254,9 @@ def test_a_command_in_a_folder_of_other_bots_sees_only_its_own_files(tmp_path: P
 
 
 def test_shipped_bots_carry_links_as_links_and_the_worker_checks_the_data_folder(tmp_path: Path) -> None:
-    from arena.running.backends.ray import pack_bots, unpack_bots
     from arena.botfile.spec import load_bot
     from arena.errors import RunError
+    from arena.running.backends.ray import pack_bots, unpack_bots
 
     proj, own = leaky_project(tmp_path)
     spec = load_bot(proj / "bots" / "leaky.py")

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import re
-import resource
 import shutil
 import subprocess
 import sys
@@ -50,9 +49,9 @@ def test_a_reply_nested_1015_levels_deep_in_a_turn_is_malformed_and_the_run_comp
     records = list(iter_records(tmp_path / "h"))
     assert len(records) == 4
     for rec in records:
-        seat = rec["bots"].index("deep")
-        faults = [f for f in rec["faults"] if f["seat"] == seat]
-        assert faults and faults[0]["kind"] == "malformed" and "nested" in faults[0]["detail"]
+        seat = rec.bots.index("deep")
+        faults = [f for f in rec.faults if f.seat == seat]
+        assert faults and faults[0].kind == "malformed" and "nested" in faults[0].detail
 
 
 def test_a_reply_nested_1015_levels_deep_to_hello_is_one_clear_line(tmp_path: Path) -> None:
@@ -120,5 +119,5 @@ def test_escape_sequences_never_reach_the_terminal(tmp_path: Path) -> None:
     assert r.returncode == 0, r.stderr
     assert not CONTROL.search(r.stdout + r.stderr.replace("\r", "")), repr((r.stdout + r.stderr)[:2000])
     rec = next(iter(iter_records(tmp_path / "h")))
-    replay = CliRunner().invoke(main, ["replay", str(tmp_path / "h"), rec["match"]])
+    replay = CliRunner().invoke(main, ["replay", str(tmp_path / "h"), rec.match])
     assert replay.exit_code == 0 and not CONTROL.search(replay.output)

@@ -5,19 +5,18 @@ its record replays cleanly, and no process is left behind."""
 from __future__ import annotations
 
 import dataclasses
-import json
 import os
 from pathlib import Path
 
 import pytest
 
 from arena.botfile.spec import load_bot
-from arena.match.process import TimeControl
-from arena.engine.records import MatchSpec, derive_seed
+from arena.engine.records import MatchRecord, MatchSpec, derive_seed
 from arena.engine.replay import check
 from arena.engine.rules import Rules
-from arena.sandbox import SandboxLimits
+from arena.match.process import TimeControl
 from arena.running.worker import Worker
+from arena.sandbox import SandboxLimits
 
 pytestmark = pytest.mark.sandbox  # run as root and as an unprivileged user in CI
 
@@ -70,16 +69,16 @@ def test_hostile_bot_in_a_match(bot: str, kind: str | None) -> None:
                              seed=derive_seed("h", i), dice_seed=derive_seed("hd", i), table=i, rotation=0)
             result = worker.play(spec)
             assert "line" in result, result.get("error")
-            rec = json.loads(result["line"])
+            rec = MatchRecord.from_json(result["line"])
             check(rec)  # the match finished and every rule holds
-            faults = [f for f in rec["faults"] if f["seat"] == 0]
+            faults = [f for f in rec.faults if f.seat == 0]
             if kind is None:
                 # forker/signaller answer after misbehaving: contained, or faulted; never a crash of the run
-                assert all(f["kind"] in ("timeout", "crash") for f in faults)
+                assert all(f.kind in ("timeout", "crash") for f in faults)
             else:
-                assert faults and faults[0]["kind"] == kind, rec["faults"]
-                assert rec["placements"][0] == 3
-            assert not [f for f in rec["faults"] if f["seat"] != 0]  # the healthy bots never fault
+                assert faults and faults[0].kind == kind, rec.faults
+                assert rec.placements[0] == 3
+            assert not [f for f in rec.faults if f.seat != 0]  # the healthy bots never fault
     finally:
         worker.close()
     assert leftovers() == []

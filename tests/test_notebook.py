@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import json
 import os
+from pathlib import Path
 
 import nbformat
 import pytest

@@ -10,10 +10,10 @@ from scipy.stats import binom
 
 from arena.engine import odds
 from arena.engine.dice import roll_table
-from arena.errors import InvalidAction
 from arena.engine.rules import Bid, Rules, count_matching, deal, new_match
+from arena.errors import InvalidAction
 from arena.protocol.messages import match_start_message, turn_message
-from arena.sdk import MatchInfo, Turn
+from arena.protocol.parse import parse_match_start, parse_turn
 
 
 def brute(b: Bid, dice: tuple[int, ...], unseen: int, wild: bool) -> tuple[float, float, float]:
@@ -99,8 +99,8 @@ def test_turn_conveniences_follow_the_round() -> None:
         for seed in range(20):
             state = new_match(rules, 4, seed % 4)._replace(palifico=palifico)
             state = deal(state, roll_table(seed, 1, state.counts))
-            info = MatchInfo.from_message(match_start_message("m", state.to_act, ["a"] * 4, rules.to_dict(), 1))
-            turn = Turn.from_message(turn_message("m", state, 100), info, rng)
+            info = parse_match_start(match_start_message("m", state.to_act, ["a"] * 4, rules.to_dict(), 1))
+            turn = parse_turn(turn_message("m", state, 100), info, rng)
             wild = rules.wild_ones and not palifico
             assert turn.wild is wild
             unseen = sum(state.counts) - len(turn.dice)

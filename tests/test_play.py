@@ -21,11 +21,13 @@ from typing import Any
 import pexpect
 import pytest
 
-from arena.errors import BotFault
 from arena.apps.play import LEFT_KIND, HumanPlayer, candidate_raises, illegal_reason, play_setup
+from arena.engine.records import MatchRecord
 from arena.engine.replay import check
 from arena.engine.rules import CALZA, DUDO, Bid, Rules
-from arena.sdk import MatchInfo, Turn
+from arena.errors import BotFault
+from arena.protocol import parse
+from arena.sdk import Turn
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -66,7 +68,7 @@ def turn_msg(dice: list[int], counts: list[int], history: list[list[int]], mins:
 def make_turn(rules: Rules, msg: dict[str, Any]) -> Turn:
     import random
 
-    return Turn.from_message(msg, MatchInfo.from_message(match_start(rules)), random.Random(0))
+    return parse.parse_turn(msg, parse.parse_match_start(match_start(rules)), random.Random(0))
 
 
 CLASSIC = Rules.preset("classic")
@@ -151,7 +153,8 @@ def test_quit_through_pipes_records_the_forfeit(tmp_path: Path) -> None:
     human = record["bots"].index("human")
     assert record["placements"][human] == 3
     assert [f["kind"] for f in record["faults"]] == ["crash"] and record["faults"][0]["seat"] == human
-    check(record)  # the record replays under the rules, dice and all
+    assert record["end"] == "elimination"  # the two bots played it out
+    check(MatchRecord.from_dict(record))  # the record replays under the rules, dice and all
 
 
 # --- the full match through a pseudo-terminal ---------------------------------

@@ -7,23 +7,24 @@ from __future__ import annotations
 import dataclasses
 import os
 import threading
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
 
 from arena.botfile.spec import BotSpec, load_bot
+from arena.engine.rules import Bid, Rules
 from arena.errors import BotCrashed, BotFault, BotTimeout, ConfigError, ProtocolError
 from arena.match.process import BotProcess, TimeControl
-from arena.engine.rules import Bid, Rules
+from arena.protocol.parse import parse_reply
 from arena.sandbox import SandboxLimits
-from arena.protocol.wire import parse_reply
 
 pytestmark = pytest.mark.sandbox  # run as root and as an unprivileged user in CI
 
 BOTS = Path(__file__).parent / "bots"
 
-# A realistic turn message (~200 bytes), as PROTOCOL.md shows it.
+# A realistic turn message (~200 bytes), as docs/protocol.md shows it.
 TURN: dict[str, Any] = {
     "type": "turn", "match": "m-000042", "round": 7, "seat": 2,
     "dice": [1, 3, 3, 5], "counts": [5, 0, 4, 3], "palifico": False,
@@ -209,6 +210,27 @@ def test_bad_quantities() -> None:
         assert parse_reply(bot.request(TURN)[0]) == Bid(10 ** 100 - 1, 3)
         assert parse_reply(bot.request(TURN)[0]) == Bid(0, 3)
         assert parse_reply(bot.request(TURN)[0]) == Bid(-1, 3)
+        assert bot.alive
+
+
+def test_odd_return_values_become_reply_lines_and_the_bot_plays_on() -> None:
+    """tests/bots/odd_replies.py: whatever act() returns, the host sends a line
+    (a bid of ints-by-__index__ is a bid; the rest is malformed, quoted)."""
+    expected = [("malformed", "got '3.0'"), ("malformed", "got 'true'"), ("malformed", "got '\"3\"'"),
+                (None, Bid(2, 2)), ("malformed", "repr() raised"), ("malformed", "repr() raised"),
+                ("malformed", "{...}"), ("malformed", "'quantity' must be a JSON integer"),
+                ("malformed", "dudo"), ("malformed", "(5, 3)")]
+    with BotProcess(spec("odd_replies.py"), LIMITS, FAST) as bot:
+        bot.start()
+        bot.notify(match_start())
+        for kind, what in expected:
+            reply, _ = bot.request(TURN)
+            if kind is None:
+                assert parse_reply(reply) == what
+                continue
+            with pytest.raises(ProtocolError) as err:
+                parse_reply(reply)
+            assert err.value.kind == kind and str(what) in err.value.detail, err.value.detail
         assert bot.alive
 
 

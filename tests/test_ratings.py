@@ -63,7 +63,7 @@ def test_objective_gradient_matches_finite_differences() -> None:
     x = rng.normal(0, 1.5, 6)
     for precision in (0.0, 0.4):
         value, grad = rt._objective(x, d, w, precision)
-        numeric = approx_fprime(x, lambda t: rt._objective(t, d, w, precision)[0], 1e-6)
+        numeric = approx_fprime(x, lambda t, p=precision: rt._objective(t, d, w, p)[0], 1e-6)
         assert np.allclose(grad, numeric, rtol=1e-4, atol=1e-3)
         # The value is the reference log-likelihood (weighted) plus the penalty.
         ref = -sum(wi * loglik_reference(x, [r]) for wi, r in zip(w, ranks))
@@ -228,7 +228,7 @@ def test_hessian_matches_finite_differences_of_the_gradient() -> None:
     w = rng.integers(0, 3, d.n_rankings).astype(float)
     x = rng.normal(0, 1, 5)
     for precision in (0.0, 0.7):
-        numeric = np.array([approx_fprime(x, lambda t, i=i: rt._objective(t, d, w, precision)[1][i], 1e-6)
+        numeric = np.array([approx_fprime(x, lambda t, i=i, p=precision: rt._objective(t, d, w, p)[1][i], 1e-6)
                             for i in range(5)])
         hess = rt._hessian(x, d, w, precision)
         assert np.allclose(hess, numeric, rtol=1e-4, atol=1e-3)

@@ -61,7 +61,7 @@ def test_ray_backend_matches_local_and_resumes(tmp_path: Path) -> None:
         time.sleep(0.2)
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=120)
-    partial = [r["match"] for r in iter_records(out)]
+    partial = [r.match for r in iter_records(out)]
     assert proc.returncode == 130, err
     assert "Resume with: arena run" in err
     assert 0 < len(partial) < 80
@@ -69,7 +69,7 @@ def test_ray_backend_matches_local_and_resumes(tmp_path: Path) -> None:
     assert meta["status"] == "interrupted"
     resumed = run("--out", str(out), "--backend", "ray")
     assert resumed.returncode == 0, resumed.stderr
-    ids = [r["match"] for r in iter_records(out)]
+    ids = [r.match for r in iter_records(out)]
     assert len(ids) == len(set(ids)) == 80
     assert lines(out) == lines(tmp_path / "local")
 

@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-
 import synth_records as S
+
 from arena.analysis import results
-from arena.errors import RunError
 from arena.engine.rules import Rules
+from arena.errors import RunError
 
 
 @pytest.fixture()
@@ -22,11 +22,11 @@ def hand_run(tmp_path: Path) -> Path:
 
 def test_documented_columns(hand_run: Path) -> None:
     res = results.load(hand_run)
-    assert list(res.matches.columns) == results.MATCH_COLUMNS
-    assert list(res.seats.columns) == results.SEAT_COLUMNS
-    assert list(res.rounds.columns) == results.ROUND_COLUMNS
-    assert list(res.actions.columns) == results.ACTION_COLUMNS
-    assert list(res.faults.columns) == results.FAULT_COLUMNS
+    assert tuple(res.matches.columns) == results.MATCH_COLUMNS
+    assert tuple(res.seats.columns) == results.SEAT_COLUMNS
+    assert tuple(res.rounds.columns) == results.ROUND_COLUMNS
+    assert tuple(res.actions.columns) == results.ACTION_COLUMNS
+    assert tuple(res.faults.columns) == results.FAULT_COLUMNS
     for col in results.MATCH_COLUMNS + results.SEAT_COLUMNS + results.ROUND_COLUMNS:
         assert col in results.__doc__  # type: ignore[operator]
     assert res.run["name"] == "synthetic" and res.variants == ["v1", "v2"]
@@ -129,10 +129,23 @@ def test_a_bad_line_in_the_middle_is_an_error_naming_it(tmp_path: Path) -> None:
         results.load(run)
 
 
-def test_duplicate_match_is_an_error(tmp_path: Path) -> None:
+def test_a_match_recorded_twice_counts_once(tmp_path: Path) -> None:
     recs = S.hand_built()
-    run = S.write_run(tmp_path / "run", recs + [recs[0]], {})
-    with pytest.raises(RunError, match=r"line 5: match 'A' already recorded on line 1"):
+    again = dict(recs[0], seconds=9.5, think=[1.0, 2.0, 3.0])  # the same match, timed differently
+    run = S.write_run(tmp_path / "run", recs + [again, recs[2]], {})
+    res = results.load(run)
+    assert res.matches["match"].tolist() == ["A", "B", "C", "D"]
+    assert res.matches.set_index("match").loc["A", "seconds"] == 0.5  # the first record is the one kept
+    assert [(r.match, r.line, r.first_line) for r in res.repeats] == [("A", 5, 1), ("C", 6, 3)]
+    assert len(res.notes) == 1 and "2 record(s) of a match already recorded were left out" in res.notes[0]
+    assert "line 5 (A, first on line 1)" in res.notes[0]
+
+
+def test_two_different_records_of_one_match_are_an_error_naming_both_lines(tmp_path: Path) -> None:
+    recs = S.hand_built()
+    other = dict(recs[0], placements=[2, 3, 1][::-1])
+    run = S.write_run(tmp_path / "run", recs + [other], {})
+    with pytest.raises(RunError, match=r"line 5: match 'A' is recorded on line 1 too, and the two records differ"):
         results.load(run)
 
 
@@ -152,28 +165,35 @@ def test_missing_or_empty_folders(tmp_path: Path) -> None:
     (tmp_path / "started").mkdir()
     (tmp_path / "started" / "run.json").write_text('{"name": "x", "status": "running"}')
     res = results.load(tmp_path / "started")
-    assert res.matches.empty and list(res.seats.columns) == results.SEAT_COLUMNS
+    assert res.matches.empty and tuple(res.seats.columns) == results.SEAT_COLUMNS
 
 
 def test_record_missing_required_keys(tmp_path: Path) -> None:
     run = tmp_path / "run"
     run.mkdir()
     (run / "games.jsonl").write_text('{"match": "A", "bots": ["x", "y"]}\n{"match": "B"}\n')
-    with pytest.raises(RunError, match="line 1: a match record needs the keys"):
+    with pytest.raises(RunError, match="line 1: a match record needs the keys .*; variant, rules, seed, first, "
+                                       "rounds, placements missing"):
         results.load(run)
 
 
-def test_seats_agree_with_the_run_store_rows(tmp_path: Path) -> None:
-    """The loader and the writer of matches.parquet (arena.running.store) derive
-    dice_left, out_round and fault independently from the same records."""
-    store = pytest.importorskip("arena.running.store")
+def test_matches_parquet_holds_the_seat_table(tmp_path: Path) -> None:
+    """matches.parquet (written by the run store) and the loader's seat table
+    come from the one derivation of rows (arena.running.tables): the same
+    values, RESULTS.md's columns."""
+    from arena.running.store import write_matches_parquet
+
     rules = Rules.preset("classic", {})
     recs = [S.play(f"m{i}", "classic", rules, ["random", "sharp", "cautious"], seed=i,
                    fault=(1, 3, "crash") if i % 3 == 0 else None) for i in range(12)]
-    ours = results.from_records(recs).seats
-    theirs = pd.DataFrame([row for rec in recs for row in store.seat_rows(rec)])
-    for col in ("bot", "place", "players", "rounds", "dice_left"):
-        assert ours[col].tolist() == theirs[col].tolist(), col
-    assert [None if pd.isna(x) else int(x) for x in ours["out_round"]] == \
-        [None if x is None or pd.isna(x) else int(x) for x in theirs["out_round"]]
-    assert [None if pd.isna(x) else x for x in ours["fault"]] == [None if pd.isna(x) else x for x in theirs["fault"]]
+    run = S.write_run(tmp_path / "run", recs, {"classic": rules.to_dict()})
+    write_matches_parquet(run)
+    disk = pd.read_parquet(run / "matches.parquet")
+    ours = results.load(run).seats
+    assert list(disk.columns) == [c for c in results.SEAT_COLUMNS if c != "first"]
+    for col in ("match", "seat", "bot", "place", "players", "rounds", "dice_left", "seconds"):
+        assert disk[col].tolist() == ours[col].tolist(), col
+    assert [None if pd.isna(x) else int(x) for x in disk["out_round"]] == \
+        [None if pd.isna(x) else int(x) for x in ours["out_round"]]
+    assert [None if pd.isna(x) else x for x in disk["fault"]] == [None if pd.isna(x) else x for x in ours["fault"]]
+    assert ours["fault"].notna().sum() == 4 and (ours["dice_left"] == 0).sum() >= 12

@@ -29,7 +29,6 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from arena.errors import IllegalAction
 from arena.engine.rules import (
     CALZA,
     DUDO,
@@ -50,6 +49,7 @@ from arena.engine.rules import (
     new_match,
     why_illegal,
 )
+from arena.errors import IllegalAction
 from arena.protocol.messages import turn_view
 
 SEEN: Counter[str] = Counter()  # which rare branches the playouts reached

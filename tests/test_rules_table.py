@@ -8,11 +8,12 @@ so every row runs through the public API only (``new_match``, ``deal``,
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+import dataclasses
+from collections.abc import Sequence
+from typing import Any
 
 import pytest
 
-from arena.errors import ArenaError, IllegalAction, InvalidAction, RulesError, StateError
 from arena.engine.rules import (
     CALZA,
     DUDO,
@@ -39,6 +40,7 @@ from arena.engine.rules import (
     why_illegal,
     winner,
 )
+from arena.errors import ArenaError, IllegalAction, InvalidAction, RulesError, StateError
 
 # ---------------------------------------------------------------------------
 # Helpers
@@ -805,7 +807,7 @@ def test_presets_resolve(name: str) -> None:
 
 def test_rules_are_immutable_and_hashable() -> None:
     r = Rules.preset("lizumo")
-    with pytest.raises(Exception):
+    with pytest.raises(dataclasses.FrozenInstanceError):
         r.dice = 4  # type: ignore[misc]
     assert r == Rules.preset("lizumo") and hash(r) == hash(Rules.preset("lizumo"))
     assert r.replace(dice=4).dice == 4 and r.dice == 3

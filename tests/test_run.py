@@ -92,7 +92,7 @@ def test_kill_9_at_random_moments_then_resume_equals_an_uninterrupted_run(tmp_pa
     assert kills >= 2
     done = run_cli("run", str(cfg), "--out", str(out))
     assert done.returncode == 0, done.stderr
-    ids = [r["match"] for r in iter_records(out)]
+    ids = [r.match for r in iter_records(out)]
     assert len(ids) == len(set(ids)) == 120  # nothing lost, nothing twice
     assert canonical_lines(out) == canonical_lines(clean)
     pd.testing.assert_frame_equal(parquet_sorted(out), parquet_sorted(clean))
@@ -115,13 +115,13 @@ def test_rotate_seating_gives_each_seat_position_the_same_dice(tmp_path: Path) -
     recs = list(iter_records(tmp_path / "rot"))
     tables: dict[int, list[dict]] = {}
     for rec in recs:
-        tables.setdefault(rec["seed"], []).append(rec)
+        tables.setdefault(rec.seed, []).append(rec)
     assert len(tables) == 2 and all(len(g) == 4 for g in tables.values())
     for group in tables.values():
-        assert len({tuple(rec["bots"]) for rec in group}) == 4  # every rotation once
-        first_round = {json.dumps(rec["rounds"][0]["dice"]) for rec in group}
+        assert len({rec.bots for rec in group}) == 4  # every rotation once
+        first_round = {rec.rounds[0].dice for rec in group}
         assert len(first_round) == 1  # same dice per seat position in round 1
-        assert len({rec["first"] for rec in group}) == 1
+        assert len({rec.first for rec in group}) == 1
 
 
 def test_resume_refuses_another_config(tmp_path: Path) -> None:
@@ -213,10 +213,10 @@ def test_half_budget_bots_with_twice_as_many_matches_as_cores_never_time_out(tmp
     assert r.returncode == 0, r.stderr
     recs = list(iter_records(tmp_path / "o"))
     assert len(recs) == 2 * cores
-    assert [f for rec in recs for f in rec["faults"]] == []
+    assert [f for rec in recs for f in rec.faults] == []
     # each decision really used about half the budget: the load was real
-    turns = sum(len(r["actions"]) for rec in recs for r in rec["rounds"])
-    assert sum(sum(rec["think"]) for rec in recs) >= 0.04 * turns
+    turns = sum(len(r.actions) for rec in recs for r in rec.rounds)
+    assert sum(sum(rec.think or ()) for rec in recs) >= 0.04 * turns
 
 
 def test_a_worker_killed_mid_run_stops_the_run_cleanly_and_resume_completes(tmp_path: Path) -> None:
@@ -234,9 +234,9 @@ def test_a_worker_killed_mid_run_stops_the_run_cleanly_and_resume_completes(tmp_
     os.kill(int(workers[0]), signal.SIGKILL)  # e.g. the OOM killer
     _, err = proc.communicate(timeout=60)
     assert proc.returncode != 0 and "worker process died" in err and "Resume with" in err
-    kept = [r["match"] for r in iter_records(out)]
+    kept = [r.match for r in iter_records(out)]
     assert kept and len(kept) == len(set(kept))
     done = run_cli("run", str(cfg), "--out", str(out))
     assert done.returncode == 0, done.stderr
-    ids = [r["match"] for r in iter_records(out)]
+    ids = [r.match for r in iter_records(out)]
     assert len(ids) == len(set(ids)) == 300

@@ -18,21 +18,22 @@ import subprocess
 import sys
 import sysconfig
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import numpy
 import orjson
 import pytest
+from test_fileview import no_faults
 
 import arena
+from arena.botfile.runtime import resolve_program
 from arena.botfile.spec import load_bot
+from arena.engine.records import MatchRecord
 from arena.errors import BotFault
 from arena.match.process import BotProcess, TimeControl
-from arena.botfile.runtime import resolve_program
 from arena.sandbox import SandboxLimits, available
-
-from test_fileview import no_faults
 
 ROOT = Path(__file__).resolve().parent.parent
 ARENA = [sys.executable, "-m", "arena"]
@@ -102,7 +103,7 @@ def league(folder: Path, bots: list[str], **extra: Any) -> Path:
     return folder
 
 
-def run_league(folder: Path, **env: str) -> tuple[list[dict[str, Any]], str]:
+def run_league(folder: Path, **env: str) -> tuple[list[MatchRecord], str]:
     from test_fileview import plays
 
     return plays(folder, **env)
@@ -349,7 +350,7 @@ def test_a_java_bot_with_a_declared_raise_plays_a_league(tmp_path: Path) -> None
     java_bot(proj / "bots", "jbot", "limits: {processes: 64}\n")
     records, _ = run_league(proj)
     no_faults(records)
-    assert {b for r in records for b in r["bots"]} == {"jbot", "random"}
+    assert {b for r in records for b in r.bots} == {"jbot", "random"}
     meta = json.loads((proj / "results" / "live" / "run.json").read_text())
     assert {b["name"]: b["limits"]["processes"] for b in meta["bots"]} == {"jbot": 64, "random": 16}
 

@@ -8,21 +8,21 @@ import logging
 import os
 import signal
 import socket
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
+from test_process import FAST, LIMITS, TURN, leftovers, match_start, spec
 
 import arena
 import arena.sandbox as sandbox
 import arena.sandbox.box as box_mod
-from arena.sandbox import cgroups as cgroups_mod, procfs
 from arena.botfile.spec import load_bot
 from arena.errors import BotCrashed, BotFault, SandboxError
 from arena.match.process import BotProcess, TimeControl
-from arena.sandbox import Mechanisms, SandboxLimits, available, describe_sandbox
-
-from test_process import FAST, LIMITS, TURN, leftovers, match_start, spec
+from arena.sandbox import Mechanisms, SandboxLimits, available, describe_sandbox, procfs
+from arena.sandbox import cgroups as cgroups_mod
 
 pytestmark = pytest.mark.sandbox  # run as root and as an unprivileged user in CI
 
@@ -233,7 +233,6 @@ def test_a_later_run_ends_what_a_killed_referee_left_in_its_cgroups() -> None:
     """What survives a referee killed outright (bwrap's outer process) is ended
     by the sweep every later run makes of dead referees' cgroups."""
     import subprocess
-    import time
 
     parents = dict(MECH.cgroups)
     if "pids" not in parents:

@@ -15,12 +15,12 @@ from pathlib import Path
 
 import pytest
 
-from arena.running.config import load_config
-from arena.errors import ConfigError
+from arena.botfile.supports import Supports
 from arena.engine.rules import Rules
+from arena.errors import ConfigError
+from arena.running.config import load_config
 from arena.running.schedule import build_schedule, seat_plan
 from arena.running.store import iter_records
-from arena.botfile.supports import Supports
 
 ROOT = Path(__file__).resolve().parent.parent
 TWO_PY = str(ROOT / "tests" / "bots" / "two_seater.py")
@@ -123,11 +123,11 @@ def test_a_real_league_never_seats_the_two_player_bots_at_larger_tables(tmp_path
     assert len(records) == 30
     restricted = {"two_seater", "two_seater_sh"}
     for rec in records:
-        if restricted & set(rec["bots"]):
-            assert len(rec["bots"]) == 2, rec["match"]
-        assert not rec["faults"], rec["faults"]  # either bot crashes if seated at a larger table
-    assert {len(rec["bots"]) for rec in records} == {2, 3, 4}
-    played = Counter(b for rec in records for b in rec["bots"])
+        if restricted & set(rec.bots):
+            assert len(rec.bots) == 2, rec.match
+        assert not rec.faults, rec.faults  # either bot crashes if seated at a larger table
+    assert {len(rec.bots) for rec in records} == {2, 3, 4}
+    played = Counter(b for rec in records for b in rec.bots)
     assert played["two_seater"] > 0 and played["two_seater_sh"] > 0
     meta = json.loads((out / "run.json").read_text())
     bots = {b["name"]: b for b in meta["bots"]}

@@ -12,13 +12,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from test_process import BOTS, LIMITS, TURN, leftovers, match_start, spec
 
 import arena.sandbox.box as box_mod
 from arena.botfile.spec import load_bot
 from arena.match.process import BotProcess, TimeControl
 from arena.sandbox import Sandbox, SandboxLimits, available, seccomp
-
-from test_process import BOTS, LIMITS, TURN, leftovers, match_start, spec
 
 pytestmark = pytest.mark.sandbox  # run as root and as an unprivileged user in CI
 

@@ -13,19 +13,20 @@ import json
 import secrets
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
 
-from arena.botfile.spec import BotSpec, load_bot
 from arena.apps.check import check_bot, run_check
-from arena.match.inprocess import load_python_bot
 from arena.apps.play import HumanPlayer, PlaySetup, play_human
-from arena.match.process import BotProcess, TimeControl
+from arena.botfile.spec import BotSpec, load_bot
 from arena.engine.records import MatchSpec, derive_seed
-from arena.match.referee import play_match
 from arena.engine.rules import Action, Rules
+from arena.match.process import BotProcess, TimeControl
+from arena.match.referee import play_match
+from arena.protocol.loader import load_python_bot
 from arena.sandbox import SandboxLimits
 from arena.sdk import Turn
 
@@ -93,8 +94,8 @@ def _play(seed: int, honest: bool) -> tuple[list[int], str]:
                       seed=seed, time=CLOCK, sandbox=LIMITS)
     with derive_logs() as logs:
         outcome = play_human(setup, ScriptedHuman())
-    assert str(seed) not in outcome.record["match"]
-    return outcome.record["placements"], "".join(logs)
+    assert str(seed) not in outcome.record.match
+    return list(outcome.record.placements), "".join(logs)
 
 
 @pytest.mark.slow

@@ -8,17 +8,18 @@ brute-force best response written here over engine states.
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 import pytest
 
 from arena.engine.rules import DUDO, Bid, Rules, apply, deal, legal_actions, winner
-from arena.protocol.host import load as load_bot_class
+from arena.protocol.loader import load_python_bot
 from arena.protocol.messages import match_start_message, turn_message
-from arena.protocol.wire import parse_reply
-from arena.sdk import MatchInfo, Turn
+from arena.protocol.parse import parse_match_start, parse_reply, parse_turn
+from arena.sdk import Turn
 from arena.solve.cfr import RoundSolver, exploitability
 from arena.solve.game import OPENER, SolveError, round_game, round_start
 from arena.solve.match import round_states, solve_match, to_policy
@@ -54,7 +55,6 @@ def test_openspiel_exploitability_agrees() -> None:
     """The average strategy as an OpenSpiel tabular policy: their exploitability is ours."""
     from open_spiel.python import policy as osp
     from open_spiel.python.algorithms import exploitability as os_exploitability
-
     from test_openspiel import action_map, chance_map, load, neller, start_both
 
     rules = neller(1)
@@ -173,11 +173,11 @@ def _turn(rules: Rules, seat: int, hands: list[tuple[int, ...]], bids: list[Bid]
     for b in bids:
         state = apply(state, b)
     start = match_start_message("m", seat, ["a", "b"], rules.to_dict(), seed)
-    return Turn.from_message(turn_message("m", state, 1000), MatchInfo.from_message(start), random.Random(seed)), state
+    return parse_turn(turn_message("m", state, 1000), parse_match_start(start), random.Random(seed)), state
 
 
 def test_equilibrium_bot_plays_the_policy() -> None:
-    _, cls, _ = load_bot_class(str(BOTS / "equilibrium.py"))
+    cls = load_python_bot(BOTS / "equilibrium.py").make
     assert cls is not None
     rules = rules_of("neller", {})
     data = read_policy(BOTS / "equilibrium" / "neller-1.json.gz")
@@ -204,7 +204,7 @@ def test_equilibrium_bot_plays_the_policy() -> None:
 
 def test_equilibrium_bot_elsewhere_is_legal() -> None:
     """Outside a solved state (four players, classic, palifico on) it plays its heuristic, legally."""
-    _, cls, _ = load_bot_class(str(BOTS / "equilibrium.py"))
+    cls = load_python_bot(BOTS / "equilibrium.py").make
     from arena.engine.dice import roll_table
     from arena.engine.rules import new_match
 
@@ -218,8 +218,7 @@ def test_equilibrium_bot_elsewhere_is_legal() -> None:
             state = deal(state, roll_table(rng.randrange(1 << 30), state.round, state.counts))
             while state.dice is not None:
                 start = match_start_message("m", state.to_act, list("abcd"), rules.to_dict(), 1)
-                turn = Turn.from_message(turn_message("m", state, 1000), MatchInfo.from_message(start),
-                                         random.Random(1))
+                turn = parse_turn(turn_message("m", state, 1000), parse_match_start(start), random.Random(1))
                 bot = cls()
                 bot.rng, bot.match = turn.rng, turn.match
                 action = bot.act(turn)
@@ -271,12 +270,12 @@ def brute_force_br(rules: Rules, policy: Policy, br_seat: int) -> float:
 
 
 def in_process(path: Path, rules: Rules) -> Policy:
-    _, cls, _ = load_bot_class(str(path))
+    cls = load_python_bot(path).make
     assert cls is not None
 
     def policy(state: Any, seat: int) -> dict[Any, float]:
         start = match_start_message("m", seat, ["a", "b"], rules.to_dict(), 5)
-        turn = Turn.from_message(turn_message("m", state, 1000), MatchInfo.from_message(start), random.Random(5))
+        turn = parse_turn(turn_message("m", state, 1000), parse_match_start(start), random.Random(5))
         bot = cls()
         bot.rng, bot.match = turn.rng, turn.match
         return {parse_reply(_reply(bot.act(turn))): 1.0}

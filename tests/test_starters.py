@@ -24,6 +24,7 @@ import pytest
 
 import arena.botfile.spec
 from arena.apps.check import check_bot
+from arena.engine.records import MatchRecord
 from arena.running.store import iter_records
 from arena.untrusted import load_untrusted_yaml
 
@@ -58,16 +59,16 @@ def league(folder: Path, manifest: Path, sandbox: str) -> tuple[list[dict[str, A
     return list(iter_records(folder / "run")), folder / "run"
 
 
-def assert_plays_well(name: str, records: list[dict[str, Any]]) -> None:
+def assert_plays_well(name: str, records: list[MatchRecord]) -> None:
     assert len(records) == 30
-    assert not [f for r in records for f in r["faults"]], [f for r in records for f in r["faults"]][:3]
-    mine = [r for r in records if name in r["bots"]]
+    assert not [f for r in records for f in r.faults], [f for r in records for f in r.faults][:3]
+    mine = [r for r in records if name in r.bots]
     assert len(mine) >= 10
-    place = {b: [r["placements"][r["bots"].index(b)] / len(r["bots"]) for r in records if b in r["bots"]]
+    place = {b: [r.placements[r.bots.index(b)] / len(r.bots) for r in records if b in r.bots]
              for b in (name, "random")}
     # A real strategy: clearly ahead of the random bot, and it wins matches.
     assert sum(place[name]) / len(place[name]) < sum(place["random"]) / len(place["random"])
-    assert sum(r["placements"][r["bots"].index(name)] == 1 for r in mine) >= 2
+    assert sum(r.placements[r.bots.index(name)] == 1 for r in mine) >= 2
 
 
 def numpy_origin(run: Path) -> str:

@@ -11,13 +11,14 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import pytest
+import synth_records as S
 from click.testing import CliRunner
 
-import synth_records as S
-from arena.analysis import stats
-from arena.apps.cli import main
-from arena.errors import RatingError, RunError
+from arena.analysis import commands, stats
 from arena.analysis.results import from_records, load
+from arena.apps.cli import main
+from arena.engine.records import MatchRecord
+from arena.errors import RatingError, RunError
 
 
 def wilson_by_hand(k: int, n: int, z: float = 1.959963984540054) -> tuple[float, float]:
@@ -29,7 +30,7 @@ def wilson_by_hand(k: int, n: int, z: float = 1.959963984540054) -> tuple[float,
 
 @pytest.fixture()
 def hand() -> Any:
-    return from_records(S.hand_built(), {"variants": {"v1": {}, "v2": {}}})
+    return from_records(S.typed(S.hand_built()), {"variants": {"v1": {}, "v2": {}}})
 
 
 @pytest.fixture()
@@ -156,25 +157,26 @@ def test_rating_options(hand: Any) -> None:
 
 
 def test_single_variant_overall_is_that_variant(tmp_path: Path) -> None:
-    res = from_records([r for r in S.hand_built() if r["variant"] == "v1"])
+    res = from_records(S.typed([r for r in S.hand_built() if r["variant"] == "v1"]))
     t = stats.rate_results(res, resamples=10).table
     overall = t[t["variant"] == stats.OVERALL].drop(columns="variant").reset_index(drop=True)
     v1 = t[t["variant"] == "v1"].drop(columns="variant").reset_index(drop=True)
     pd.testing.assert_frame_equal(overall, v1)
 
 
-def _orders(variant: str, order: list[str], copies: int) -> list[dict[str, Any]]:
+def _orders(variant: str, order: list[str], copies: int) -> list[MatchRecord]:
     """Records without rounds whose finishing order is always ``order``
     (best first), with each pair also meeting once the other way round."""
     recs = []
     for i in range(copies):
-        recs.append({"match": f"{variant}-{i}", "variant": variant, "bots": order,
+        recs.append({"match": f"{variant}-{i}", "variant": variant, "rules": {}, "seed": i, "bots": order,
                      "placements": list(range(1, len(order) + 1)), "first": 0, "rounds": [],
                      "rounds_played": 0})
     for j in range(len(order) - 1):
-        recs.append({"match": f"{variant}-r{j}", "variant": variant, "bots": [order[j], order[j + 1]],
-                     "placements": [2, 1], "first": 0, "rounds": [], "rounds_played": 0})
-    return recs
+        recs.append({"match": f"{variant}-r{j}", "variant": variant, "rules": {}, "seed": j,
+                     "bots": [order[j], order[j + 1]], "placements": [2, 1], "first": 0, "rounds": [],
+                     "rounds_played": 0})
+    return S.typed(recs)
 
 
 def test_variant_comparison_rank_correlation_and_change() -> None:
@@ -258,19 +260,19 @@ def test_commands_report_errors_in_one_line(tmp_path: Path) -> None:
 def test_real_loader_roundtrip(hand_run: Path) -> None:
     # The run folder the tests write loads to the same tables as in memory.
     disk = stats.variant_stats(load(hand_run))
-    mem = stats.variant_stats(from_records(S.hand_built(), {"variants": {"v1": {}, "v2": {}}}))
+    mem = stats.variant_stats(from_records(S.typed(S.hand_built()), {"variants": {"v1": {}, "v2": {}}}))
     pd.testing.assert_frame_equal(disk, mem)
 
 
 def test_elo_table_text_for_arena_run(hand_run: Path, tmp_path: Path) -> None:
-    text = stats.elo_table_text(hand_run, resamples=10)
+    text = commands.elo_table_text(hand_run, resamples=10)
     assert text.startswith("all: Plackett-Luce Elo") and (hand_run / "ratings.csv").exists()
     single = S.write_run(tmp_path / "single", S.hand_built()[:3], {"v1": {}})
-    one = stats.elo_table_text(single, resamples=10)
+    one = commands.elo_table_text(single, resamples=10)
     assert one.startswith("v1: Plackett-Luce Elo") and "all:" not in one
     (tmp_path / "fresh").mkdir()
     (tmp_path / "fresh" / "run.json").write_text('{"name": "fresh", "status": "running"}')
-    assert stats.elo_table_text(tmp_path / "fresh") == f"no Elo table: {tmp_path / 'fresh'}: no finished match to rate yet"
+    assert commands.elo_table_text(tmp_path / "fresh") == f"no Elo table: {tmp_path / 'fresh'}: no finished match to rate yet"
 
 
 @pytest.mark.slow

@@ -70,20 +70,20 @@ def test_two_workers_every_line_under_its_match_and_nothing_lost(tmp_path: Path)
                     continue
                 lines[match].append(line)
             assert note in ("", "after its end"), note
-        mine = [r for r in records if label in r["bots"]]
+        mine = [r for r in records if label in r.bots]
         assert mine
         for rec in mine:
-            seat = rec["bots"].index(label)
-            got = lines[rec["match"]]
-            turns = sum(1 for rnd in rec["rounds"] for a in rnd.get("actions", []) if a[0] == seat)
-            assert f"start {rec['match']} seat {seat}" in got
+            seat = rec.bots.index(label)
+            got = lines[rec.match]
+            turns = sum(1 for rnd in rec.rounds for a in rnd.actions if a.seat == seat)
+            assert f"start {rec.match} seat {seat}" in got
             assert "\\### arena: m-999999 · worker 0" in got  # escaped, kept
             assert "bytes \ufffd\ufffd not utf-8" in got
             assert Counter(w.split()[0] for w in got)["turn"] == turns  # nothing lost
-        played = {rec["match"] for rec in mine}
+        played = {rec.match for rec in mine}
         assert sorted(ends) == sorted(played)  # every match_end line, the last match's included
         assert set(lines) == played  # and nothing filed under a match it did not play
-    assert not any("match_logger" in json.dumps(r.get("faults")) for r in records)
+    assert not any("match_logger" in f.detail for r in records for f in r.faults)
 
 
 def test_the_file_is_bounded_and_rotates(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -97,7 +97,7 @@ def test_the_file_is_bounded_and_rotates(tmp_path: Path, monkeypatch: pytest.Mon
     # The newest file starts at a header, and its sections are whole.
     first = path.read_bytes().split(b"\n", 1)[0].decode()
     assert HEADER.match(first), first
-    last_match = max(r["match"] for r in iter_records(folder) if "match_logger" in r["bots"])
+    last_match = max(r.match for r in iter_records(folder) if "match_logger" in r.bots)
     assert any(m == last_match for m, _, _, _ in sections(path))
 
 

@@ -2,23 +2,23 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pandas as pd
 import pytest
 
+from arena.engine.records import MatchRecord
 from arena.errors import RunError
 from arena.running.store import GAMES, RunStore, iter_records, read_run_json
 
 
-def rec(i: int) -> dict:
-    return {"match": f"m-{i:06d}", "variant": "classic", "rules": {"dice": 1}, "seed": i, "bots": ["a", "b"],
+def rec(i: int) -> MatchRecord:
+    return MatchRecord.from_dict({"match": f"m-{i:06d}", "variant": "classic", "rules": {"dice": 1}, "seed": i, "bots": ["a", "b"],
             "first": 0,
             "rounds": [{"round": 1, "opener": 0, "palifico": False, "dice": [[2], [3]],
                         "actions": [[0, "bid", 1, 2], [1, "dudo"]], "count": 1,
                         "change": {"seat": 1, "delta": -1}}],
-            "placements": [1, 2], "rounds_played": 1, "faults": [], "think": [0.1, 0.2], "seconds": 0.5}
+            "placements": [1, 2], "rounds_played": 1, "faults": [], "think": [0.1, 0.2], "seconds": 0.5})
 
 
 FP = {"seed": 1, "bots": [["a", "x"], ["b", "y"]]}
@@ -46,20 +46,21 @@ def test_resume_drops_a_torn_last_line_and_keeps_the_rest(tmp_path: Path) -> Non
     store.open({}, FP, force=False)
     store.append(rec(0))
     store.append(rec(1))
-    store._fh.write(json.dumps(rec(2)).encode()[:40])  # killed mid-write
+    assert store._fh is not None
+    store._fh.write(rec(2).to_json()[:40])  # killed mid-write
     store._fh.flush()
     again = RunStore(folder)
     assert again.open({}, FP, force=False) == {"m-000000", "m-000001"}
     again.append(rec(2))
     again.close("complete")
-    assert [r["match"] for r in iter_records(folder)] == ["m-000000", "m-000001", "m-000002"]
+    assert [r.match for r in iter_records(folder)] == ["m-000000", "m-000001", "m-000002"]
     assert (folder / GAMES).read_bytes().count(b"\n") == 3
 
 
 def test_a_damaged_line_in_the_middle_is_reported(tmp_path: Path) -> None:
     folder = tmp_path / "run"
     folder.mkdir()
-    (folder / GAMES).write_text(json.dumps(rec(0)) + "\nnot json\n" + json.dumps(rec(1)) + "\n")
+    (folder / GAMES).write_bytes(rec(0).to_json() + b"\nnot json\n" + rec(1).to_json() + b"\n")
     with pytest.raises(RunError, match="line 2"):
         list(iter_records(folder))
 
@@ -73,10 +74,10 @@ def test_another_config_is_refused_unless_forced(tmp_path: Path) -> None:
     other = {**FP, "seed": 2}
     with pytest.raises(RunError, match="different config.*seed"):
         RunStore(folder).open({}, other, force=False)
-    assert [r["match"] for r in iter_records(folder)] == ["m-000000"]  # nothing lost
+    assert [r.match for r in iter_records(folder)] == ["m-000000"]  # nothing lost
     assert RunStore(folder).open({}, other, force=True) == set()
     moved = [p for p in tmp_path.iterdir() if p.name.startswith("run.old-")]
-    assert len(moved) == 1 and [r["match"] for r in iter_records(moved[0])] == ["m-000000"]
+    assert len(moved) == 1 and [r.match for r in iter_records(moved[0])] == ["m-000000"]
 
 
 def test_compressed_run_reads_back(tmp_path: Path) -> None:
@@ -86,5 +87,5 @@ def test_compressed_run_reads_back(tmp_path: Path) -> None:
     store.append(rec(0))
     store.close("complete", compress=True)
     assert not (folder / GAMES).exists() and (folder / "games.jsonl.gz").exists()
-    assert [r["match"] for r in iter_records(folder)] == ["m-000000"]
+    assert [r.match for r in iter_records(folder)] == ["m-000000"]
     assert RunStore(folder).open({}, FP, force=False) == {"m-000000"}

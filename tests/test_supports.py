@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 
 from arena.botfile.spec import load_bot
-from arena.errors import ConfigError
-from arena.engine.rules import Rules
 from arena.botfile.supports import Supports
+from arena.engine.rules import Rules
+from arena.errors import ConfigError
 
 
 def test_python_bot_declares_by_a_literal_read_without_importing(tmp_path: Path) -> None:

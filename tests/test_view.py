@@ -4,12 +4,13 @@ nothing of any other seat's dice."""
 from __future__ import annotations
 
 import json
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import pytest
 
-from arena.errors import ArenaError, StateError
 from arena.engine.rules import Rules, State, apply, bid, deal, new_match, parse_action
+from arena.errors import ArenaError, StateError
 from arena.protocol.messages import turn_view
 
 View = Callable[[State, int], dict[str, Any]]

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from arena.errors import ProtocolError
-from arena.protocol.host import reply_bytes
 from arena.engine.rules import CALZA, DUDO, Bid
-from arena.protocol.wire import MAX_LINE, clip, decode, encode, parse_reply
+from arena.errors import ProtocolError
+from arena.protocol.messages import encode_reply
+from arena.protocol.parse import parse_reply
+from arena.protocol.wire import MAX_LINE, clip, decode, encode
 
 
 def test_encode_is_one_line() -> None:
@@ -117,7 +118,11 @@ def test_clip_is_short_and_printable() -> None:
     ("raise!", {"action": "raise!"}),  # junk goes out as-is: the referee records malformed
     (None, {"action": "None"}),
     ({"action": "bid", "quantity": 10 ** 30, "face": 2}, {"action": "bid", "quantity": 10 ** 30, "face": 2}),
+    (Bid(10 ** 30, 2), {"action": "bid", "quantity": 10 ** 30, "face": 2}),
+    (Bid(3.0, 2), {"action": "bid", "quantity": 3.0, "face": 2}),  # sent as it is, never rounded to a bid
+    (Bid(True, 2), {"action": "bid", "quantity": True, "face": 2}),
+    ({"action": {1, 2}}, {"action": "{1, 2}"}),
 ])
 def test_host_reply_forms(returned: object, expected: dict) -> None:
-    line = reply_bytes(returned)
+    line = encode_reply(returned)
     assert line.endswith(b"\n") and decode(line) == expected

@@ -28,16 +28,20 @@ import html
 import io
 import json
 import math
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any, cast
 
 import numpy as np
 import pandas as pd
 
 from arena import __version__
-from arena.errors import ArenaError, RunError
 from arena.analysis.results import Results, load
+from arena.analysis.stats import OVERALL, rate_results, variant_comparison, variant_stats
+from arena.engine.replay import render
+from arena.errors import ArenaError, RunError
+from arena.running.store import RunFolder, write_text
 
 __all__ = ["PLOTS", "build_report", "notable_matches", "write_report"]
 
@@ -183,7 +187,7 @@ def plot_seats(stats: pd.DataFrame, variants: Sequence[str], players: int) -> An
     names = ["opener_win_rate"] + [f"seat{s}_win_rate" for s in range(players)]
     _grouped(ax, stats, variants, names, ["opener"] + [f"seat {s}" for s in range(players)])
     fair = [_stat(stats, v, "opener_fair_share")[0] for v in variants]
-    for v, f in zip(variants, fair):
+    for f in fair:
         if not math.isnan(f):
             ax.axhline(f, ls="--", lw=1, color="#555")
     ax.set_ylabel("win rate (95% Wilson interval)")
@@ -270,7 +274,7 @@ class Notable:
 def notable_matches(res: Results, table: pd.DataFrame, upsets: int = UPSETS) -> list[Notable]:
     """The biggest upsets (the largest Elo gap between the winner and the
     best-rated player it beat, by the match's variant table) and the longest match."""
-    elo = {(str(r.variant), str(r.bot)): float(r.elo) for r in table.itertuples()}
+    elo = {(str(v), str(b)): float(x) for v, b, x in zip(table["variant"], table["bot"], table["elo"].astype(float))}
     seats = res.seats
     found: list[tuple[float, str, str]] = []
     for mid, group in seats.groupby("match", sort=False):
@@ -332,13 +336,8 @@ def _table(headers: Sequence[str], rows: Iterable[Sequence[Any]], numeric: Seque
     return f"<table{ident}><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
 
 
-def _safe_stderr_name(label: str) -> str:
-    # The file name RunStore.stderr_path gives a label's stderr log.
-    return "".join(c if c.isalnum() or c in "-_.#" else "_" for c in label)
-
-
 def _stderr_tail(folder: Path, label: str, lines: int = STDERR_LINES) -> str | None:
-    path = folder / "bots" / f"{_safe_stderr_name(label)}.stderr"
+    path = RunFolder(folder).stderr(label)
     if not path.is_file():
         return None
     text = path.read_text(encoding="utf-8", errors="replace")
@@ -365,6 +364,9 @@ def _provenance(res: Results) -> str:
     if res.truncated:
         parts.append('<p class="warn">The last line of the match file was cut short (an interrupted '
                      'writer) and was skipped.</p>')
+    if res.repeats:
+        parts.append(f'<p class="warn">{len(res.repeats)} record(s) of a match already recorded were left out: '
+                     f'each match counts once.</p>')
     bots = run.get("bots") or []
     if bots:
         parts.append("<h3>Bots</h3>" + _table(
@@ -399,7 +401,7 @@ def _elo_tables(table: pd.DataFrame) -> str:
 
 def _stats_table(stats: pd.DataFrame) -> str:
     rows = [(r.variant, r.statistic, _fmt(r.value, ".4g"), _fmt(r.low, ".4g"), _fmt(r.high, ".4g"),
-             "" if pd.isna(r.n) else int(r.n)) for r in stats.itertuples()]
+             "" if pd.isna(r.n) else int(r.n)) for r in cast(Iterable[Any], stats.itertuples())]
     return _table(["variant", "statistic", "value", "low", "high", "n"], rows,
                   [False, False, True, True, True, True], table_id="variant-stats")
 
@@ -427,11 +429,9 @@ def _match_anchor(mid: str) -> str:
 
 
 def _notables(res: Results, notables: Sequence[Notable]) -> str:
-    from arena.engine.replay import render
-
     if not notables:
         return "<p>No match recorded.</p>"
-    by_id = {str(r.get("match")): r for r in res.records}
+    by_id = {r.match: r for r in res.records}
     items = "".join(f'<li><a href="#{_match_anchor(n.match)}">{esc(n.match)}</a>: {esc(n.why)}</li>'
                     for n in notables)
     parts = [f"<ul>{items}</ul>"]
@@ -441,7 +441,7 @@ def _notables(res: Results, notables: Sequence[Notable]) -> str:
             continue
         try:
             text = "\n".join(render(rec))
-        except (ArenaError, KeyError, TypeError, ValueError, IndexError) as exc:
+        except ArenaError as exc:
             text = f"this record cannot be replayed: {exc}"
         parts.append(f'<h3 id="{_match_anchor(n.match)}">{esc(n.match)}: {esc(n.why)}</h3><pre>{esc(text)}</pre>')
     return "".join(parts)
@@ -454,8 +454,6 @@ def build_report(run: str | Path, *, resamples: int = RESAMPLES, seed: int = 0) 
     except ImportError as exc:  # a dependency, but a broken install should say what is missing
         raise RunError(f"the report draws its plots with matplotlib, which cannot be imported ({exc}); "
                        f"pip install matplotlib") from None
-
-    from arena.analysis.stats import OVERALL, rate_results, variant_comparison, variant_stats
 
     res = load(run)
     if res.matches.empty:
@@ -525,12 +523,6 @@ def build_report(run: str | Path, *, resamples: int = RESAMPLES, seed: int = 0) 
 def write_report(run: str | Path, output: str | Path | None = None, **options: Any) -> Path:
     """Build the report of ``run`` and write it (default ``RUN/report.html``); returns the path."""
     page = build_report(run, **options)
-    path = Path(output) if output is not None else Path(run) / "report.html"
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(path.name + ".tmp")
-        tmp.write_text(page, encoding="utf-8")
-        tmp.replace(path)
-    except OSError as exc:
-        raise RunError(f"{path}: could not write the report: {exc.strerror}") from None
+    path = Path(output) if output is not None else RunFolder(Path(run)).report
+    write_text(path, page)
     return path

@@ -1,32 +1,37 @@
-"""Statistics of a run folder: Elo tables and rule-variant statistics.
+"""Statistics of a run: Elo tables and rule-variant statistics, computed.
 
-Input is only a :class:`arena.analysis.results.Results` (the run folder, RESULTS.md);
-the numerics live in :mod:`arena.analysis.ratings`, which sees plain int rankings.
-docs/ratings.md explains the model and every statistic.
+Input is only a :class:`arena.analysis.results.Results` (a loaded run folder),
+output DataFrames; nothing here reads or writes a file or formats text
+(:mod:`arena.analysis.format` turns the tables into text,
+:mod:`arena.analysis.commands` loads a folder and writes the derived files).
+The numerics live in :mod:`arena.analysis.ratings`, which sees plain int
+rankings. docs/ratings.md explains the model and every statistic.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
+from numpy.typing import ArrayLike
 from scipy import stats as sps
 
 from arena.analysis import ratings as rt
-from arena.errors import ArenaError, RatingError, RunError
-from arena.analysis.results import Results, load
+from arena.analysis.results import Results
+from arena.errors import FaultKind, RatingError, RunError
 
 OVERALL = "all"
 """The ``variant`` label of the table fitted on every variant's matches together."""
 
-BOT_FAULT_KINDS = frozenset({"timeout", "crash", "malformed", "illegal", "unasked"})
-"""The fault kinds PROTOCOL.md charges to the bot. Any other kind in a record
-(e.g. one the arena itself causes, such as a sandbox or worker failure) is
-*administrative*: ``drop_admin_faults`` removes the matches that had one."""
+BOT_FAULT_KINDS = frozenset(kind for kind in FaultKind if kind.charged_to_bot)
+"""The fault kinds PROTOCOL.md charges to the bot. The other kind a record can
+carry (``arena``: a failure of the arena, such as a lost worker or a sandbox
+that could not start) is *administrative*: ``drop_admin_faults`` removes the
+matches that had one."""
 
 LEVEL = 0.95
 
@@ -130,9 +135,9 @@ def _rate_part(
     kinds = faults.agg(lambda k: " ".join(f"{n}:{c}" for n, c in sorted(k.value_counts().items())))
     table = pd.DataFrame({
         "variant": label, "bot": bots, "elo": rating.elo, "elo_low": rating.low, "elo_high": rating.high,
-        "matches": [int(per_match.at[b, "matches"]) for b in bots],
-        "wins": [int(per_match.at[b, "wins"]) for b in bots],
-        "mean_place": [float(per_match.at[b, "mean_place"]) for b in bots],
+        "matches": per_match.loc[bots, "matches"].astype(int).tolist(),
+        "wins": per_match.loc[bots, "wins"].astype(int).tolist(),
+        "mean_place": per_match.loc[bots, "mean_place"].astype(float).tolist(),
         "faults": [int(fault_count.get(b, 0)) for b in bots],
         "fault_kinds": [str(kinds.get(b, "")) for b in bots],
         "elo_seq": seq,
@@ -193,18 +198,6 @@ def rate_results(
     )
 
 
-def rate_run(
-    run: str | Path, *, write: bool = True, **options: Any
-) -> RatingReport:
-    """Load a run folder, rate it (options as :func:`rate_results`) and, when
-    ``write`` and no single variant was asked for, write ratings.csv into it."""
-    res = load(run)
-    report = rate_results(res, **options)
-    if write and options.get("variant") is None:
-        report.table.to_csv(Path(run) / "ratings.csv", index=False, float_format="%.6g")
-    return report
-
-
 # --- variant statistics -----------------------------------------------------
 
 
@@ -220,7 +213,7 @@ BOOT_RESAMPLES = 2000
 """Resamples for the percentile-bootstrap intervals of means and ratios."""
 
 
-def _boot(data: tuple[np.ndarray, ...], statistic: Any, seed: int) -> tuple[float, float]:
+def _boot(data: tuple[np.ndarray, ...], statistic: Callable[..., Any], seed: int) -> tuple[float, float]:
     n = len(data[0])
     if n < 2:
         return math.nan, math.nan
@@ -232,7 +225,7 @@ def _boot(data: tuple[np.ndarray, ...], statistic: Any, seed: int) -> tuple[floa
     return float(res.confidence_interval.low), float(res.confidence_interval.high)
 
 
-def mean_interval(values: Any, seed: int = 0) -> tuple[float, float, float, int]:
+def mean_interval(values: ArrayLike, seed: int = 0) -> tuple[float, float, float, int]:
     """(mean, low, high, n): the mean with a seeded percentile-bootstrap
     interval (unlike a t interval it never leaves the range of the data, so
     a rare count such as calza calls per match is never given a negative
@@ -244,7 +237,7 @@ def mean_interval(values: Any, seed: int = 0) -> tuple[float, float, float, int]
     return float(x.mean()), low, high, len(x)
 
 
-def ratio_interval(num: Any, den: Any, seed: int = 0) -> tuple[float, float, float, int]:
+def ratio_interval(num: ArrayLike, den: ArrayLike, seed: int = 0) -> tuple[float, float, float, int]:
     """(sum(num) / sum(den), low, high, n): a ratio of per-match totals with
     a percentile-bootstrap interval that resamples whole matches (rounds of
     one match are not independent). n is the number of matches."""
@@ -260,11 +253,15 @@ def ratio_interval(num: Any, den: Any, seed: int = 0) -> tuple[float, float, flo
     return float(a.sum() / b.sum()), low, high, len(a)
 
 
-def _variant_rows(label: str, part: Results) -> list[tuple[Any, ...]]:
-    m, r = part.matches, part.rounds
-    rows: list[tuple[Any, ...]] = [(label, "matches", float(len(m)), math.nan, math.nan, len(m))]
+StatRow = tuple[str, str, float, float, float, float]
+"""A row of the statistics table (STAT_COLUMNS; ``n`` a count, or NaN)."""
 
-    def mean_row(name: str, values: Any) -> None:
+
+def _variant_rows(label: str, part: Results) -> list[StatRow]:
+    m, r = part.matches, part.rounds
+    rows: list[StatRow] = [(label, "matches", float(len(m)), math.nan, math.nan, len(m))]
+
+    def mean_row(name: str, values: ArrayLike) -> None:
         v, lo, hi, n = mean_interval(values)
         rows.append((label, name, v, lo, hi, n))
 
@@ -310,7 +307,7 @@ def variant_stats(res: Results, *, variant: str | None = None, drop_admin_faults
     says what each statistic is and which interval it carries."""
     base = select(res, variant, drop_admin_faults)
     names = [variant] if variant is not None else [v for v in res.variants if v in set(base.matches["variant"])]
-    rows: list[tuple[Any, ...]] = []
+    rows: list[StatRow] = []
     for v in names:
         rows += _variant_rows(v, select(base, v))
     return _typed(pd.DataFrame(rows, columns=STAT_COLUMNS))
@@ -372,106 +369,21 @@ def variant_comparison(report: RatingReport, baseline: str | None = None) -> tup
 def comparison_rows(changes: pd.DataFrame, correlation: pd.DataFrame) -> pd.DataFrame:
     """The between-variant figures as variant_stats rows: ``elo_change[bot]``
     and ``rank_correlation[baseline]``."""
-    rows = [(c.variant, f"elo_change[{c.bot}]", c.change, c.low, c.high, math.nan) for c in changes.itertuples()]
+    rows: list[tuple[Any, ...]] = [(c.variant, f"elo_change[{c.bot}]", c.change, c.low, c.high, math.nan)
+                                   for c in changes.itertuples()]
     rows += [(c.variant, f"rank_correlation[{c.baseline}]", c.spearman, c.low, c.high, c.bots)
              for c in correlation.itertuples()]
     return _typed(pd.DataFrame(rows, columns=STAT_COLUMNS))
 
 
-def stats_run(
-    run: str | Path, *, write: bool = True, variant: str | None = None, drop_admin_faults: bool = False,
-    resamples: int = 200, seed: int = 0,
-) -> pd.DataFrame:
-    """Load a run folder and compute its variant statistics; with several
-    variants (and none singled out) add the between-variant rows. Writes
-    variant_stats.csv into the folder when ``write`` and no variant is chosen."""
-    res = load(run)
+def run_stats(res: Results, *, variant: str | None = None, drop_admin_faults: bool = False,
+              resamples: int = 200, seed: int = 0) -> pd.DataFrame:
+    """The variant statistics of a run (:func:`variant_stats`); with several
+    variants (and none singled out) the between-variant rows are added
+    (:func:`comparison_rows`, rating changes with ``resamples`` bootstrap
+    resamples seeded by ``seed``)."""
     table = variant_stats(res, variant=variant, drop_admin_faults=drop_admin_faults)
     if variant is None and len(set(res.matches["variant"])) > 1:
         report = rate_results(res, drop_admin_faults=drop_admin_faults, resamples=resamples, seed=seed)
         table = pd.concat([table, comparison_rows(*variant_comparison(report))], ignore_index=True)
-    if write and variant is None:
-        table.to_csv(Path(run) / "variant_stats.csv", index=False, float_format="%.6g")
     return table
-
-
-# --- output -----------------------------------------------------------------
-
-
-def format_ratings(report: RatingReport, head_to_head: bool = False) -> str:
-    """The Elo tables as terminal text, one block per variant label; with
-    ``head_to_head`` also each label's share-above and LOS matrices."""
-    from arena.analysis.tables import format_table
-
-    blocks = []
-    labels = list(report.los)
-    for label, t in report.table.groupby("variant", sort=False):
-        if len(labels) == 2 and label == labels[0]:
-            continue  # one variant: the overall table is the same table, print it once
-        title = f"{label}: Plackett-Luce Elo, {int(LEVEL * 100)}% bootstrap interval ({report.resamples} resamples, seed {report.seed})"
-        if report.drop_admin_faults:
-            title += ", administrative faults dropped"
-        body = format_table(
-            t.assign(rank=range(1, len(t) + 1)),
-            formats={"elo": ".0f", "elo_low": ".0f", "elo_high": ".0f", "mean_place": ".2f", "elo_seq": ".0f"},
-            columns=["rank", "bot", "elo", "elo_low", "elo_high", "matches", "wins", "mean_place",
-                     "faults", "fault_kinds", "elo_seq"],
-            headers={"elo_low": "low", "elo_high": "high", "mean_place": "mean place",
-                     "fault_kinds": "fault kinds", "elo_seq": "seq. Elo*"},
-        )
-        blocks.append(f"{title}\n{body}")
-        if head_to_head:
-            order = list(t["bot"])
-            h = report.h2h[report.h2h["variant"] == label]
-            share = h.pivot(index="bot", columns="opponent", values="share").reindex(index=order, columns=order)
-            met = h.pivot(index="bot", columns="opponent", values="met").reindex(index=order, columns=order)
-            cells = share.map(lambda x: "" if pd.isna(x) else f"{x:.2f}") + met.map(
-                lambda x: "" if pd.isna(x) else f" ({int(x)})")
-            blocks.append("head to head: share of meetings the row bot finished above the column bot (meetings)\n"
-                          + format_table(cells.reset_index().rename(columns={"bot": ""}).astype(str)))
-            los = report.los[label].reindex(index=order, columns=order)
-            blocks.append("likelihood of superiority: P(row stronger than column)\n"
-                          + format_table(los.map(lambda x: f"{x:.3f}").reset_index(names="").astype(str)))
-    blocks.append("* seq. Elo: classic K-factor Elo in schedule order (match id); it depends on match order, unlike the fit.")
-    return "\n\n".join(blocks)
-
-
-def format_stats(table: pd.DataFrame) -> str:
-    """Variant statistics as terminal text: statistic rows, value and interval."""
-    from arena.analysis.tables import format_table
-
-    blocks = []
-    for label, t in table.groupby("variant", sort=False):
-        blocks.append(f"{label}\n" + format_table(
-            t, formats={"value": ".4g", "low": ".4g", "high": ".4g", "n": ".0f"},
-            columns=["statistic", "value", "low", "high", "n"],
-        ))
-    return "\n\n".join(blocks)
-
-
-def ratings_json(report: RatingReport) -> dict[str, Any]:
-    """The report as plain JSON data (NaN becomes null)."""
-    import json
-
-    def rows(df: pd.DataFrame) -> Any:
-        return json.loads(df.to_json(orient="records"))
-
-    return {
-        "ratings": rows(report.table),
-        "head_to_head": rows(report.h2h),
-        "los": {v: json.loads(m.to_json(orient="index")) for v, m in report.los.items()},
-        "resamples": report.resamples, "seed": report.seed, "prior_sd": report.prior_sd,
-        "anchor": report.anchor, "anchor_elo": report.anchor_elo,
-        "drop_admin_faults": report.drop_admin_faults,
-    }
-
-
-def elo_table_text(run: str | Path, **options: Any) -> str:
-    """What ``arena run`` ends with: rate the run folder (options as
-    :func:`rate_results`), write ratings.csv, return the tables as text.
-    A run that cannot be rated (no finished match yet, a fit that failed)
-    gets one line saying why instead of a table: the run itself succeeded."""
-    try:
-        return format_ratings(rate_run(run, **options))
-    except ArenaError as exc:
-        return f"no Elo table: {exc}"

@@ -1,8 +1,9 @@
 """``arena check BOT``: a conformance run that tells a bot author what to fix.
 
-It plays the bot as a referee would, through any transport with the
-interface of :class:`arena.match.process.BotProcess` (``start``, ``notify``,
-``request``, ``close``):
+It plays the bot as a referee would, through any
+:class:`~arena.protocol.player.Player` (a sandboxed
+:class:`arena.match.process.BotProcess`, or in tests an in-process bot or a
+scripted double):
 
 1. the handshake (``hello`` -> ``ready``);
 2. thousands of fuzzed turns: matches under every preset, with random
@@ -12,7 +13,7 @@ interface of :class:`arena.match.process.BotProcess` (``start``, ``notify``,
    declaration, :mod:`arena.botfile.supports`), narrowed further by the caller
    (``--preset``, ``--players``, ``--dice``): a :class:`FuzzSpace`. Every state is a real engine state and every message is what the
    referee sends (``match_start``, ``turn``, ``round_end``, ``match_end``);
-3. each reply is parsed (:func:`arena.protocol.wire.parse_reply`) and checked
+3. each reply is parsed (:func:`arena.protocol.parse.parse_reply`) and checked
    (:func:`arena.engine.rules.why_illegal`); a failure is reported with the message
    that caused it, the reply, the reason and what to do. A faulting bot is
    restarted and the check goes on with the next match, as in a tournament;
@@ -34,49 +35,47 @@ import random
 import re
 import time
 from collections import Counter
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Callable, Protocol, Sequence
+from typing import Any
 
-from arena.errors import ArenaError, BotFault, ConfigError, ProtocolError
-from arena.engine.records import derive_seed
-from arena.match.referee import first_opener
-from arena.protocol.messages import match_end_message, match_start_message, round_end_message, turn_message
-from arena.engine.rules import PRESETS, Bid, Rules, State, apply, deal, legal_actions, new_match, why_illegal
-from arena.engine.dice import roll_table
 from arena.botfile.supports import ADMIN_KEYS, Supports
+from arena.engine.dice import roll_table
+from arena.engine.records import derive_seed
+from arena.engine.rules import PRESETS, Bid, Rules, State, apply, deal, legal_actions, new_match, why_illegal
+from arena.errors import ArenaError, BotFault, ConfigError, FaultKind, ProtocolError
+from arena.match.referee import first_opener
+from arena.protocol.messages import (
+    ReadyMessage,
+    RefereeMessage,
+    TurnMessage,
+    hello_message,
+    match_end_message,
+    match_start_message,
+    round_end_message,
+    turn_message,
+)
+from arena.protocol.parse import parse_ready, parse_reply
+from arena.protocol.player import Player
 from arena.untrusted import printable
-from arena.protocol.wire import clip, parse_reply
 
-__all__ = ["CheckReport", "FuzzSpace", "Problem", "Transport", "fuzz_rules", "fuzz_space", "percentiles",
+__all__ = ["CheckReport", "FuzzSpace", "PlayerFactory", "Problem", "fuzz_rules", "fuzz_space", "percentiles",
            "run_check"]
 
-
-class Transport(Protocol):
-    """What ``arena check`` needs of a bot; :class:`arena.match.process.BotProcess` is one."""
-
-    def start(self) -> dict[str, Any]: ...
-
-    def notify(self, msg: dict[str, Any]) -> None: ...
-
-    def request(self, msg: dict[str, Any]) -> tuple[dict[str, Any], float]: ...
-
-    def close(self) -> None: ...
-
-
-TransportFactory = Callable[[], Transport]
+PlayerFactory = Callable[[], Player]  # a fresh player (a new process) per call
 
 FRESH_IN_REPEAT: frozenset[int] = frozenset(range(1, 6))  # matches the repeat plays in a new process
 
-# What to tell the author, per fault kind (PROTOCOL.md's kinds, plus the check's own).
+# What to tell the author, per fault kind (docs/protocol.md's kinds, plus the check's own).
 ADVICE: dict[str, str] = {
-    "illegal": "choose from turn.legal (Python: turn.legal.actions() or turn.legal.is_legal(action); "
+    FaultKind.ILLEGAL: "choose from turn.legal (Python: turn.legal.actions() or turn.legal.is_legal(action); "
                "protocol: a face in legal.min_quantity, a quantity from its minimum to max_quantity, "
                "dudo/calza only where legal.dudo/legal.calza are true)",
-    "malformed": 'reply with exactly one JSON object on one line: {"action": "bid", "quantity": Q, '
+    FaultKind.MALFORMED: 'reply with exactly one JSON object on one line: {"action": "bid", "quantity": Q, '
                  '"face": F} with JSON integers, {"action": "dudo"} or {"action": "calza"}',
-    "timeout": "reply within time_ms of CPU time; a decision should take well under a millisecond",
-    "crash": "the bot process exited or raised; its stderr (below, when shown) says where",
-    "unasked": "write to stdout only in answer to hello and turn; log to stderr instead",
+    FaultKind.TIMEOUT: "reply within time_ms of CPU time; a decision should take well under a millisecond",
+    FaultKind.CRASH: "the bot process exited or raised; its stderr (below, when shown) says where",
+    FaultKind.UNASKED: "write to stdout only in answer to hello and turn; log to stderr instead",
     "handshake": 'answer {"type": "hello"} with {"type": "ready", "name": "...", "version": "..."} '
                  "within the start-up limit",
     "nondeterministic": "draw randomness only from the match_start seed (Python: self.rng or turn.rng), "
@@ -88,10 +87,10 @@ ADVICE: dict[str, str] = {
 class Problem:
     """One failure, with everything an author needs to reproduce and fix it."""
 
-    kind: str  # a fault kind (illegal, malformed, timeout, crash, unasked), handshake or nondeterministic
+    kind: str  # a FaultKind (illegal, malformed, timeout, crash, unasked), or handshake or nondeterministic
     match: str
     detail: str  # what happened
-    message: dict[str, Any] | None = None  # the message the bot was answering (or last sent)
+    message: RefereeMessage | None = None  # the message the bot was answering (or last sent)
     reply: str | None = None  # what the bot answered, clipped
     context: str = ""  # the rules and table, in words
     stderr: str = ""
@@ -112,7 +111,7 @@ class Problem:
             lines.append(f"  reply:   {self.reply}")
         if self.stderr:
             lines.append(f"  stderr:  {printable(_cut(self.stderr, 1500))}")
-        lines.append(f"  fix:     {self.fix or ADVICE.get(self.kind, 'see PROTOCOL.md')}")
+        lines.append(f"  fix:     {self.fix or ADVICE.get(self.kind, 'see docs/protocol.md')}")
         return "\n".join(lines)
 
 
@@ -140,7 +139,7 @@ class CheckReport:
     bot: str
     seed: int
     turns_asked: int
-    ready: dict[str, Any] | None = None
+    ready: ReadyMessage | None = None
     turns: int = 0  # turns answered in the first run (legal or not)
     matches: int = 0
     presets: Counter[str] = field(default_factory=Counter)
@@ -160,12 +159,12 @@ class CheckReport:
 
     def render(self, show: int = 10) -> str:
         out: list[str] = []
-        name = (self.ready or {}).get("name", self.bot)
+        name = self.ready["name"] if self.ready is not None else self.bot
         out.append(f"arena check {self.bot} (seed {self.seed}: --seed {self.seed} repeats this check)")
         if self.ready is None:
             out.append("  handshake: FAILED")
         else:
-            out.append(f"  handshake: ok, ready as {name!r} version {self.ready.get('version')!r}")
+            out.append(f"  handshake: ok, ready as {name!r} version {self.ready['version']!r}")
         if self.space:
             out.append(f"  fuzzed:    {self.space}")
         out.append(f"  turns:     {self.turns} in {self.matches} matches; presets "
@@ -292,8 +291,8 @@ def fuzz_space(supports: Supports = Supports(), *, presets: Sequence[str] | None
                and (supports.dice is None or d in supports.dice)
                and d in (supports.rules or {}).get("dice", ALL_DICE)]
     if not dice_ok:
-        allowed = sorted(set(supports.dice or ALL_DICE) & set((supports.rules or {}).get("dice", ALL_DICE)))
-        what = (f"the bot plays only {_span(allowed)} starting dice (supports)" if allowed
+        common = sorted(set(supports.dice or ALL_DICE) & set((supports.rules or {}).get("dice", ALL_DICE)))
+        what = (f"the bot plays only {_span(common)} starting dice (supports)" if common
                 else "the bot's supports.dice and supports.rules.dice have no value in common")
         flag = f"--dice {','.join(map(str, dice))}: " if dice is not None else ""
         raise ConfigError(f"{flag}nothing to fuzz: {what}")
@@ -426,10 +425,10 @@ def _describe(action: Any) -> str:
 @dataclass
 class _Run:
     transcript: list[tuple[str, int, int, str]] = field(default_factory=list)  # match, round, bids, reply
-    messages: list[dict[str, Any]] = field(default_factory=list)  # the turn message of each entry
+    messages: list[TurnMessage] = field(default_factory=list)  # the turn message of each entry
 
 
-def _stderr(bot: Transport) -> str:
+def _stderr(bot: Player) -> str:
     tail = getattr(bot, "stderr_tail", None)
     if not callable(tail):
         return ""
@@ -439,33 +438,29 @@ def _stderr(bot: Transport) -> str:
         return ""
 
 
-def _session(factory: TransportFactory, report: CheckReport, run: _Run, *, record: bool,
+def _session(factory: PlayerFactory, report: CheckReport, run: _Run, *, record: bool,
              max_problems: int, max_timeouts: int, time_ms: int, name: str, space: FuzzSpace,
              fresh_before: frozenset[int] = frozenset()) -> None:
     """Play fuzzed matches until ``report.turns_asked`` turns have been answered."""
     rng = random.Random(derive_seed(report.seed, "check"))
     problems = report.problems if record else []
-    bot: Transport | None = None
+    bot: Player | None = None
     answered = 0
     try:
         bot = factory()
         try:
-            ready = bot.start()
+            ready = _handshake(bot)
         except BotFault as exc:
-            problems.append(Problem("handshake", "-", f"{exc.kind}: {exc.detail}", {"type": "hello", "protocol": 1},
+            problems.append(Problem("handshake", "-", f"{exc.kind}: {exc.detail}", hello_message(),
                                     stderr=_stderr(bot), fix=handshake_fix(exc)))
             return
         if record:
-            if ready.get("type") != "ready" or not isinstance(ready.get("name"), str):
-                problems.append(Problem("handshake", "-", f"the reply to hello was {clip(json.dumps(ready))}",
-                                        {"type": "hello", "protocol": 1}))
-                return
             report.ready = ready
         index = 0
 
         def enough() -> bool:  # each timeout waits out the wall-clock cap: stop after a few
             return (len(problems) >= max_problems
-                    or sum(p.kind == "timeout" for p in problems) >= max_timeouts)
+                    or sum(p.kind == FaultKind.TIMEOUT for p in problems) >= max_timeouts)
 
         while answered < report.turns_asked and not enough():
             if index in fresh_before:  # a new process for this match: catches state kept across matches
@@ -483,26 +478,26 @@ def _session(factory: TransportFactory, report: CheckReport, run: _Run, *, recor
                 report.matches += 1
                 report.presets[preset] += 1
                 report.players[n] += 1
-            last_sent: dict[str, Any] = match_start_message(mid, seat, names, rules.to_dict(),
-                                                            derive_seed(report.seed, "bot", index))
+            start = match_start_message(mid, seat, names, rules.to_dict(), derive_seed(report.seed, "bot", index))
+            last_sent: RefereeMessage = start
             try:
-                bot.notify(last_sent)
+                bot.notify(start)
                 while state.placements is not None or answered < report.turns_asked:
                     if state.placements is not None:
-                        last_sent = match_end_message(mid, state.placements)
-                        bot.notify(last_sent)
+                        last_sent = end = match_end_message(mid, state.placements)
+                        bot.notify(end)
                         break
                     state = deal(state, roll_table(dice_seed, state.round, state.counts))
                     while state.dice is not None and answered < report.turns_asked:
                         if state.to_act != seat:
                             state = apply(state, _random_move(state, rng))
                             continue
-                        last_sent = turn_message(mid, state, time_ms)
+                        last_sent = turn = turn_message(mid, state, time_ms)
                         t0 = time.perf_counter()
-                        reply, cpu = bot.request(last_sent)
+                        reply, cpu = bot.request(turn)
                         wall = time.perf_counter() - t0
                         answered += 1
-                        run.messages.append(last_sent)
+                        run.messages.append(turn)
                         if record:
                             report.turns += 1
                             report.wall_ms.append(wall * 1000)
@@ -511,7 +506,7 @@ def _session(factory: TransportFactory, report: CheckReport, run: _Run, *, recor
                             action = parse_reply(reply)
                         except ProtocolError as exc:
                             run.transcript.append((mid, state.round, len(state.history), _dump(reply)))
-                            raise BotFault(exc.detail, "malformed") from None
+                            raise BotFault(exc.detail, FaultKind.MALFORMED) from None
                         text = _describe(action)
                         run.transcript.append((mid, state.round, len(state.history), text))
                         if record:
@@ -519,13 +514,13 @@ def _session(factory: TransportFactory, report: CheckReport, run: _Run, *, recor
                         reason = why_illegal(state, action)
                         if reason is not None:
                             problems.append(Problem(
-                                "illegal", mid, f"{text} is illegal: {reason}", last_sent,
+                                FaultKind.ILLEGAL, mid, f"{text} is illegal: {reason}", last_sent,
                                 _dump(reply), _table(preset, rules, state, seat), reason=reason))
                             raise _Restart()
                         state = apply(state, action)
                     if state.dice is None:
-                        last_sent = round_end_message(mid, state)
-                        bot.notify(last_sent)
+                        last_sent = result = round_end_message(mid, state)
+                        bot.notify(result)
             except BotFault as exc:
                 problems.append(Problem(exc.kind, mid, exc.detail, last_sent, None,
                                         _table(preset, rules, state, seat), _stderr(bot),
@@ -536,7 +531,7 @@ def _session(factory: TransportFactory, report: CheckReport, run: _Run, *, recor
             if bot is None:
                 return
         if record and enough():
-            timeouts = sum(p.kind == "timeout" for p in problems)
+            timeouts = sum(p.kind == FaultKind.TIMEOUT for p in problems)
             report.stopped_early = (f"{timeouts} timeouts" if timeouts >= max_timeouts
                                     else f"{len(problems)} problems")
     finally:
@@ -544,16 +539,22 @@ def _session(factory: TransportFactory, report: CheckReport, run: _Run, *, recor
             bot.close()
 
 
+def _handshake(bot: Player) -> ReadyMessage:
+    """``bot.start()``, its ``ready`` parsed again: a player returns it parsed,
+    but this check is where a wrong one must show, whatever the player."""
+    return parse_ready(bot.start())
+
+
 def handshake_fix(exc: BotFault) -> str:
     """What to do about a failed handshake: the hello advice only when the
     process was alive and answered wrongly or not at all."""
-    if exc.kind == "crash":
+    if exc.kind == FaultKind.CRASH:
         # The detail reads "bot X exited ... with status N; CAUSE; ...; stderr: ...".
         found = exc.detail.split("; stderr", 1)[0].split("; ")[1:2]
         first = f"fix this first: {found[0]}. " if found else ""
         return (f"{first}The process ended before it could answer hello, so the handshake itself was never "
                 f"reached; the first and last lines of its stderr are shown above")
-    if exc.kind == "timeout":
+    if exc.kind == FaultKind.TIMEOUT:
         return ADVICE["handshake"] + " (load tables before answering, and flush stdout after the line)"
     return ADVICE["handshake"] + "; write anything else to stderr"
 
@@ -562,24 +563,24 @@ class _Restart(Exception):
     """The bot faulted: start a fresh one before the next match (as a tournament does)."""
 
 
-def _restart(bot: Transport, factory: TransportFactory, report: CheckReport, record: bool,
-             problems: list[Problem]) -> Transport | None:
+def _restart(bot: Player, factory: PlayerFactory, report: CheckReport, record: bool,
+             problems: list[Problem]) -> Player | None:
     """Close ``bot`` and start a fresh one; ``None`` (and a problem) if it fails its handshake."""
     bot.close()
     if record:
         report.restarts += 1
     fresh = factory()
     try:
-        fresh.start()
+        _handshake(fresh)
     except BotFault as exc:
         problems.append(Problem("handshake", "-", f"restarting after a fault: {exc.kind}: {exc.detail}",
-                                {"type": "hello", "protocol": 1}, stderr=_stderr(fresh), fix=handshake_fix(exc)))
+                                hello_message(), stderr=_stderr(fresh), fix=handshake_fix(exc)))
         fresh.close()
         return None
     return fresh
 
 
-def run_check(factory: TransportFactory, *, turns: int = 2000, seed: int = 0, time_ms: int = 1000,
+def run_check(factory: PlayerFactory, *, turns: int = 2000, seed: int = 0, time_ms: int = 1000,
               name: str = "bot", repeat: bool = True, max_problems: int = 50,
               max_timeouts: int = 3, space: FuzzSpace = FULL_SPACE) -> CheckReport:
     """Check the bot that ``factory`` starts (a fresh transport per call): see the module doc.

@@ -8,12 +8,14 @@ clear line on stderr and exit status 2 (click's usage-error convention).
 from __future__ import annotations
 
 import sys
-from typing import Any, Callable, TypeVar
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 import click
 
 from arena import __version__
 from arena.errors import ArenaError
+from arena.running.store import RATINGS, REPORT, VARIANT_STATS
 from arena.untrusted import printable
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -26,6 +28,11 @@ def _echo(text: Any = "", *, nl: bool = True, err: bool = False) -> None:
     terminal (a bot could clear the screen, retitle the window, or print a
     fake verdict). Newlines and tabs pass."""
     click.echo(printable(str(text)), nl=nl, err=err)
+
+
+def _note(text: str) -> None:
+    """A line for the user beside a command's output (what loading a run left out)."""
+    _echo(text, err=True)
 
 
 def _friendly(fn: F) -> F:
@@ -117,15 +124,15 @@ class _ProgressLine:
 @click.option("--backend", type=click.Choice(["local", "ray"]), help="Where to play (default: the config's).")
 @click.option("--address", help="Ray cluster address (auto or HOST:PORT), with --backend ray.")
 @click.option("--force", is_flag=True, help="Move an existing run folder of another config aside and start over.")
-@click.option("--report", "html_report", is_flag=True, help="At the end, write the HTML report (RUN/report.html).")
+@click.option("--report", "html_report", is_flag=True, help=f"At the end, write the HTML report (RUN/{REPORT}).")
 @_friendly
 def run_cmd(config: str, workers: int | None, matches: int | None, seed: int | None, out: str | None,
             sets: tuple[str, ...], backend: str | None, address: str | None, force: bool,
             html_report: bool = False) -> None:
     """Play every match of CONFIG not yet in its run folder (resumes a stopped run)."""
+    from arena.analysis.commands import elo_table_text
     from arena.running.config import load_config
     from arena.running.runner import run, seed_warning
-    from arena.analysis.stats import elo_table_text
     from arena.sandbox import describe_sandbox
 
     cfg = load_config(config, sets, workers=workers, matches=matches, seed=seed, out=out,
@@ -141,7 +148,7 @@ def run_cmd(config: str, workers: int | None, matches: int | None, seed: int | N
     if result.skipped:
         _echo(f"resumed: {result.skipped} matches were already recorded", err=True)
     # The per-bot summary (matches, wins, mean place, faults by kind) is part of the Elo table.
-    _echo("\n" + elo_table_text(cfg.out))
+    _echo("\n" + elo_table_text(cfg.out, note=_note))
     if html_report and result.status == "complete":
         from arena.analysis.report import write_report
 
@@ -167,11 +174,15 @@ def replay_cmd(run_folder: str, match: str, no_dice_check: bool) -> None:
     from pathlib import Path
 
     from arena.engine.replay import render
-    from arena.running.store import iter_records
+    from arena.running.store import read_records
 
     wanted = match if match.startswith("m-") else f"m-{int(match):06d}" if match.isdigit() else match
-    for rec in iter_records(Path(run_folder)):
-        if rec["match"] == wanted:
+    read = read_records(Path(run_folder))
+    note = read.note()
+    if note is not None:
+        _note(note)
+    for rec in read.records:
+        if rec.match == wanted:
             for line in render(rec, check_dice=not no_dice_check):
                 _echo(line)
             return
@@ -210,48 +221,50 @@ def _analysis_options(csv_file: str, resamples_for: str) -> Callable[[F], F]:
 
 
 @main.command("ratings")
-@_analysis_options("ratings.csv", "the 95% intervals")
+@_analysis_options(RATINGS, "the 95% intervals")
 @click.option("--anchor", metavar="BOT[=ELO]", help="Fix BOT at ELO (default: the mean is 1500).")
 @click.option("--h2h", "h2h", is_flag=True, help="Also print head-to-head and likelihood-of-superiority tables.")
 @click.option("--csv", "as_csv", is_flag=True, help="Print the table as CSV.")
 @click.option("--json", "as_json", is_flag=True, help="Print ratings, head to head and LOS as JSON.")
-@click.option("--no-write", is_flag=True, help="Do not write ratings.csv into the run folder.")
+@click.option("--no-write", is_flag=True, help=f"Do not write {RATINGS} into the run folder.")
 @_friendly
 def ratings_cmd(run: str, variant: str | None, drop_admin_faults: bool, resamples: int, seed: int,
                 anchor: str | None, h2h: bool, as_csv: bool, as_json: bool, no_write: bool) -> None:
     """Plackett-Luce Elo ratings of the bots in run folder RUN, per variant and overall."""
     import json
 
-    from arena.analysis.stats import format_ratings, rate_run, ratings_json
+    from arena.analysis.commands import rate_run
+    from arena.analysis.format import csv_text, format_ratings, ratings_json
 
     name, elo = _anchor(anchor)
     report = rate_run(run, write=not no_write, variant=variant, drop_admin_faults=drop_admin_faults,
-                      resamples=resamples, seed=seed, anchor=name, anchor_elo=elo)
+                      resamples=resamples, seed=seed, anchor=name, anchor_elo=elo, note=_note)
     if as_json:
         _echo(json.dumps(ratings_json(report), indent=1))
     elif as_csv:
-        _echo(report.table.to_csv(index=False, float_format="%.6g"), nl=False)
+        _echo(csv_text(report.table), nl=False)
     else:
         _echo(format_ratings(report, head_to_head=h2h))
 
 
 @main.command("stats")
-@_analysis_options("variant_stats.csv", "the between-variant rating changes")
+@_analysis_options(VARIANT_STATS, "the between-variant rating changes")
 @click.option("--csv", "as_csv", is_flag=True, help="Print the table as CSV.")
 @click.option("--json", "as_json", is_flag=True, help="Print the table as JSON records.")
-@click.option("--no-write", is_flag=True, help="Do not write variant_stats.csv into the run folder.")
+@click.option("--no-write", is_flag=True, help=f"Do not write {VARIANT_STATS} into the run folder.")
 @_friendly
 def stats_cmd(run: str, variant: str | None, drop_admin_faults: bool, resamples: int, seed: int,
               as_csv: bool, as_json: bool, no_write: bool) -> None:
     """Rule-variant statistics of run folder RUN, each with a 95% interval."""
-    from arena.analysis.stats import format_stats, stats_run
+    from arena.analysis.commands import stats_run
+    from arena.analysis.format import csv_text, format_stats, stats_json
 
     table = stats_run(run, write=not no_write, variant=variant, drop_admin_faults=drop_admin_faults,
-                      resamples=resamples, seed=seed)
+                      resamples=resamples, seed=seed, note=_note)
     if as_json:
-        _echo(table.to_json(orient="records", indent=1))
+        _echo(stats_json(table))
     elif as_csv:
-        _echo(table.to_csv(index=False, float_format="%.6g"), nl=False)
+        _echo(csv_text(table), nl=False)
     else:
         _echo(format_stats(table))
 
@@ -320,11 +333,11 @@ def check_cmd(bot: str, turns: int, seed: int | None, time_ms: int, sandbox: str
 def play_cmd(bots: tuple[str, ...], preset: str | None, config: str | None, variant: str | None,
              sets: tuple[str, ...], assist: bool, seed: int | None, name: str, out: str | None) -> None:
     """Play one match in the terminal against sandboxed bots (docs/play.md)."""
-    from arena.apps.play import HumanPlayer, play_setup, play_human
+    from arena.apps.play import HumanPlayer, play_human, play_setup
 
     setup = play_setup(bots=bots, preset=preset, config=config, variant=variant, sets=sets, seed=seed,
                        name=name)
-    human = HumanPlayer(click.get_text_stream("stdin"), click.get_text_stream("stdout"), assist=assist)
+    human = HumanPlayer(sys.stdin, sys.stdout, assist=assist)
     try:
         play_human(setup, human, out)
     except KeyboardInterrupt:
@@ -334,7 +347,7 @@ def play_cmd(bots: tuple[str, ...], preset: str | None, config: str | None, vari
 
 @main.command("report")
 @click.argument("run", type=click.Path(file_okay=False))
-@click.option("-o", "--output", type=click.Path(dir_okay=False), help="The HTML file (default: RUN/report.html).")
+@click.option("-o", "--output", type=click.Path(dir_okay=False), help=f"The HTML file (default: RUN/{REPORT}).")
 @_friendly
 def report_cmd(run: str, output: str | None) -> None:
     """Write one self-contained HTML page about run folder RUN (docs/report.md)."""

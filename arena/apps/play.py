@@ -1,9 +1,10 @@
 """A human at the table: ``arena play``.
 
 The human is just another player of the referee (:func:`arena.match.referee.play_match`):
-:class:`HumanPlayer` has the same ``notify``/``request`` pair as a sandboxed
-:class:`arena.match.process.BotProcess`, renders each message it is sent as text
-and reads its reply from an input stream. The bots it plays against are real
+:class:`HumanPlayer` is a :class:`~arena.protocol.player.Player`, as a sandboxed
+:class:`arena.match.process.BotProcess` is; it reads each message it is sent
+with the protocol's parsers (:mod:`arena.protocol.parse`, the Python bots'
+own), renders it as text, and reads its reply from an input stream. The bots it plays against are real
 sandboxed processes under the usual time control, so a match here is played
 exactly as in a run and its record is an ordinary RESULTS.md record.
 
@@ -25,17 +26,20 @@ from __future__ import annotations
 
 import random
 import secrets
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Sequence, TextIO
+from typing import Any, TextIO
 
 from arena.botfile.spec import BotSpec
-from arena.errors import ArenaError, BotCrashed, BotFault, InvalidAction, RunError
 from arena.engine.odds import probability_exact
-from arena.running.config import unique_labels
 from arena.engine.records import MatchSpec, derive_seed, record_line
-from arena.match.referee import MatchOutcome, play_match
 from arena.engine.rules import Action, Bid, Calza, Dudo, Rules, parse_action
+from arena.errors import ArenaError, BotCrashed, BotFault, FaultKind, InvalidAction, RunError
+from arena.match.referee import MatchOutcome, play_match
+from arena.protocol.messages import Notification, ReadyMessage, ReplyMessage, TurnMessage, ready_message, reply_message
+from arena.protocol.parse import parse_match_end, parse_match_start, parse_round_end, parse_turn
+from arena.running.config import unique_labels
 from arena.sdk import Legal, MatchInfo, RoundEnd, Turn
 
 __all__ = ["DEFAULT_BOTS", "LEFT_KIND", "HumanPlayer", "PlaySetup", "candidate_raises", "illegal_reason",
@@ -45,7 +49,7 @@ DEFAULT_BOTS: tuple[str, ...] = ("probabilistic", "cautious", "bluffer")
 """The opponents when none are named: three built-ins of different styles
 (the odds player, the tight player, the liar), a table of four."""
 
-LEFT_KIND = "crash"
+LEFT_KIND = FaultKind.CRASH
 """The fault kind recorded when the human leaves the table (see the module docstring)."""
 
 QUIT_WORDS = frozenset({"quit", "exit", "resign", "q"})
@@ -62,7 +66,7 @@ def illegal_reason(action: Action, turn: Turn) -> str | None:
 
     Works from the turn's ``legal`` summary (what every player is sent), so the
     human player needs nothing a bot does not get. The summary is exact
-    (PROTOCOL.md: every quantity from ``min_quantity`` to ``max_quantity`` is
+    (docs/protocol.md: every quantity from ``min_quantity`` to ``max_quantity`` is
     legal for a listed face), so the verdict agrees with the referee's.
     """
     legal, rules = turn.legal, turn.rules
@@ -127,7 +131,8 @@ class HumanPlayer:
     (the figures of Lizumo's assisted mode, :mod:`arena.engine.odds`).
     """
 
-    def __init__(self, inp: TextIO, out: TextIO, *, assist: bool = False) -> None:
+    def __init__(self, inp: TextIO, out: TextIO, *, assist: bool = False, name: str = "human") -> None:
+        self.name = name
         self.inp = inp
         self.out = out
         self.assist = assist
@@ -154,32 +159,36 @@ class HumanPlayer:
 
     # -- the Player protocol ---------------------------------------------------
 
-    def notify(self, msg: dict[str, Any]) -> None:
-        kind = msg.get("type")
+    def start(self) -> ReadyMessage:
+        return ready_message(self.name, None)  # nothing to start: the human is already at the table
+
+    def notify(self, msg: Notification) -> None:
+        kind = msg["type"]
         if kind == "match_start":
-            self.info = MatchInfo.from_message(msg)
-            self._show_start(msg)
+            self.info = parse_match_start(msg)
+            self._show_start()
+        elif self.info is None:
+            return  # not in a match: nothing to show
         elif kind == "round_end":
-            self._show_round_end(RoundEnd.from_message(msg))
+            self._show_round_end(parse_round_end(msg, self.info))
         elif kind == "match_end":
             self.ended = True
-            self.show_placements([int(p) for p in msg["placements"]])
+            self.show_placements(parse_match_end(msg, self.info))
 
-    def request(self, msg: dict[str, Any]) -> tuple[dict[str, Any], float]:
-        if msg.get("type") != "turn" or self.info is None:
+    def request(self, msg: TurnMessage) -> tuple[ReplyMessage, float]:
+        if self.info is None:
             raise BotCrashed(f"the human player was asked for {msg.get('type')!r} before the match started")
-        turn = Turn.from_message(msg, self.info, self._rng)
+        turn = parse_turn(msg, self.info, self._rng)
         self._show_turn(turn)
-        action = self._read_action(turn)
-        if isinstance(action, Bid):
-            reply: dict[str, Any] = {"action": "bid", "quantity": action.quantity, "face": action.face}
-        else:
-            reply = {"action": str(action)}
-        return reply, 0.0  # the human's thinking time is not counted against any budget
+        # The human's thinking time is not counted against any budget.
+        return reply_message(self._read_action(turn)), 0.0
+
+    def close(self) -> None:
+        """Nothing to close: the streams are the caller's."""
 
     # -- rendering ---------------------------------------------------------------
 
-    def _show_start(self, msg: dict[str, Any]) -> None:
+    def _show_start(self) -> None:
         info = self.info
         assert info is not None  # set just before by notify
         r = info.rules
@@ -370,7 +379,7 @@ def play_human(setup: PlaySetup, human: HumanPlayer, out_file: str | Path | None
         for proc in procs:
             proc.close()
     if not human.ended:  # the human left: it was not sent match_end
-        human.show_placements(outcome.record["placements"])
+        human.show_placements(outcome.record.placements)
     human.say(f"Seed {seed}: arena play --seed {seed} deals the same dice again.")
     if out_file is not None:
         path = Path(out_file)

@@ -34,8 +34,8 @@ import glob
 import os
 import re
 import shutil
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Callable, Mapping
 
 from arena.errors import ConfigError
 

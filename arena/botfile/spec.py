@@ -22,13 +22,14 @@ from __future__ import annotations
 import hashlib
 import os
 import stat
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterator, Literal, Mapping
+from typing import Any, Literal
 
-from arena.errors import ConfigError
 from arena.botfile.runtime import inside, resolve_program
 from arena.botfile.supports import Supports
+from arena.errors import ConfigError
 from arena.untrusted import load_untrusted_yaml, short_repr
 
 __all__ = ["BotSpec", "Entry", "bot_tree", "load_bot", "owns", "python_literal"]

@@ -24,11 +24,12 @@ cut short, not how a round is played.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any
 
-from arena.errors import ArenaError, ConfigError
 from arena.engine.rules import KEYS, PRESETS, Rules
+from arena.errors import ArenaError, ConfigError
 from arena.untrusted import short_repr
 
 __all__ = ["Supports", "ADMIN_KEYS"]
@@ -70,7 +71,7 @@ class Supports:
     rules: Mapping[str, frozenset[Any]] | None = None
 
     @classmethod
-    def from_data(cls, data: Any, where: str) -> "Supports":
+    def from_data(cls, data: Any, where: str) -> Supports:
         """Validate a ``supports`` mapping; ``where`` names the file and key in errors."""
         if data is None:
             return cls()

@@ -26,7 +26,7 @@ positions with :func:`seating_die` and to the seats with :func:`opener_die`.
 from __future__ import annotations
 
 import hashlib
-from typing import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 
 _LIMIT = 252  # largest multiple of 6 that fits in a byte
 

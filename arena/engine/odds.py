@@ -18,12 +18,13 @@ most 100 dice, so the cache stays small (a few thousand entries at most).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from functools import lru_cache
 from math import comb
-from typing import Final, Sequence, Union
+from typing import Final
 
-from arena.errors import InvalidAction
 from arena.engine.rules import Bid, parse_action
+from arena.errors import InvalidAction
 
 __all__ = [
     "P_FACE", "P_WILD_FACE", "BidLike", "as_bid", "expected_count", "face_probability",
@@ -33,7 +34,7 @@ __all__ = [
 P_FACE: Final = 1 / 6  # one face, no wilds (aces, palifico, or wild_ones off)
 P_WILD_FACE: Final = 1 / 3  # the face or an ace, when aces are wild
 
-BidLike = Union[Bid, tuple[int, int], str]  # Bid(5, 3), (5, 3) or "5x3"
+BidLike = Bid | tuple[int, int] | str  # Bid(5, 3), (5, 3) or "5x3"
 
 
 def as_bid(b: BidLike) -> Bid:

@@ -11,7 +11,8 @@ in play sits in a cached, totally ordered *ladder*, so the legal actions after
 a standing bid are one slice of a cached tuple (raises, then the calls) and
 the legal summary is one bisect per face; a state is a ``NamedTuple`` built
 with ``tuple.__new__``; initial states are shared (they are immutable); a call
-is judged and the next round set up in one pass inside :func:`apply`.
+is judged inside :func:`apply`, and every round (called or void) ends in
+:func:`_next_round`.
 """
 
 from __future__ import annotations
@@ -19,9 +20,10 @@ from __future__ import annotations
 import dataclasses
 import itertools
 from bisect import bisect_right as _bisect_right
+from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import lru_cache
-from typing import Any, Final, Literal, NamedTuple, Sequence, Union
+from functools import cache
+from typing import Any, Final, Literal, NamedTuple
 
 from arena.errors import IllegalAction, InvalidAction, RulesError, StateError
 
@@ -151,7 +153,7 @@ class Rules:
             KEYS[f.name].check(getattr(self, f.name))
 
     @classmethod
-    def preset(cls, name: str = "classic", overrides: dict[str, Any] | None = None) -> "Rules":
+    def preset(cls, name: str = "classic", overrides: dict[str, Any] | None = None) -> Rules:
         """The named preset of RULES.md with ``overrides`` applied on top."""
         if name not in PRESETS:
             raise RulesError(f"preset {name!r} does not exist; use one of {', '.join(PRESETS)}")
@@ -160,7 +162,7 @@ class Rules:
         return cls.from_dict(merged)
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> "Rules":
+    def from_dict(cls, data: dict[str, Any]) -> Rules:
         """Rules from a mapping of keys (missing keys take the default)."""
         for key, value in data.items():
             if key not in KEYS:
@@ -172,7 +174,7 @@ class Rules:
         """Every key with its value, in RULES.md order (the form records carry)."""
         return {name: getattr(self, name) for name in KEYS}
 
-    def replace(self, **overrides: Any) -> "Rules":
+    def replace(self, **overrides: Any) -> Rules:
         return self.from_dict({**self.to_dict(), **overrides})
 
 
@@ -242,13 +244,13 @@ class Calza:
         return "calza"
 
 
-Action = Union[Bid, Dudo, Calza]
+Action = Bid | Dudo | Calza
 DUDO: Final = Dudo()
 CALZA: Final = Calza()
 MAX_QUANTITY: Final = MAX_PLAYERS * 10
 
 
-@lru_cache(maxsize=None)
+@cache
 def _bid(quantity: int, face: int) -> Bid:
     return Bid(quantity, face)
 
@@ -321,7 +323,7 @@ def _build_ladder(ones: str, total: int) -> _Ladder:
                    bids + (DUDO,), bids + (DUDO, CALZA), positions)
 
 
-class _LadderCache(dict):  # type: ignore[type-arg]
+class _LadderCache(dict[int, _Ladder]):
     """total -> ladder for one ``ones`` mode, built on first use (a dict lookup is
     cheaper than an ``lru_cache`` call on the hot path)."""
 
@@ -342,7 +344,7 @@ def _ladder(ones: str, total: int) -> _Ladder:
     return _LADDERS[ones][total]
 
 
-@lru_cache(maxsize=None)
+@cache
 def _column(face: int, total: int) -> tuple[Bid, ...]:
     """The bids on one face, 1..total: the palifico raises once the face is fixed."""
     return tuple(bid(q, face) for q in range(1, total + 1))
@@ -475,19 +477,6 @@ def _bad_deal(counts: tuple[int, ...], hands: tuple[tuple[Any, ...], ...]) -> No
     for seat, (h, c) in enumerate(zip(hands, counts)):
         if len(h) != c or not _FACE_SET.issuperset(h):
             raise StateError(f"deal: seat {seat} holds {c} dice, got {h!r} (faces are 1-6)")
-
-
-def _next_in(counts: tuple[int, ...], seat: int) -> int:
-    """The next seat clockwise after ``seat`` that still has dice."""
-    n = len(counts)
-    s = (seat + 1) % n
-    while not counts[s]:
-        s = (s + 1) % n
-    return s
-
-
-def _in_or_next(counts: tuple[int, ...], seat: int) -> int:
-    return seat if counts[seat] else _next_in(counts, seat)
 
 
 def _palifico_raises(state: State) -> tuple[Bid, ...]:
@@ -669,7 +658,7 @@ def apply(state: State, action: Action) -> State:
                 nxt = 0
         return _new(State, (r, counts, rnd, opener, pal, used, out, dice, hist + ((seat, b),),
                             nxt, idx, ladder, last, None))
-    # A call: judge the standing bid and set up the next round, inline (the hot path).
+    # A call: judge the standing bid; _next_round sets up the next round.
     if not hist:
         _refuse(state, action)
     if type(action) is Dudo:
@@ -708,28 +697,7 @@ def apply(state: State, action: Action) -> State:
         now = was - 1
     delta = now - was
     result = _new(RoundResult, (rnd, opener, pal, dice, hist, (caller, kind), count, (seat, delta), None))
-    if not delta:  # a right calza at the cap: nothing changes, the caller opens
-        return _new(State, (r, counts, rnd + 1, seat, False, used, out, None, (), -1, -1, ladder, result,
-                            _placements(counts, out, opener) if rnd >= r.max_rounds else None))
-    counts = counts[:seat] + (now,) + counts[seat + 1:]
-    n = len(counts)
-    palifico = False
-    nxt = seat
-    if now == 1:
-        if was > 1 and not used[seat]:
-            # The first time a player is left with one die (by any loss) is its only chance.
-            used = used[:seat] + (True,) + used[seat + 1:]
-            palifico = r.palifico and n - len(out) >= r.palifico_min_players
-    elif not now:
-        out = out + (seat,)
-        nxt = seat + 1 if seat + 1 < n else 0
-        while not counts[nxt]:
-            nxt = nxt + 1 if nxt + 1 < n else 0
-    placements = None
-    if n - len(out) <= 1 or rnd >= r.max_rounds:
-        placements = _placements(counts, out, opener)
-    return _new(State, (r, counts, rnd + 1, nxt, palifico, used, out, None, (), -1, -1,
-                        _LADDERS[r.ones][ladder.total + delta], result, placements))
+    return _next_round(r, counts, rnd, opener, used, out, ladder, seat, now, ladder.total + delta, result)
 
 
 def fault(state: State, seat: int) -> State:
@@ -742,12 +710,17 @@ def fault(state: State, seat: int) -> State:
         raise StateError(f"seat {seat!r} is not in the match")
     result = RoundResult(state.round, state.opener, state.palifico, state.dice, state.history,
                          None, None, None, seat)
-    return _next_round(state, seat, 0, state.total - state.counts[seat], result)
+    r, counts, rnd, opener, _, used, out, _, _, _, _, ladder, _, _ = state
+    return _next_round(r, counts, rnd, opener, used, out, ladder, seat, 0, ladder.total - counts[seat], result)
 
 
-def _next_round(state: State, seat: int, now: int, total: int, result: RoundResult) -> State:
-    """The state after a round: ``seat`` now holds ``now`` dice, ``total`` are in play."""
-    r, before, rnd, last_opener, _, used, out, _, _, _, _, ladder, _, _ = state
+def _next_round(r: Rules, before: tuple[int, ...], rnd: int, last_opener: int, used: tuple[bool, ...],
+                out: tuple[int, ...], ladder: _Ladder, seat: int, now: int, total: int,
+                result: RoundResult) -> State:
+    """The state after round ``rnd`` (opened by ``last_opener``; ``before``, ``used``,
+    ``out`` and ``ladder`` as the round's state had them): ``seat`` now holds
+    ``now`` dice, ``total`` are in play. The fields come unpacked, as the
+    callers already hold them (a call ends a round on the hot path)."""
     was = before[seat]
     counts = before if now == was else before[:seat] + (now,) + before[seat + 1:]
     n = len(counts)

@@ -30,14 +30,16 @@ import select
 import signal
 import subprocess
 import time as _time
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
 
-from arena.match import diagnose
 from arena.botfile.spec import BotSpec, owns
 from arena.errors import BotCrashed, BotFault, BotTimeout, ConfigError, ProtocolError
+from arena.match import diagnose
+from arena.protocol.messages import Notification, ReadyMessage, TurnMessage, hello_message
+from arena.protocol.parse import RawMessage, parse_ready
+from arena.protocol.wire import MAX_LINE, clip, decode, encode
 from arena.sandbox import Sandbox, SandboxLimits
-from arena.protocol.wire import MAX_LINE, PROTOCOL_VERSION, clip, decode, encode
 
 __all__ = ["TimeControl", "BotProcess"]
 
@@ -118,8 +120,8 @@ class BotProcess:
 
     # -- life cycle -------------------------------------------------------------
 
-    def start(self) -> dict[str, Any]:
-        """Spawn the bot, send hello, wait for ready (``hello_ms``); return ready."""
+    def start(self) -> ReadyMessage:
+        """Spawn the bot, send hello, wait for ready (``hello_ms``); return ready, parsed."""
         if self._proc is not None:
             raise BotCrashed(f"bot {self.spec.name}: start() called twice; make a new BotProcess")
         box = self._box = Sandbox(self.spec, self.limits)
@@ -144,7 +146,7 @@ class BotProcess:
         self._poll.register(self._err, _IN)
         deadline = _time.monotonic() + self.time.hello_ms / 1000
         try:
-            hello = encode({"type": "hello", "protocol": PROTOCOL_VERSION})
+            hello = encode(hello_message())
             if self._log:
                 self._log(f"[{self.pid}] > {hello[:-1].decode()}")
             self._send(hello, deadline, "hello")
@@ -155,9 +157,11 @@ class BotProcess:
                 raise ProtocolError(f"bot {self.spec.name} answered hello with a line that is {exc.detail}; "
                                     f'expected {{"type": "ready", "name": ...}}' + self._why(line),
                                     "malformed") from None
-            if msg.get("type") != "ready":
-                raise ProtocolError(f'bot {self.spec.name}: expected {{"type": "ready", "name": ...}} in '
-                                    f"reply to hello, got {clip(line)}" + self._why(line), "malformed")
+            try:
+                ready = parse_ready(msg)
+            except ProtocolError as exc:
+                raise ProtocolError(f"bot {self.spec.name} answered hello wrongly: {exc.detail}" + self._why(line),
+                                    "malformed") from None
         except _Gone as gone:
             crash = self._crashed(gone.how + " before answering hello", starting=True)
             self.close()
@@ -168,7 +172,7 @@ class BotProcess:
         # Start-up is over: from now on the bot runs only while it is asked.
         self._mark = box.cpu_ns(refresh=self._charge_tree)
         box.settle()
-        return msg
+        return ready
 
     def close(self, grace: bool = True) -> None:
         """Thaw, close stdin, wait ``grace_ms`` (unless ``grace`` is false: a
@@ -208,7 +212,7 @@ class BotProcess:
         if box is not None:
             box.cleanup()
 
-    def __enter__(self) -> "BotProcess":
+    def __enter__(self) -> BotProcess:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -242,7 +246,7 @@ class BotProcess:
 
     # -- messages -----------------------------------------------------------
 
-    def notify(self, msg: dict[str, Any]) -> None:
+    def notify(self, msg: Notification) -> None:
         """Send a message that expects no reply. Never raises, never blocks:
         a dead, stuck or chatty bot is found out by the next request."""
         if self._closed or self._fault is not None or self._proc is None:
@@ -274,7 +278,7 @@ class BotProcess:
         except _Gone as gone:
             self._gone = gone.how
 
-    def request(self, msg: dict[str, Any]) -> tuple[dict[str, Any], float]:
+    def request(self, msg: TurnMessage) -> tuple[RawMessage, float]:
         """Send ``msg`` (a ``turn``), wait for one reply line; return it and the
         CPU seconds the bot used for it. Raises BotTimeout, BotCrashed, ProtocolError."""
         try:
@@ -328,8 +332,7 @@ class BotProcess:
             try:
                 return decode(line), used / 1e9
             except ProtocolError as exc:
-                raise ProtocolError(f"bot {self.spec.name} replied with a line that is {exc.detail}",
-                                    "malformed") from None
+                raise ProtocolError(f"bot {self.spec.name} replied with a line that is {exc.detail}") from None
         except _Gone as gone:
             crash = self._crashed(gone.how)
             self._kill()
@@ -386,7 +389,7 @@ class BotProcess:
                 if left <= 0:
                     raise BotTimeout(f"bot {self.spec.name} did not read its {what} message "
                                      f"(its input pipe stayed full)")
-                for fd, ev in self._poll.poll(max(1, int(left * 1000))):
+                for fd, _ev in self._poll.poll(max(1, int(left * 1000))):
                     if fd == self._in:
                         self._flush()
                     elif fd == self._err:
@@ -460,7 +463,7 @@ class BotProcess:
                         self._log(f"[{self.pid}] < {line.decode('utf-8', 'replace')}")
                     return line
             else:
-                for fd, ev in events:
+                for fd, _ev in events:
                     if fd == out:
                         self._fill()
                     elif fd == self._err:
@@ -474,8 +477,7 @@ class BotProcess:
                     self._log(f"[{self.pid}] < {line.decode('utf-8', 'replace')}")
                 return line
             if len(buf) > MAX_LINE:
-                raise ProtocolError(f"bot {self.spec.name} wrote a line over {MAX_LINE} bytes: {clip(buf)}",
-                                    "malformed")
+                raise ProtocolError(f"bot {self.spec.name} wrote a line over {MAX_LINE} bytes: {clip(buf)}")
             now = _time.monotonic()
             left = deadline - now
             wait = left
@@ -503,7 +505,7 @@ class BotProcess:
                                     f"{limit_ms * self.time.wall_factor / 1000:g} s ({limit_name} {limit_ms} ms "
                                     f"x wall_factor {self.time.wall_factor:g}) after using {used / 1e6:.0f} ms "
                                     f"of CPU: is it sleeping, blocked, or not flushing its output?")
-            for fd, ev in poll(max(1, int(wait * 1000) + 1)):
+            for fd, _ev in poll(max(1, int(wait * 1000) + 1)):
                 if fd == out:
                     self._fill()
                 elif fd == self._err:

@@ -1,7 +1,7 @@
 """The referee: plays one match with players behind the protocol, and records it.
 
 Every fault a player commits (timeout, crash, malformed, illegal, unasked)
-becomes data: the player is out, the round is void (RULES.md, Faults) and the
+becomes data: the player is out, the round is void (docs/rules.md, Faults) and the
 record says what happened. The referee never lets a player's failure stop the
 match, and it sends each player only its own view (:func:`arena.protocol.messages.turn_view`).
 """
@@ -9,28 +9,35 @@ match, and it sends each player only its own view (:func:`arena.protocol.message
 from __future__ import annotations
 
 import time
-from typing import Any, Protocol, Sequence
+from collections.abc import Sequence
 
 from arena.engine import dice as dice_mod
-from arena.errors import BotFault
-from arena.engine.records import MatchSpec, derive_seed
+from arena.engine.records import (
+    ActionRecord,
+    DiceChange,
+    FaultRecord,
+    MatchRecord,
+    MatchSpec,
+    RoundRecord,
+    derive_seed,
+    end_reason,
+)
 from arena.engine.rules import Bid, Rules, apply, deal, fault, new_match, why_illegal
-from arena.protocol.messages import match_end_message, match_start_message, round_end_message, turn_message
-from arena.protocol.wire import clip, parse_reply
-
-PROTOCOL_VERSION = 1
-
-
-class Player(Protocol):
-    """What the referee needs of a player; :class:`arena.match.process.BotProcess` is one."""
-
-    def notify(self, msg: dict[str, Any]) -> None: ...
-
-    def request(self, msg: dict[str, Any]) -> tuple[dict[str, Any], float]: ...
+from arena.errors import BotFault, FaultKind, StateError
+from arena.protocol.messages import (
+    Notification,
+    match_end_message,
+    match_start_message,
+    round_end_message,
+    turn_message,
+)
+from arena.protocol.parse import parse_reply
+from arena.protocol.player import Player
+from arena.protocol.wire import clip
 
 
 def seat_order(rules: Rules, n: int, dice_seed: int) -> list[int]:
-    """Entrant position for each seat: rolled (RULES.md 1) or the schedule's order."""
+    """Entrant position for each seat: rolled (docs/rules.md, Seating) or the schedule's order."""
     if rules.seating == "roll":
         return dice_mod.roll_off(range(n), dice_mod.seating_die(dice_seed))
     return list(range(n))
@@ -53,7 +60,7 @@ class MatchOutcome:
 
     __slots__ = ("record", "faulted")
 
-    def __init__(self, record: dict[str, Any], faulted: set[int]) -> None:
+    def __init__(self, record: MatchRecord, faulted: set[int]) -> None:
         self.record = record
         self.faulted = faulted
 
@@ -62,9 +69,10 @@ def play_match(spec: MatchSpec, players: Sequence[Player], names: Sequence[str],
                time_ms: int) -> MatchOutcome:
     """Play ``spec`` with ``players[i]`` the player of entrant position ``i``.
 
-    ``names[i]`` is that entrant's display name. Returns the RESULTS.md record
-    (plus ``faults`` and ``think``) and the set of entrant positions that
-    faulted, whose processes must be restarted before their next match.
+    ``names[i]`` is that entrant's display name. Returns the match's record
+    (:class:`arena.engine.records.MatchRecord`, its end reason included) and
+    the set of entrant positions that faulted, whose processes must be
+    restarted before their next match.
     """
     started = time.perf_counter()
     rules = Rules.from_dict(spec.rules)
@@ -78,11 +86,11 @@ def play_match(spec: MatchSpec, players: Sequence[Player], names: Sequence[str],
 
     faulted_seats: set[int] = set()
     think = [0.0] * n
-    rounds: list[dict[str, Any]] = []
-    faults: list[dict[str, Any]] = []
+    rounds: list[RoundRecord] = []
+    faults: list[FaultRecord] = []
     mid = spec.match
 
-    def tell(seat: int, msg: dict[str, Any]) -> None:
+    def tell(seat: int, msg: Notification) -> None:
         if seat not in faulted_seats:
             seat_players[seat].notify(msg)
 
@@ -91,8 +99,8 @@ def play_match(spec: MatchSpec, players: Sequence[Player], names: Sequence[str],
 
     while state.placements is None:
         state = deal(state, dice_mod.roll_table(spec.dice_seed, state.round, state.counts))
-        actions: list[list[Any]] = []
-        fault_info: dict[str, Any] | None = None
+        actions: list[ActionRecord] = []
+        lapse: FaultRecord | None = None
         while state.dice is not None:  # until the round is resolved or void
             seat = state.to_act
             try:
@@ -101,42 +109,36 @@ def play_match(spec: MatchSpec, players: Sequence[Player], names: Sequence[str],
                 action = parse_reply(reply)
                 reason = why_illegal(state, action)
                 if reason is not None:
-                    raise BotFault(f"{_text(action)}: {reason}", "illegal")
+                    raise BotFault(f"{_text(action)}: {reason}", FaultKind.ILLEGAL)
             except BotFault as exc:
-                fault_info = {"seat": seat, "kind": exc.kind, "detail": clip(exc.detail, 300)}
+                lapse = FaultRecord(seat, exc.kind, clip(exc.detail, 300), state.round)
                 faulted_seats.add(seat)
                 state = fault(state, seat)
                 break
-            if isinstance(action, Bid):
-                actions.append([seat, "bid", action.quantity, action.face])
-            else:
-                actions.append([seat, str(action)])
+            actions.append(ActionRecord(seat, action))
             state = apply(state, action)
-        end = round_end_message(mid, state, fault_info["kind"] if fault_info else None)
-        last = state.last  # set by the engine whenever a round ends (round_end_message checked)
-        entry: dict[str, Any] = {"round": end["round"], "opener": last.opener if last else -1,
-                                 "palifico": bool(last and last.palifico), "dice": end["dice"],
-                                 "actions": actions}
-        if fault_info is not None:
-            entry["fault"] = fault_info
-            faults.append({"round": end["round"], **fault_info})
+        end = round_end_message(mid, state, lapse.kind if lapse else None)
+        last = state.last
+        if last is None:  # the engine sets it whenever a round ends
+            raise StateError(f"{mid}: round {state.round - 1} ended without a result")
+        if lapse is not None:
+            faults.append(lapse)
+            entry = RoundRecord(last.round, last.opener, last.palifico, last.dice, tuple(actions), fault=lapse)
         else:
-            entry["count"] = end["count"]
-            entry["change"] = end["change"]
+            change = last.change
+            entry = RoundRecord(last.round, last.opener, last.palifico, last.dice, tuple(actions), last.count,
+                                DiceChange(*change) if change is not None else None)
         rounds.append(entry)
         for seat in range(n):
             tell(seat, end)
 
-    placements = list(state.placements)
+    placements = state.placements
     for seat in range(n):
         tell(seat, match_end_message(mid, placements))
-    record = {
-        "match": mid, "variant": spec.variant, "rules": rules_dict, "seed": spec.dice_seed,
-        "bots": seat_names, "first": opener, "rounds": rounds, "placements": placements,
-        "rounds_played": len(rounds), "faults": faults,
-        "think": [round(t, 6) for t in think],
-        "seconds": round(time.perf_counter() - started, 6),
-    }
+    record = MatchRecord(
+        mid, spec.variant, rules, spec.dice_seed, tuple(seat_names), opener, tuple(rounds), placements,
+        len(rounds), end_reason(state), tuple(faults), tuple(round(t, 6) for t in think),
+        round(time.perf_counter() - started, 6))
     return MatchOutcome(record, {order[s] for s in faulted_seats})
 
 

@@ -1,21 +1,149 @@
-"""A seat's view of the match: the only game data that leaves the referee.
+"""Every message of the player protocol (docs/protocol.md), typed, and its builder.
 
-``turn_view`` builds the game part of PROTOCOL.md's ``turn`` message. It reads
-the acting seat's own dice and nothing else of anyone's dice, so no other
-seat's hidden dice can ever reach a bot through it (a property test pins this).
+Both directions live here: what the referee sends (``hello``, ``match_start``,
+``turn``, ``round_end``, ``match_end``) and what a bot answers (``ready`` and
+the three replies). Whoever speaks the protocol builds its messages here: the
+referee, ``arena check``, the human player and the Python bot host, so a bot
+sees the same bytes whichever of them it talks to. Their strict parsers are in
+:mod:`arena.protocol.parse`.
+
+The types are :class:`~typing.TypedDict`: a message is the plain ``dict`` the
+wire codec writes, so typing it costs nothing on the per-decision path.
+
+``turn_view`` reads the acting seat's own dice and nothing else of anyone's
+dice, so no other seat's hidden dice can ever reach a bot through a ``turn``
+(a property test pins this).
 """
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+import operator
+from collections.abc import Sequence
+from typing import Final, Literal, NotRequired, TypedDict
 
-from arena.errors import StateError
-from arena.engine.rules import State, legal_summary
+import orjson
+
+from arena.engine.rules import Action, Bid, Calza, Dudo, State, legal_summary, parse_action
+from arena.errors import FaultKind, InvalidAction, StateError
+
+__all__ = [
+    "PROTOCOL_VERSION", "RuleValue", "HelloMessage", "MatchStartMessage", "LegalMessage", "TurnView", "TurnMessage",
+    "CallNotice", "ChangeNotice", "FaultNotice", "RoundEndMessage", "MatchEndMessage", "Notification",
+    "RefereeMessage", "ReadyMessage", "BidReply", "CallReply", "ReplyMessage",
+    "hello_message", "match_start_message", "turn_view", "turn_message", "round_end_message",
+    "match_end_message", "ready_message", "reply_message", "encode_reply",
+]
+
+PROTOCOL_VERSION: Final = 1
+
+RuleValue = bool | int | str  # a rule's value, as Rules.to_dict() gives it
 
 
-def turn_view(state: State, seat: int) -> dict[str, Any]:
-    """The fields of a ``turn`` message for ``seat`` (the referee adds ``type``,
-    ``match`` and ``time_ms``)."""
+# --- the referee's messages ---------------------------------------------------------
+
+
+class HelloMessage(TypedDict):
+    type: Literal["hello"]
+    protocol: int
+
+
+class MatchStartMessage(TypedDict):
+    type: Literal["match_start"]
+    match: str
+    seat: int
+    players: int
+    names: list[str]
+    rules: dict[str, RuleValue]  # every key of the rule book (Rules.to_dict())
+    seed: int  # for the bot's own randomness; never the dice seed
+
+
+class LegalMessage(TypedDict):
+    dudo: bool
+    calza: bool
+    min_quantity: dict[str, int]  # face (as a JSON key) -> smallest legal quantity; absent: may not bid
+    max_quantity: int
+
+
+class TurnView(TypedDict):
+    """The game part of a ``turn``: one seat's view of the round."""
+
+    round: int
+    seat: int
+    dice: list[int]  # this seat's own dice, sorted
+    counts: list[int]
+    palifico: bool
+    history: list[list[int]]  # [seat, quantity, face], oldest first
+    legal: LegalMessage | None  # None for a seat that is not to act
+
+
+class TurnMessage(TypedDict):
+    type: Literal["turn"]
+    match: str
+    round: int
+    seat: int
+    dice: list[int]
+    counts: list[int]
+    palifico: bool
+    history: list[list[int]]
+    legal: LegalMessage
+    time_ms: int
+
+
+class CallNotice(TypedDict):
+    seat: int
+    kind: str  # "dudo" | "calza"
+
+
+class ChangeNotice(TypedDict):
+    seat: int
+    delta: int
+
+
+class FaultNotice(TypedDict):
+    seat: int
+    kind: str  # a fault kind (timeout, crash, malformed, illegal, unasked)
+
+
+class RoundEndMessage(TypedDict):
+    """A resolved round carries ``bid``, ``call``, ``count`` and ``change``;
+    a void round carries ``fault`` instead."""
+
+    type: Literal["round_end"]
+    match: str
+    round: int
+    dice: list[list[int]]
+    bid: NotRequired[list[int]]  # [bidder, quantity, face]
+    call: NotRequired[CallNotice]
+    count: NotRequired[int]
+    change: NotRequired[ChangeNotice]
+    fault: NotRequired[FaultNotice]
+    counts: list[int]
+
+
+class MatchEndMessage(TypedDict):
+    type: Literal["match_end"]
+    match: str
+    placements: list[int]
+
+
+Notification = MatchStartMessage | RoundEndMessage | MatchEndMessage  # expects no reply
+RefereeMessage = HelloMessage | MatchStartMessage | TurnMessage | RoundEndMessage | MatchEndMessage
+
+
+def hello_message() -> HelloMessage:
+    return {"type": "hello", "protocol": PROTOCOL_VERSION}
+
+
+def match_start_message(match: str, seat: int, names: Sequence[str], rules: dict[str, RuleValue],
+                        seed: int) -> MatchStartMessage:
+    """``match_start`` for ``seat``; ``rules`` is the full rule set (``Rules.to_dict()``)."""
+    return {"type": "match_start", "match": match, "seat": seat, "players": len(names),
+            "names": list(names), "rules": rules, "seed": seed}
+
+
+def turn_view(state: State, seat: int) -> TurnView:
+    """``seat``'s view of the round being played: the fields of a ``turn``
+    message but ``type``, ``match`` and ``time_ms``."""
     if state.dice is None:
         raise StateError("no round is being played: deal the round first")
     if not 0 <= seat < len(state.counts):
@@ -37,44 +165,134 @@ def turn_view(state: State, seat: int) -> dict[str, Any]:
     }
 
 
-# --- the referee's messages (PROTOCOL.md), the one place they are built -------
-# The referee, `arena check` and the in-process player all send these, so a bot
-# sees the same bytes whichever of them it talks to.
-
-
-def match_start_message(match: str, seat: int, names: Sequence[str], rules: dict[str, Any],
-                        seed: int) -> dict[str, Any]:
-    """``match_start`` for ``seat``; ``rules`` is the full rule set (``Rules.to_dict()``)."""
-    return {"type": "match_start", "match": match, "seat": seat, "players": len(names),
-            "names": list(names), "rules": rules, "seed": seed}
-
-
-def turn_message(match: str, state: State, time_ms: int) -> dict[str, Any]:
+def turn_message(match: str, state: State, time_ms: int) -> TurnMessage:
     """``turn`` for the seat to act in ``state``."""
-    return {"type": "turn", "match": match, **turn_view(state, state.to_act), "time_ms": time_ms}
+    return {"type": "turn", "match": match, **turn_view(state, state.to_act), "time_ms": time_ms}  # type: ignore[typeddict-item]  # legal is set: the seat is to act
 
 
-def round_end_message(match: str, state: State, fault_kind: str | None = None) -> dict[str, Any]:
+def round_end_message(match: str, state: State, fault_kind: FaultKind | None = None) -> RoundEndMessage:
     """``round_end`` for the round ``state.last`` ended: every die, and the call and
     its result, or, for a void round, the fault (``fault_kind``)."""
     res = state.last
     if res is None:
         raise StateError("no round has ended yet")
-    msg: dict[str, Any] = {"type": "round_end", "match": match, "round": res.round,
-                           "dice": [list(h) for h in res.dice]}
     if res.fault is not None:
-        msg["fault"] = {"seat": res.fault, "kind": fault_kind or "crash"}
-    else:
-        if res.call is None or res.change is None:  # the engine sets both when a call ends a round
-            raise StateError(f"round {res.round} ended with neither a call nor a fault")
-        bidder, b = res.bids[-1]
-        msg["bid"] = [bidder, b.quantity, b.face]
-        msg["call"] = {"seat": res.call[0], "kind": res.call[1]}
-        msg["count"] = res.count
-        msg["change"] = {"seat": res.change[0], "delta": res.change[1]}
-    msg["counts"] = list(state.counts)
-    return msg
+        return {"type": "round_end", "match": match, "round": res.round, "dice": [list(h) for h in res.dice],
+                "fault": {"seat": res.fault, "kind": (fault_kind or FaultKind.CRASH).value}, "counts": list(state.counts)}
+    if res.call is None or res.change is None or res.count is None:  # the engine sets all when a call ends a round
+        raise StateError(f"round {res.round} ended with neither a call nor a fault")
+    bidder, b = res.bids[-1]
+    return {"type": "round_end", "match": match, "round": res.round, "dice": [list(h) for h in res.dice],
+            "bid": [bidder, b.quantity, b.face], "call": {"seat": res.call[0], "kind": res.call[1]},
+            "count": res.count, "change": {"seat": res.change[0], "delta": res.change[1]},
+            "counts": list(state.counts)}
 
 
-def match_end_message(match: str, placements: Sequence[int]) -> dict[str, Any]:
+def match_end_message(match: str, placements: Sequence[int]) -> MatchEndMessage:
     return {"type": "match_end", "match": match, "placements": list(placements)}
+
+
+# --- what a bot answers -------------------------------------------------------------
+
+
+class ReadyMessage(TypedDict):
+    type: Literal["ready"]
+    name: str
+    version: str | None  # optional on the wire; the parser fills in None
+
+
+class BidReply(TypedDict):
+    action: Literal["bid"]
+    quantity: int
+    face: int
+
+
+class CallReply(TypedDict):
+    action: Literal["dudo", "calza"]
+
+
+ReplyMessage = BidReply | CallReply
+
+
+def ready_message(name: str, version: str | None) -> ReadyMessage:
+    return {"type": "ready", "name": name, "version": version}
+
+
+def reply_message(action: Action) -> ReplyMessage:
+    """The reply to a ``turn`` for ``action``."""
+    if type(action) is Bid:
+        return {"action": "bid", "quantity": action.quantity, "face": action.face}
+    return {"action": "dudo" if isinstance(action, Dudo) else "calza"}
+
+
+_OPT = orjson.OPT_APPEND_NEWLINE
+_dumps = orjson.dumps
+# The reply lines of reply_message, ready-made: encode_reply is on the
+# per-decision path of every Python bot (tests/test_wire.py pins them equal).
+_BID_LINE: Final = b'{"action":"bid","quantity":%d,"face":%d}\n'
+_DUDO_LINE: Final = _dumps({"action": "dudo"}, option=_OPT)
+_CALZA_LINE: Final = _dumps({"action": "calza"}, option=_OPT)
+_MAX_TEXT = 1000  # characters of a bot's junk passed on to the referee's fault detail
+
+
+def _number(value: object) -> object:
+    """A bid's quantity or face as JSON: an integer (numpy's too) as the integer
+    it is; a float or text as it is (the referee rejects it as ``malformed``
+    rather than this side rounding it); anything else as its text."""
+    if type(value) is not bool:
+        try:
+            return operator.index(value)  # type: ignore[arg-type]  # TypeError when it is no integer
+        except TypeError:
+            pass
+    if value is None or isinstance(value, (bool, float, str)):
+        return value
+    return _text(value)
+
+
+def _text(value: object) -> str:
+    """``repr(value)`` cut short; a ``__repr__`` that raises is the bot's bug, not a reason to crash here."""
+    try:
+        return repr(value)[:_MAX_TEXT]
+    except Exception:
+        return f"<{type(value).__name__} whose repr() raised>"
+
+
+def encode_reply(returned: object) -> bytes:
+    """Whatever a Python bot's ``act`` returned, as its reply line.
+
+    An action or its text form (``"5x3"``, ``"dudo"``) is sent as the reply
+    it is; a dict is sent as it is (a bot may build the reply itself);
+    anything else goes out as ``{"action": <its text>}``, for the referee to
+    record as ``malformed`` with the text the bot's author needs to see.
+    Never raises.
+    """
+    kind = type(returned)
+    if kind is Bid:
+        q: object
+        f: object
+        q, f = returned  # type: ignore[misc]  # a Bid: two fields, of whatever types the bot put in
+        if type(q) is not int or type(f) is not int:
+            q, f = _number(q), _number(f)
+            if type(q) is not int or type(f) is not int:
+                return _dumps({"action": "bid", "quantity": q, "face": f}, option=_OPT)
+        return _BID_LINE % (q, f)
+    if kind is Dudo:
+        return _DUDO_LINE
+    if kind is Calza:
+        return _CALZA_LINE
+    if isinstance(returned, str):
+        try:
+            return encode_reply(parse_action(returned))
+        except InvalidAction:
+            return _dumps({"action": returned[:_MAX_TEXT]}, option=_OPT)
+    if isinstance(returned, dict):
+        try:
+            return _dumps(returned, option=_OPT)
+        except TypeError:  # an integer beyond 64 bits, a key that is not a string, a set...
+            import json  # rare: not loaded at the host's start-up
+
+            try:
+                return (json.dumps(returned, default=_text, separators=(",", ":")) + "\n").encode()
+            except (TypeError, ValueError, RecursionError):
+                return _dumps({"action": _text(returned)}, option=_OPT)
+    return _dumps({"action": _text(returned)}, option=_OPT)

@@ -1,8 +1,9 @@
 """The player protocol's wire format: one JSON object per ``\\n``-terminated line.
 
 Both sides of the pipe use this module: the referee's :mod:`arena.match.process` and
-the Python bot host :mod:`arena.protocol.host`. It sits on the per-decision path, so it
-uses orjson (5-7x faster than the stdlib here, see docs/performance.md) and
+the Python bot host :mod:`arena.protocol.host` (what the lines mean is
+:mod:`arena.protocol.messages` and :mod:`arena.protocol.parse`). It sits on the
+per-decision path, so it uses orjson (5-7x faster than the stdlib here, see docs/performance.md) and
 re-reads with the stdlib only what orjson reads inexactly (integers beyond 64
 bits, which a hostile bot may send). Every line a bot writes is hostile input:
 :func:`decode` turns anything at all into an object or a ``malformed`` fault.
@@ -11,16 +12,15 @@ bits, which a hostile bot may send). Every line a bot writes is hostile input:
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from typing import Any, Final
 
 import orjson
 
 from arena.errors import ProtocolError
-from arena.engine.rules import CALZA, DUDO, Action, Bid
 
-__all__ = ["PROTOCOL_VERSION", "MAX_LINE", "MAX_DEPTH", "encode", "decode", "parse_reply", "clip"]
+__all__ = ["MAX_LINE", "MAX_DEPTH", "encode", "decode", "clip", "json_text"]
 
-PROTOCOL_VERSION: Final = 1
 MAX_LINE: Final = 64 * 1024  # bytes in one line, newline excluded
 
 _dumps = orjson.dumps
@@ -29,7 +29,7 @@ _OPT = orjson.OPT_APPEND_NEWLINE
 _JSONDecodeError = orjson.JSONDecodeError
 
 
-def encode(msg: dict[str, Any]) -> bytes:
+def encode(msg: Mapping[str, object]) -> bytes:
     """``msg`` as one JSON line, ``b"\\n"``-terminated."""
     return _dumps(msg, option=_OPT)
 
@@ -94,19 +94,7 @@ def decode(line: bytes) -> dict[str, Any]:
     return obj
 
 
-def _integer(obj: dict[str, Any], key: str) -> int:
-    value = obj.get(key)
-    # bool is a subclass of int in Python: `true` must not pass as 1.
-    if type(value) is not int:
-        raise ProtocolError(
-            f"{key!r} must be a JSON integer, got {clip(_safe_dump(value))}"
-            f" in {clip(_safe_dump(obj))}",
-            "malformed",
-        )
-    return value
-
-
-def _safe_dump(obj: Any) -> str:
+def json_text(obj: Any) -> str:
     """``obj`` as JSON text for an error message; never raises, never recurses deep."""
     if _too_deep(obj):
         return f"<{type(obj).__name__} nested more than {MAX_DEPTH} levels deep>"
@@ -115,29 +103,8 @@ def _safe_dump(obj: Any) -> str:
     except TypeError:  # a big integer somewhere inside
         try:
             return json.dumps(obj)
-        except (ValueError, RecursionError):  # an integer too long to print
+        except (TypeError, ValueError, RecursionError):  # an integer too long to print, not JSON at all
             return f"<{type(obj).__name__}>"
-
-
-def parse_reply(obj: dict[str, Any]) -> Action:
-    """A ``turn`` reply as an action: ``Bid``, ``DUDO`` or ``CALZA``.
-
-    Only the shape is checked here; a bid out of range (quantity 0, a
-    100-digit quantity, face 7) is returned as a :class:`Bid` for the referee
-    to reject as ``illegal``. Unknown extra fields are ignored.
-    """
-    action = obj.get("action")
-    if action == "bid":
-        return Bid(_integer(obj, "quantity"), _integer(obj, "face"))
-    if action == "dudo":
-        return DUDO
-    if action == "calza":
-        return CALZA
-    raise ProtocolError(
-        f'expected {{"action": "bid", "quantity": Q, "face": F}}, {{"action": "dudo"}} or '
-        f'{{"action": "calza"}}, got {clip(_safe_dump(obj))}',
-        "malformed",
-    )
 
 
 def clip(text: str | bytes | bytearray, limit: int = 200) -> str:

@@ -12,20 +12,20 @@ from __future__ import annotations
 import dataclasses
 import glob as globmod
 import os
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 import yaml
 
 import arena
-
 from arena.botfile.spec import BotSpec, load_bot
+from arena.engine.rules import KEYS, PRESETS, Rules
 from arena.errors import ArenaError, ConfigError, RulesError
 from arena.match.process import TimeControl
-from arena.sandbox import SandboxLimits
-from arena.engine.rules import KEYS, PRESETS, Rules
 from arena.running.schedule import seat_plan
+from arena.sandbox import SandboxLimits
 
 FORMATS = ("league", "round-robin", "gauntlet")
 SEATINGS = ("roll", "rotate")

@@ -8,15 +8,15 @@ to the folder as matches finish and reports progress through a callback.
 
 from __future__ import annotations
 
-import json
 import secrets
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from arena.botfile.spec import RAISABLE
-from arena.engine.records import MatchSpec
+from arena.engine.records import MatchRecord, MatchSpec
 from arena.errors import ArenaError, BotFault, RunError
 from arena.match.process import BotProcess
 from arena.running.backends import Backend
@@ -37,7 +37,7 @@ class RunResult:
     skipped: int
     total: int
     seconds: float
-    records: list[dict[str, Any]] = field(default_factory=list)
+    records: list[MatchRecord] = field(default_factory=list)
     error: str | None = None
 
 
@@ -180,7 +180,7 @@ def run(config: RunConfig, *, force: bool = False, progress: Progress | None = N
             store.append_line(item["line"])
             _write_stderr(store, item)
             if keep_records:
-                result.records.append(json.loads(item["line"]))
+                result.records.append(MatchRecord.from_json(item["line"]))
             result.played += 1
             if progress:
                 progress(result.skipped + result.played, result.total, time.monotonic() - start)

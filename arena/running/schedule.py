@@ -19,11 +19,12 @@ from __future__ import annotations
 import itertools
 import math
 import random
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
-from arena.errors import ConfigError
-from arena.engine.records import MatchSpec, derive_seed, match_id
 from arena.botfile.supports import Supports
+from arena.engine.records import MatchSpec, derive_seed, match_id
+from arena.errors import ConfigError
 
 Seatable = Mapping[int, Sequence[int]]  # table size -> the entrants that may sit at it
 

@@ -32,13 +32,17 @@ from __future__ import annotations
 
 import os
 import traceback
-from typing import Any, Sequence, TypedDict
+from collections.abc import Sequence
+from typing import TypedDict
 
 from arena.botfile.spec import BotSpec
+from arena.engine.records import MatchSpec, record_line
 from arena.errors import BotFault
 from arena.match.process import BotProcess, TimeControl
-from arena.engine.records import MatchSpec, record_line
 from arena.match.referee import play_match
+from arena.protocol.messages import Notification, ReadyMessage, TurnMessage
+from arena.protocol.parse import RawMessage
+from arena.protocol.player import Player
 from arena.sandbox import SandboxLimits
 
 StderrChunk = tuple[str, str, str, bytes, int]  # label, match id, note, what was written, bytes not kept
@@ -77,16 +81,23 @@ def deal_slots(repeats: int, entrants: int) -> int:
 
 
 class _Unstartable:
-    """Stands in for a bot whose process failed to start: it faults at its first turn."""
+    """A :class:`~arena.protocol.player.Player` for a bot whose process failed to
+    start: it faults at its first turn."""
 
     def __init__(self, fault: BotFault) -> None:
         self.fault = fault
 
-    def notify(self, msg: dict[str, Any]) -> None:
+    def start(self) -> ReadyMessage:
+        raise self.fault
+
+    def notify(self, msg: Notification) -> None:
         pass
 
-    def request(self, msg: dict[str, Any]) -> tuple[dict[str, Any], float]:
+    def request(self, msg: TurnMessage) -> tuple[RawMessage, float]:
         raise BotFault(f"could not start: {self.fault.detail}", self.fault.kind)
+
+    def close(self) -> None:
+        pass
 
 
 class Worker:
@@ -113,7 +124,7 @@ class Worker:
         if data or lost:
             out.append((self.labels[key[0]], match, note, data, lost))
 
-    def _player(self, key: Slot, spec: MatchSpec, stderr: list[StderrChunk]) -> Any:
+    def _player(self, key: Slot, spec: MatchSpec, stderr: list[StderrChunk]) -> Player:
         proc = self.procs.get(key)
         if proc is not None and proc.alive and spec.dice_seed not in self.deals.get(key, ()):
             return proc

@@ -13,7 +13,7 @@ import shutil
 import signal
 import tempfile
 import time
-from typing import Callable
+from collections.abc import Callable
 
 from arena.botfile.spec import BotSpec
 from arena.errors import SandboxError

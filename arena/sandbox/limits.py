@@ -9,8 +9,9 @@ up to the run's ceiling for that key (``max_<key>``) and refuses one above it.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Literal, Mapping
+from typing import Any, Literal
 
 from arena.botfile.spec import RAISABLE
 from arena.errors import ConfigError, SandboxError
@@ -52,7 +53,7 @@ class SandboxLimits:
             raise SandboxError(f"sandbox limit processes={self.processes} is too low: the sandbox itself "
                                f"needs 3 (16 is the default)")
 
-    def for_bot(self, asked: Mapping[str, int], who: str = "bot") -> "SandboxLimits":
+    def for_bot(self, asked: Mapping[str, int], who: str = "bot") -> SandboxLimits:
         """These limits with the raises a bot asked for (``asked``: key -> value),
         each up to its ceiling; ``ConfigError`` naming ``who``, the key and the
         ceiling when one is above it. Asking for less than the run gives is

@@ -18,9 +18,9 @@ import tempfile
 from pathlib import Path
 
 import arena
+from arena.botfile.runtime import host_python
 from arena.botfile.spec import BotSpec
 from arena.errors import SandboxError
-from arena.botfile.runtime import host_python
 from arena.sandbox.limits import SandboxLimits
 
 __all__ = ["PROC_FROZEN", "PROC_MASKED", "WORK", "bwrap_args", "python_paths", "system_args", "tmpfs_sizes", "view_args"]

@@ -32,8 +32,8 @@ responder wins per match when seats are drawn at random. It is OpenSpiel's
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 import numpy as np
 
@@ -248,7 +248,8 @@ class RoundSolver:
         assert v_next is not None
         if keep is not None:
             keep.reverse()
-        return v_next[0]
+        root: np.ndarray = v_next[0]
+        return root
 
     # -- the solver ------------------------------------------------------------------
 

@@ -31,14 +31,26 @@ mapped onto this at the edges (policy keys, the bot, ``arena exploit``).
 from __future__ import annotations
 
 import itertools
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from math import factorial
-from typing import Callable, Sequence
 
 import numpy as np
 
-from arena.engine.rules import (DUDO, FACES, Bid, Rules, State, apply, bid, bid_key, count_matching, deal,
-                               legal_actions, new_match)
+from arena.engine.rules import (
+    DUDO,
+    FACES,
+    Bid,
+    Rules,
+    State,
+    apply,
+    bid,
+    bid_key,
+    count_matching,
+    deal,
+    legal_actions,
+    new_match,
+)
 from arena.errors import ArenaError
 
 __all__ = ["SolveError", "RoundGame", "Level", "check_solvable", "hands_of", "round_game", "round_start"]

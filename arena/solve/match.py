@@ -36,8 +36,9 @@ are (2, 2), (1, 2) and (1, 1).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 from arena.engine.rules import Rules
 from arena.solve.cfr import Profile, RoundSolver, best_response_value

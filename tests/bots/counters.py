@@ -12,7 +12,7 @@ glibc finds (which it reads from /proc/stat's cpu lines when /sys is absent).
 
 import os
 
-from arena.sdk import DUDO, Bot, bid
+from arena.sdk import Bot
 
 
 def counters() -> dict[str, str]:

@@ -120,7 +120,7 @@ class Memory(Bot):
             _save_files()
 
     def match_end(self, placements) -> None:  # type: ignore[no-untyped-def]
-        print("SUMMARY pid=%d %s" % (os.getpid(), " ".join(f"{k}={v}" for k, v in STATS.items())),
+        print(f"SUMMARY pid={os.getpid()} " + " ".join(f"{k}={v}" for k, v in STATS.items()),
               file=sys.stderr, flush=True)
 
     # -- play --------------------------------------------------------------

@@ -8,7 +8,8 @@ backend runs; the records are the same.
 
 from __future__ import annotations
 
-from typing import Iterator, Protocol, Sequence
+from collections.abc import Iterator, Sequence
+from typing import Protocol
 
 from arena.engine.records import MatchSpec
 from arena.running.worker import Drained, PlayResult

@@ -13,12 +13,13 @@ import os
 import signal
 import sys
 import traceback
-from typing import Any, Iterator, Sequence
+from collections.abc import Iterator, Sequence
+from typing import Any
 
 import multiprocess as mp
 
-from arena.errors import RunError
 from arena.engine.records import MatchSpec
+from arena.errors import RunError
 from arena.match.process import TimeControl
 from arena.running.worker import Drained, Entrants, PlayResult, Worker
 from arena.sandbox import SandboxLimits, die_with_parent

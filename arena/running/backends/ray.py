@@ -17,8 +17,9 @@ run folder, so resume works exactly as with the local backend.
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any, Iterator, Sequence
+from typing import Any
 
 from arena.botfile.spec import BotSpec, bot_tree, load_bot
 from arena.engine.records import MatchSpec
@@ -26,7 +27,6 @@ from arena.errors import RunError
 from arena.match.process import TimeControl
 from arena.running.worker import Drained, Entrants, PlayResult, Worker
 from arena.sandbox import SandboxLimits
-
 
 Packed = tuple[str, str, str, list[tuple[str, str, bool, bytes]]]  # label, file, sha256, entries
 

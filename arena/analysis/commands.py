@@ -1,0 +1,72 @@
+"""What the analysis commands do, end to end: load a run folder, compute, and
+write the files derived from it through the run folder's owner.
+
+``arena ratings`` is :func:`rate_run`, ``arena stats`` :func:`stats_run`, and
+the table ``arena run`` ends with :func:`elo_table_text`. The computing is
+:mod:`arena.analysis.stats`'s, the text :mod:`arena.analysis.format`'s, the
+paths and the writing :mod:`arena.running.store`'s.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pandas as pd
+
+from arena.analysis.format import csv_text, format_ratings
+from arena.analysis.ratings import PRIOR_SD_ELO
+from arena.analysis.results import Results, load
+from arena.analysis.stats import RatingReport, rate_results, run_stats
+from arena.errors import ArenaError
+from arena.running.store import RunFolder, write_text
+
+__all__ = ["Note", "elo_table_text", "rate_run", "stats_run"]
+
+Note = Callable[[str], None]
+"""Where a command sends a line for the user about what loading left out
+(a match recorded twice counts once): the CLI prints it on stderr."""
+
+
+def _load(run: str | Path, note: Note | None) -> Results:
+    res = load(run)
+    if note is not None:
+        for line in res.notes:
+            note(line)
+    return res
+
+
+def rate_run(run: str | Path, *, write: bool = True, variant: str | None = None, drop_admin_faults: bool = False,
+             resamples: int = 200, seed: int = 0, prior_sd: float | None = PRIOR_SD_ELO, anchor: str | None = None,
+             anchor_elo: float = 1500.0, k: float = 16.0, note: Note | None = None) -> RatingReport:
+    """Load a run folder and rate it (options as
+    :func:`arena.analysis.stats.rate_results`); when ``write`` and no single
+    variant was asked for, write ratings.csv into it."""
+    report = rate_results(_load(run, note), variant=variant, drop_admin_faults=drop_admin_faults, resamples=resamples,
+                          seed=seed, prior_sd=prior_sd, anchor=anchor, anchor_elo=anchor_elo, k=k)
+    if write and variant is None:
+        write_text(RunFolder(Path(run)).ratings, csv_text(report.table))
+    return report
+
+
+def stats_run(run: str | Path, *, write: bool = True, variant: str | None = None, drop_admin_faults: bool = False,
+              resamples: int = 200, seed: int = 0, note: Note | None = None) -> pd.DataFrame:
+    """Load a run folder and compute its variant statistics
+    (:func:`arena.analysis.stats.run_stats`); writes variant_stats.csv into
+    the folder when ``write`` and no variant is chosen."""
+    table = run_stats(_load(run, note), variant=variant, drop_admin_faults=drop_admin_faults, resamples=resamples,
+                      seed=seed)
+    if write and variant is None:
+        write_text(RunFolder(Path(run)).variant_stats, csv_text(table))
+    return table
+
+
+def elo_table_text(run: str | Path, *, resamples: int = 200, seed: int = 0, note: Note | None = None) -> str:
+    """What ``arena run`` ends with: rate the run folder, write ratings.csv,
+    return the tables as text. A run that cannot be rated (no finished match
+    yet, a fit that failed) gets one line saying why instead of a table: the
+    run itself succeeded."""
+    try:
+        return format_ratings(rate_run(run, resamples=resamples, seed=seed, note=note))
+    except ArenaError as exc:
+        return f"no Elo table: {exc}"
