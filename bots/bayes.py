@@ -70,7 +70,8 @@ import hashlib
 import json
 import math
 import os
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from arena.sdk import CALZA, DUDO, Action, Bid, Bot, MatchInfo, RoundEnd, Turn, bid
 
@@ -1099,7 +1100,7 @@ class Bayes(Bot):
         regain = rules.calza_reward == "regain"
         exp = math.exp
         refined: list[tuple[float, Action]] = []
-        for value, b in ranked[:k_best]:
+        for _value, b in ranked[:k_best]:
             assert isinstance(b, Bid)
             q, f = b.quantity, b.face
             ctx = context(rules, opp, turn.history + ((turn.seat, b),), turn.counts, turn.palifico, wild)

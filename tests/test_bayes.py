@@ -13,9 +13,11 @@ from typing import Any
 import pytest
 
 from arena.engine.rules import CALZA, PRESETS, Rules, deal, new_match
-from arena.match.inprocess import load_python_bot, play_inprocess
+from arena.match.inprocess import play_inprocess
+from arena.protocol.loader import load_python_bot
 from arena.protocol.messages import match_start_message, turn_message
-from arena.sdk import Bot, MatchInfo, Turn
+from arena.protocol.parse import parse_match_start, parse_turn
+from arena.sdk import Bot, Turn
 
 BOTS = Path(__file__).resolve().parent.parent / "bots"
 BAYES = BOTS / "bayes.py"
@@ -121,13 +123,13 @@ def test_plays_the_solved_policy_where_it_covers_the_state() -> None:
     probs = policy["rounds"]["1-1"]["infosets"]["4|"]
     assert max(probs.values()) < 0.9  # a mixed information set, or the test would prove little
     state = deal(new_match(rules, 2, 0), [(4,), (2,)])
-    info = MatchInfo.from_message(match_start_message("m", 0, ["bayes", "x"], rules.to_dict(), 3))
+    info = parse_match_start(match_start_message("m", 0, ["bayes", "x"], rules.to_dict(), 3))
     cls = bayes_module().Bayes
     draws = 800
     got: Counter[str] = Counter()
     for s in range(draws):
         rng = random.Random(s)
-        turn = Turn.from_message(turn_message("m", state, 1000), info, rng)
+        turn = parse_turn(turn_message("m", state, 1000), info, rng)
         bot = cls()
         bot.rng = rng
         bot.match = info

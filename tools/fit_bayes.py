@@ -22,14 +22,15 @@ import importlib.util
 import json
 import math
 import sys
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from arena.sdk import Bid  # noqa: E402
 from arena.engine.rules import Rules  # noqa: E402
+from arena.sdk import Bid  # noqa: E402
 
 
 def load_bot_module(path: Path) -> Any:
@@ -149,11 +150,11 @@ def main() -> None:
     args.out.write_text(json.dumps(out, indent=1) + "\n")
     for name, prof in sorted(profiles.items()):
         m = prof.best()
-        print(f"{name:<20} bids {decisions[name][0]:6d}  face beta {m.beta:+.0f} eps {m.eps_face} kappa {m.face_kappa}  "
+        sys.stdout.write(f"{name:<20} bids {decisions[name][0]:6d}  face beta {m.beta:+.0f} eps {m.eps_face} kappa {m.face_kappa}  "
               f"qty pi {m.pi_min} delta {m.delta} sigma {m.sigma} eps {m.eps_q}  "
               f"dudo t {m.dudo_t} w {m.dudo_w} a {m.dudo_a} kappa {m.dudo_kappa}  "
-              f"calza t {m.calza_t} a {m.calza_a} eps {m.eps_calza}")
-    print(f"wrote {args.out} from {matches} matches")
+              f"calza t {m.calza_t} a {m.calza_a} eps {m.eps_calza}\n")
+    sys.stdout.write(f"wrote {args.out} from {matches} matches\n")
 
 
 if __name__ == "__main__":
