@@ -178,7 +178,7 @@ def round_end_message(match: str, state: State, fault_kind: FaultKind | None = N
         raise StateError("no round has ended yet")
     if res.fault is not None:
         return {"type": "round_end", "match": match, "round": res.round, "dice": [list(h) for h in res.dice],
-                "fault": {"seat": res.fault, "kind": (fault_kind or FaultKind.CRASH).value}, "counts": list(state.counts)}
+                "fault": {"seat": res.fault, "kind": FaultKind(fault_kind or FaultKind.CRASH).value}, "counts": list(state.counts)}
     if res.call is None or res.change is None or res.count is None:  # the engine sets all when a call ends a round
         raise StateError(f"round {res.round} ended with neither a call nor a fault")
     bidder, b = res.bids[-1]
