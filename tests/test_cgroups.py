@@ -18,7 +18,7 @@ from test_process import FAST, LIMITS, TURN, leftovers, match_start, spec
 
 import arena.sandbox.box as box_mod
 from arena.errors import BotCrashed, BotFault, SandboxError
-from arena.match.process import BotProcess
+from arena.match.process import BotProcess, TimeControl
 from arena.sandbox import Mechanisms, SandboxLimits, available, describe_sandbox
 from arena.sandbox import cgroups as cg
 from arena.sandbox.cgroups import PREFER_ENV
@@ -107,8 +107,13 @@ def test_cpu_budget_from_cpu_stat_is_exact_to_the_microsecond(monkeypatch: pytes
     assert fault is not None and fault.kind == "timeout" and "CPU time" in fault.detail
 
 
+# The CPU budget must trip before the wall-clock cap even on a loaded machine,
+# where a spinning bot may get an eighth of a core: a wide wall factor.
+SPIN = TimeControl(budget_ms=FAST.budget_ms, wall_factor=20.0, hello_ms=FAST.hello_ms, grace_ms=FAST.grace_ms)
+
+
 def spin_once() -> tuple[object, BotFault | None]:
-    bot = BotProcess(spec("spin.py"), LIMITS, FAST)
+    bot = BotProcess(spec("spin.py"), LIMITS, SPIN)
     try:
         bot.start()
         bot.notify(match_start())
