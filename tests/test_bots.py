@@ -173,7 +173,11 @@ def test_league_spread_classic() -> None:
 def test_league_spread_other_presets(preset: str) -> None:
     t = _league(preset, 150)
     others = [r for n, r in t.items() if n != "random"]
-    assert all(t["random"].mean_place > r.mean_place + 0.15 for r in others)
+    # random last by a clear margin (about 4 standard errors at 150 matches); the margin over
+    # the weakest other bot shrinks as stronger bots join the pool, since every place they take
+    # pushes the weak bots' normalised places towards random's (plain with bayes: 0.146, without: 0.198)
+    assert all(t["random"].mean_place > r.mean_place + 0.12 for r in others), \
+        {n: round(r.mean_place, 3) for n, r in t.items()}
     assert t["calza"].mean_place < t["bluffer"].mean_place
     assert t["probabilistic"].mean_place < t["bluffer"].mean_place
 

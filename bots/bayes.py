@@ -1,0 +1,1276 @@
+"""Bayes: inference over the opponents' hands from their bids, learned opponent models, search.
+
+Where a solved policy covers the state, it plays that; everywhere else it
+reasons about what each opponent holds and how each opponent plays.
+
+1. **Solved rounds.** In a two-player round that ``arena solve`` has solved
+   (the CFR+ policy files in this bot's data folder ``bots/bayes/``, copied
+   from ``bots/equilibrium/``: a 1-die-each round of ``neller``, ``plain``
+   with wild aces, or two-player ``classic``), it looks up its information set
+   and draws the action from the solved probabilities with ``self.rng``. The
+   mixing is what makes it unexploitable there; no opponent model overrides it.
+
+2. **How players play (the opponent model).** A player's policy is modelled
+   in four parts, each a point of a fixed grid: the face of a raise (a softmax
+   over legal faces of the player's own chance that the face's smallest bid is
+   true, temperature ``beta``), its quantity (the smallest legal one with
+   probability ``pi``, else a discretised normal around the player's expected
+   count minus ``delta``), dudo (a sigmoid of a threshold minus the chance the
+   standing bid is true and a weight times the chance of its best raise) and
+   calza (a sigmoid of the chance the bid is exact). Each part may "read the
+   bids" (``kappa``: each other player who bid a face is taken to hold one of
+   it, as ``calza`` and ``equilibrium`` do). Every part is a noisy policy
+   (a share ``eps`` of uniform play), so no action rules a hand out.
+
+3. **Who plays how (learning from shown hands).** Every die is shown at
+   ``round_end``, so each opponent's decisions of the round can be scored
+   exactly under every grid point; each opponent keeps a log-posterior over
+   each grid and plays, in our reckoning, its most probable point. The prior is
+   the population of bots seen in earlier runs: ``tools/fit_bayes.py`` scores
+   every decision of every bot of a run folder and writes ``bots/bayes/params.json``
+   (a mixture of the bots' posteriors, each weighted as a few decisions, so a
+   new opponent starts as "one of those, not yet known which" and a few rounds
+   of its own hands decide). Nothing is kept between matches.
+
+4. **What they hold (the belief).** For each opponent, a posterior over its
+   hand: every multiset of its dice (up to 6 dice, 462 hands; a seeded sample
+   of 360 above), weighted by the multinomial prior, then by Bayes' rule for
+   each bid it makes: the model's chance of that face and quantity, times its
+   chance of not calling the bid it topped (which depends on its hand's best
+   raise too). Hands matter only through the dice counting for each face.
+
+5. **What to do.** Values are in dice: losing one of ours is -1, another
+   player losing one is worth ``OTHER_LOSS`` (1 heads-up), a right calza
+   regains one. Dudo and calza are valued on the exact distribution of the
+   other dice for the face (the opponents' posterior marginals convolved).
+   Each candidate raise (per legal face, the smallest three quantities) is
+   valued one step deep: the next player's answer under its model, summed
+   exactly over its posterior (its dice for the face and for its best other
+   face); when it raises, the round is followed player by player (each later
+   player calls or raises by about ``CHAIN_STEP``) back to us. Heads-up, the
+   best few raises are searched one level deeper over consistent deals: the
+   opponent's hand drawn from its posterior, its answer from the model,
+   deals grouped by the raise it would make (all that we would see), and
+   against each raise the better of doubting it and raising again.
+   Palifico (face fixed, aces not wild) and calza follow from the rules the
+   legal-move tables give; the referee's ``legal`` is the last word, and an
+   internal error falls back to the plain odds for that decision (counted in
+   ``FALLBACKS``; the tests require none).
+
+Deterministic per match seed: every draw (sampled hands, the deal sample, the
+policy's mixing) comes from ``self.rng``. A decision takes a few ms of CPU
+(p99 under 20 ms by ``arena check``) against a budget of ``time_ms``; the duel
+search scales its width with ``time_ms``. No ``SUPPORTS``: it plays any table.
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import json
+import math
+import os
+from collections.abc import Sequence
+from typing import Any
+
+from arena.sdk import CALZA, DUDO, Action, Bid, Bot, MatchInfo, RoundEnd, Turn, bid
+
+FACES = (1, 2, 3, 4, 5, 6)
+P_ONE = 1.0 / 6.0
+P_WILD = 1.0 / 3.0
+
+# ---------------------------------------------------------------------------
+# Binomial tables: tail[n][k] = P(Bin(n, p) >= k), pmf[n][k] = P(Bin(n, p) = k)
+# ---------------------------------------------------------------------------
+
+
+class _Binom:
+    def __init__(self, p: float) -> None:
+        self.p = p
+        self.pmf: list[list[float]] = []
+        self.tail: list[list[float]] = []
+
+    def _grow(self, n: int) -> None:
+        p, q = self.p, 1.0 - self.p
+        while len(self.pmf) <= n:
+            m = len(self.pmf)
+            row = [math.comb(m, k) * p ** k * q ** (m - k) for k in range(m + 1)]
+            tail = [0.0] * (m + 2)
+            acc = 0.0
+            for k in range(m, -1, -1):
+                acc += row[k]
+                tail[k] = min(1.0, acc)
+            self.pmf.append(row)
+            self.tail.append(tail)
+
+    def tail_row(self, n: int) -> list[float]:
+        if n >= len(self.tail):
+            self._grow(n)
+        return self.tail[n]
+
+    def pmf_row(self, n: int) -> list[float]:
+        if n >= len(self.pmf):
+            self._grow(n)
+        return self.pmf[n]
+
+
+BINOM = {P_ONE: _Binom(P_ONE), P_WILD: _Binom(P_WILD)}
+
+
+def p_true_naive(n_unseen: int, p: float, need: int) -> float:
+    """P(at least ``need`` of ``n_unseen`` fair dice match), ``p`` the per-die chance."""
+    if need <= 0:
+        return 1.0
+    if need > n_unseen:
+        return 0.0
+    return BINOM[p].tail_row(n_unseen)[need]
+
+
+def face_p(face: int, wild: bool) -> float:
+    return P_WILD if wild and face != 1 else P_ONE
+
+
+# ---------------------------------------------------------------------------
+# Hands: every multiset of n dice as a count vector, with its prior weight
+# ---------------------------------------------------------------------------
+
+
+class _Hands:
+    """Hands of ``n`` dice: count vectors, multinomial prior, matching counts per face."""
+
+    __slots__ = ("n", "counts", "prior", "kwild", "kplain")
+
+    def __init__(self, n: int, counts: list[tuple[int, ...]], prior: list[float]) -> None:
+        self.n = n
+        self.counts = counts
+        self.prior = prior
+        # k[f - 1]: dice counting for face f (aces included for f != 1 when wild)
+        self.kwild = [(c[0],) + tuple(c[0] + c[i] for i in range(1, 6)) for c in counts]
+        self.kplain = [tuple(c) for c in counts]
+
+
+def _compositions(n: int, parts: int) -> list[tuple[int, ...]]:
+    if parts == 1:
+        return [(n,)]
+    out = []
+    for first in range(n, -1, -1):
+        for rest in _compositions(n - first, parts - 1):
+            out.append((first,) + rest)
+    return out
+
+
+_EXACT_HANDS: dict[int, _Hands] = {}
+MAX_EXACT_DICE = 6  # 462 hands; above this a seeded sample of hands stands in for the enumeration
+SAMPLED_HANDS = 360
+
+
+def exact_hands(n: int) -> _Hands:
+    h = _EXACT_HANDS.get(n)
+    if h is None:
+        counts = _compositions(n, 6)
+        norm = 6.0 ** n
+        fact = math.factorial(n)
+        prior = []
+        for c in counts:
+            m = fact
+            for x in c:
+                m //= math.factorial(x)
+            prior.append(m / norm)
+        h = _EXACT_HANDS[n] = _Hands(n, counts, prior)
+    return h
+
+
+def sampled_hands(n: int, rng: Any) -> _Hands:
+    counts = []
+    for _ in range(SAMPLED_HANDS):
+        c = [0] * 6
+        for _ in range(n):
+            c[rng.randrange(6)] += 1
+        counts.append(tuple(c))
+    w = 1.0 / SAMPLED_HANDS
+    return _Hands(n, counts, [w] * SAMPLED_HANDS)
+
+
+# ---------------------------------------------------------------------------
+# The bid order (to rebuild what each opponent could bid at each point)
+# ---------------------------------------------------------------------------
+
+
+def bid_key(q: int, f: int, ones: str) -> int:
+    if f == 1:
+        if ones == "convert":
+            return 16 * q + 7
+        if ones == "rank_high":
+            return 8 * q + 7
+    return 8 * q + f
+
+
+def min_quantity(q: int, f: int, face: int, ones: str) -> int:
+    """Smallest quantity of ``face`` that outranks (q, f) in order ``ones``."""
+    k = bid_key(q, f, ones)
+    if face == 1:
+        if ones == "convert":
+            return (k - 7) // 16 + 1
+        if ones == "rank_high":
+            return (k - 7) // 8 + 1
+        return (k - 1) // 8 + 1
+    return (k - face) // 8 + 1
+
+
+def legal_mins(rules: Any, standing: Bid | None, total: int, palifico: bool, one_die: bool) -> dict[int, int]:
+    """face -> smallest legal quantity for a player to act (absent: face not biddable)."""
+    out: dict[int, int] = {}
+    if palifico:
+        if standing is None:
+            return {f: 1 for f in FACES}
+        if not (rules.palifico_change_face and one_die):
+            if standing.quantity < total:
+                out[standing.face] = standing.quantity + 1
+            return out
+        ones = "plain"
+    else:
+        ones = rules.ones
+        if standing is None:
+            return {f: 1 for f in FACES if f != 1 or rules.open_on_ones}
+    for f in FACES:
+        m = min_quantity(standing.quantity, standing.face, f, ones)
+        if m <= total:
+            out[f] = m
+    return out
+
+
+# ---------------------------------------------------------------------------
+# The opponent model: how a player with a given hand acts
+# ---------------------------------------------------------------------------
+
+
+def _sigmoid(x: float) -> float:
+    if x >= 0:
+        return 1.0 / (1.0 + math.exp(-x))
+    e = math.exp(x)
+    return e / (1.0 + e)
+
+
+_CREDITED: dict[tuple[int, float, int, int, float], float] = {}
+
+
+def p_seen(unseen: int, p: float, need: int, credited: int, kappa: float) -> float:
+    """P(at least ``need`` of ``unseen`` dice match) when ``credited`` of them are each taken
+    to match with probability ``kappa`` (a player who reads bids: a bidder of the face holds
+    one) and the rest with ``p``; ``kappa`` 0 means no credit (the naive odds)."""
+    if need <= 0:
+        return 1.0
+    if need > unseen:
+        return 0.0
+    if not kappa or not credited:
+        return BINOM[p].tail_row(unseen)[need]
+    key = (unseen, p, need, credited, kappa)
+    got = _CREDITED.get(key)
+    if got is None:
+        c = min(credited, unseen)
+        rest = BINOM[p].tail_row(unseen - c)
+        got = 0.0
+        for j in range(c + 1):
+            r = need - j
+            t = 1.0 if r <= 0 else (rest[r] if r <= unseen - c else 0.0)
+            got += math.comb(c, j) * kappa ** j * (1.0 - kappa) ** (c - j) * t
+        if len(_CREDITED) > 200000:
+            _CREDITED.clear()
+        _CREDITED[key] = got
+    return got
+
+
+class Context:
+    """What a player faced at one point of a round (public information only): ``mins`` are its
+    smallest legal quantities per face, ``credit[f - 1]`` the other players who had bid face f."""
+
+    __slots__ = ("seat", "n", "total", "wild", "palifico", "standing", "mins", "calza", "credit")
+
+    def __init__(self, seat: int, n: int, total: int, wild: bool, palifico: bool, standing: Bid | None,
+                 mins: dict[int, int], calza: bool, credit: tuple[int, ...]) -> None:
+        self.seat, self.n, self.total, self.wild, self.palifico = seat, n, total, wild, palifico
+        self.standing, self.mins, self.calza, self.credit = standing, mins, calza, credit
+
+
+def calza_allowed(rules: Any, counts: Sequence[int]) -> bool:
+    return bool(rules.calza) and sum(1 for c in counts if c) >= rules.calza_min_players
+
+
+def credit_of(seat: int, before: Sequence[tuple[int, Bid]]) -> tuple[int, ...]:
+    """Per face, the other players who have bid it (each counted once)."""
+    seen: list[set[int]] = [set(), set(), set(), set(), set(), set()]
+    for s, b in before:
+        if s != seat:
+            seen[b.face - 1].add(s)
+    return tuple(len(x) for x in seen)
+
+
+def context(rules: Any, seat: int, before: Sequence[tuple[int, Bid]], counts: Sequence[int], palifico: bool,
+            wild: bool) -> Context:
+    """What ``seat`` faces after the bids ``before`` (empty: it opens the round)."""
+    standing = before[-1][1] if before else None
+    total = sum(counts)
+    mins = legal_mins(rules, standing, total, palifico, counts[seat] == 1)
+    return Context(seat, counts[seat], total, wild, palifico, standing, mins,
+                   standing is not None and calza_allowed(rules, counts), credit_of(seat, before))
+
+
+def face_feature(ctx: Context, face: int, k: int, kappa: float) -> float:
+    """How well a hand with ``k`` dice counting for ``face`` supports bidding it here: its
+    chance, as the player would reckon it, that the face's smallest legal bid (or its table
+    average, if higher) is true."""
+    p = face_p(face, ctx.wild)
+    ref = max(ctx.mins[face], int(ctx.total * p + 0.5))
+    return p_seen(ctx.total - ctx.n, p, ref - k, ctx.credit[face - 1], kappa)
+
+
+def raise_tables(ctx: Context, kappa: float) -> list[tuple[int, list[float]]]:
+    """For each legal face: (face index, the player's chance its smallest raise is true, per k)."""
+    unseen = ctx.total - ctx.n
+    out = []
+    for f, low in ctx.mins.items():
+        p = face_p(f, ctx.wild)
+        c = ctx.credit[f - 1]
+        out.append((f - 1, [p_seen(unseen, p, low - k, c, kappa) for k in range(ctx.n + 1)]))
+    return out
+
+
+def best_raise_p(tables: list[tuple[int, list[float]]], kv: Sequence[int]) -> float:
+    best = 0.0
+    for fi, row in tables:
+        x = row[kv[fi]]
+        if x > best:
+            best = x
+    return best
+
+
+def exact_p(unseen: int, p: float, need: int) -> float:
+    if need < 0 or need > unseen:
+        return 0.0
+    return BINOM[p].pmf_row(unseen)[need]
+
+
+class Model:
+    """One opponent's policy, each part a point of its own grid:
+
+    - calza: P(calza) = eps/2 + (1 - eps) sigmoid(a (p_exact - t)), where calza is allowed;
+    - dudo (given no calza): P = eps/2 + (1 - eps) sigmoid(a (t - p_standing - w p_raise)),
+      p_raise its chance that its best smallest raise is true: players doubt bids that look
+      false to them, and also bids they cannot top safely;
+    - face of a raise: softmax of beta x face_feature over the legal faces, mixed with eps uniform;
+    - quantity: with probability pi (raises only) the smallest legal one, else a discretised
+      normal around its own expected count for the face minus delta, mixed with eps uniform.
+
+    The face and dudo parts reckon chances as the player would: with ``kappa`` > 0 it reads
+    bids, taking each other bidder of a face to hold one with probability kappa.
+    """
+
+    __slots__ = ("beta", "eps_face", "face_kappa", "pi_min", "delta", "sigma", "eps_q", "dudo_t",
+                 "dudo_w", "dudo_a", "dudo_kappa", "eps_dudo", "calza_t", "calza_a", "eps_calza")
+
+    def __init__(self, face: Sequence[float], qty: Sequence[float], dudo: Sequence[float],
+                 calza: Sequence[float]) -> None:
+        self.beta, self.eps_face, self.face_kappa = face
+        self.pi_min, self.delta, self.sigma, self.eps_q = qty
+        self.dudo_t, self.dudo_w, self.dudo_a, self.dudo_kappa = dudo
+        self.eps_dudo = DUDO_EPS
+        self.calza_t, self.calza_a, self.eps_calza = calza
+
+    def p_dudo(self, p_standing: float, p_raise: float) -> float:
+        e = self.eps_dudo
+        return 0.5 * e + (1.0 - e) * _sigmoid(self.dudo_a * (self.dudo_t - p_standing - self.dudo_w * p_raise))
+
+    def p_calza(self, p_exact: float) -> float:
+        e = self.eps_calza
+        return 0.5 * e + (1.0 - e) * _sigmoid(self.calza_a * (p_exact - self.calza_t))
+
+
+def q_table(ctx: Context, face: int, qty: int, pi_min: float, delta: float, sigma: float, eps_q: float,
+            ) -> list[float]:
+    """P(quantity ``qty`` | face ``face`` chosen, k of the player's dice count for it), k = 0..n."""
+    lo, hi = ctx.mins[face], ctx.total
+    width = hi - lo + 1
+    base = (ctx.total - ctx.n) * face_p(face, ctx.wild) - delta
+    inv = 1.0 / (2.0 * sigma * sigma)
+    atom = pi_min if ctx.standing is not None else 0.0
+    out = []
+    exp = math.exp
+    for k in range(ctx.n + 1):
+        mu = base + k
+        z = 0.0
+        for q in range(lo, hi + 1):
+            z += exp(-(q - mu) ** 2 * inv)
+        g = exp(-(qty - mu) ** 2 * inv) / z if z > 0 else 1.0 / width
+        pm = atom * (1.0 if qty == lo else 0.0) + (1.0 - atom) * g
+        out.append((1.0 - eps_q) * pm + eps_q / width)
+    return out
+
+
+# ---------------------------------------------------------------------------
+# Parameters: the grids and the population prior (fitted by tools/fit_bayes.py)
+# ---------------------------------------------------------------------------
+
+KAPPAS = (0.0, 0.6, 0.9)
+FACE_GRID = [(b, e, c) for b in (-15.0, -6.0, -2.0, 0.0, 2.0, 6.0, 15.0, 40.0, 100.0) for e in (0.03, 0.15, 0.5)
+             for c in KAPPAS]
+QTY_GRID = [(pm, d, s, e) for pm in (0.05, 0.4, 0.8, 0.97, 0.995) for d in (-1.0, 0.0, 1.0, 2.0)
+            for s in (0.5, 1.2, 2.5) for e in (0.05, 0.3)]
+DUDO_T = (-0.2, 0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 1.0)
+DUDO_W = (-1.0, -0.6, -0.3, 0.0, 0.3, 0.6)
+DUDO_A = (6.0, 30.0)
+DUDO_EPS = 0.03
+DUDO_GRID = [(t, w, a, c) for t in DUDO_T for w in DUDO_W for a in DUDO_A for c in KAPPAS]
+CALZA_GRID = [(t, a, e) for t in (0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 2.0) for a in (8.0, 30.0) for e in (0.005, 0.05)]
+PARTS = (("face", FACE_GRID), ("qty", QTY_GRID), ("dudo", DUDO_GRID), ("calza", CALZA_GRID))
+
+# log(eps/2 + (1 - eps) sigmoid(z)) tabulated in steps of 1/_STEP: scoring the dudo grid at
+# every round end is hundreds of these per decision seen
+_STEP = 20
+_ZMAX = 40
+_LOGSIG = [math.log(0.5 * DUDO_EPS + (1.0 - DUDO_EPS) * _sigmoid(i / _STEP - _ZMAX))
+           for i in range(2 * _ZMAX * _STEP + 1)]
+_LOGSIG_TOP = len(_LOGSIG) - 1
+
+
+def _log_p_dudo(z: float) -> float:
+    i = int((z + _ZMAX) * _STEP + 0.5)
+    return _LOGSIG[0 if i < 0 else (_LOGSIG_TOP if i > _LOGSIG_TOP else i)]
+
+
+def _load_params() -> tuple[dict[str, list[float]], str]:
+    """The fitted log-prior of every grid (bots/bayes/params.json) and a tag for the version
+    string; a flat prior, tagged so, if the file is missing or does not fit the grids."""
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "bayes", "params.json")
+    flat = {name: [0.0] * len(grid) for name, grid in PARTS}
+    try:
+        with open(path, "rb") as fh:
+            raw = fh.read()
+        data = json.loads(raw)
+        prior = {name: [float(x) for x in data["prior"][name]] for name, _ in PARTS}
+    except (OSError, ValueError, KeyError, TypeError):
+        return flat, "flat prior (no params.json)"
+    if any(len(prior[name]) != len(grid) for name, grid in PARTS):
+        return flat, "flat prior (params.json does not fit the grids)"
+    return prior, "params " + hashlib.sha256(raw).hexdigest()[:12]
+
+
+PRIOR, PRIOR_SOURCE = _load_params()
+__version__ = f"1.0, {PRIOR_SOURCE}"  # sent in ready: a run records which fitted prior played
+
+
+class Profile:
+    """What a match has shown of one opponent: the log-posterior of every grid point,
+    part by part (the parts' likelihoods factorise, so each is fitted on its own)."""
+
+    def __init__(self, prior: dict[str, list[float]] | None = None) -> None:
+        prior = PRIOR if prior is None else prior
+        self.logp = {name: list(prior[name]) for name, _ in PARTS}
+        self.model = self.best()
+
+    def best(self) -> Model:
+        """The most probable point of each grid."""
+        pick = []
+        for name, grid in PARTS:
+            lp = self.logp[name]
+            pick.append(grid[max(range(len(grid)), key=lp.__getitem__)])
+        return Model(*pick)
+
+    def observe_bid(self, ctx: Context, kv: Sequence[int], b: Bid) -> None:
+        """A shown hand (``kv``: dice counting per face) bid ``b`` in ``ctx``."""
+        if ctx.standing is not None:
+            self.observe_call(ctx, kv, None)
+        faces = list(ctx.mins)
+        nf = len(faces)
+        exp, log = math.exp, math.log
+        if nf > 1:
+            lp = self.logp["face"]
+            soft: dict[tuple[float, float], tuple[float, float]] = {}
+            for c in KAPPAS:
+                feats = [face_feature(ctx, f, kv[f - 1], c) for f in faces]
+                mine = face_feature(ctx, b.face, kv[b.face - 1], c)
+                for beta in {g[0] for g in FACE_GRID}:
+                    z = 0.0
+                    for x in feats:
+                        z += exp(beta * (x - 1.0))
+                    soft[(beta, c)] = (exp(beta * (mine - 1.0)), z)
+            for i, (beta, eps, c) in enumerate(FACE_GRID):
+                num, z = soft[(beta, c)]
+                lp[i] += log((1.0 - eps) * num / z + eps / nf)
+        k = kv[b.face - 1]
+        lo, hi = ctx.mins[b.face], ctx.total
+        width = hi - lo + 1
+        mu0 = (ctx.total - ctx.n) * face_p(b.face, ctx.wild) + k
+        atom_on = ctx.standing is not None
+        cache: dict[tuple[float, float], float] = {}
+        lp = self.logp["qty"]
+        for i, (pm, d, s, e) in enumerate(QTY_GRID):
+            g = cache.get((d, s))
+            if g is None:
+                mu = mu0 - d
+                inv = 1.0 / (2.0 * s * s)
+                z = sum(exp(-(q - mu) ** 2 * inv) for q in range(lo, hi + 1))
+                g = cache[(d, s)] = exp(-(b.quantity - mu) ** 2 * inv) / z if z > 0 else 1.0 / width
+            atom = pm if atom_on else 0.0
+            p = atom * (1.0 if b.quantity == lo else 0.0) + (1.0 - atom) * g
+            lp[i] += log((1.0 - e) * p + e / width)
+
+    def observe_call(self, ctx: Context, kv: Sequence[int], call: str | None) -> None:
+        """A shown hand facing ``ctx.standing`` called ``call`` ("dudo", "calza"; None: it raised)."""
+        s = ctx.standing
+        assert s is not None
+        p = face_p(s.face, ctx.wild)
+        unseen = ctx.total - ctx.n
+        k = kv[s.face - 1]
+        if ctx.calza:
+            x = exact_p(unseen, p, s.quantity - k)
+            lp = self.logp["calza"]
+            for i, (t, a, e) in enumerate(CALZA_GRID):
+                pz = 0.5 * e + (1.0 - e) * _sigmoid(a * (x - t))
+                lp[i] += math.log(pz if call == "calza" else 1.0 - pz)
+        if call == "calza":
+            return
+        sign = 1.0 if call == "dudo" else -1.0  # log(1 - sigmoid(z)) with eps is the table at -z
+        feats = {}
+        credit = ctx.credit[s.face - 1]
+        for c in KAPPAS:
+            feats[c] = (p_seen(unseen, p, s.quantity - k, credit, c), best_raise_p(raise_tables(ctx, c), kv))
+        lp = self.logp["dudo"]
+        table, top, step, zmax = _LOGSIG, _LOGSIG_TOP, _STEP, _ZMAX
+        for i, (t, w, a, c) in enumerate(DUDO_GRID):
+            ps, pr = feats[c]
+            j = int((sign * a * (t - ps - w * pr) + zmax) * step + 0.5)
+            lp[i] += table[0 if j < 0 else (top if j > top else j)]
+
+    def refresh(self) -> None:
+        self.model = self.best()
+
+
+# ---------------------------------------------------------------------------
+# Beliefs within a round: a posterior over each opponent's hand
+# ---------------------------------------------------------------------------
+
+
+class HandBelief:
+    """The posterior over one opponent's hand this round, updated bid by bid."""
+
+    __slots__ = ("hands", "kv", "w", "informed", "_marg", "_joint", "wild")
+
+    def __init__(self, hands: _Hands, wild: bool) -> None:
+        self.hands = hands
+        self.wild = wild
+        self.kv = hands.kwild if wild else hands.kplain
+        self.w = list(hands.prior)
+        self.informed = False  # no bid seen yet: the marginals are plain binomials
+        self._marg: list[list[float]] | None = None
+        self._joint: list[list[list[float]]] | None = None
+
+    def update(self, model: Model, ctx: Context, b: Bid) -> None:
+        """Bayes' rule for one bid: weight each hand by the model's chance of that bid."""
+        n = ctx.n
+        fi = b.face - 1
+        faces = [f - 1 for f in ctx.mins]
+        nf = len(faces)
+        exp = math.exp
+        E: list[list[float]] = [[] for _ in range(6)]
+        if nf > 1:
+            beta = model.beta
+            for f in faces:
+                E[f] = [exp(beta * (face_feature(ctx, f + 1, k, model.face_kappa) - 1.0)) for k in range(n + 1)]
+        Q = q_table(ctx, b.face, b.quantity, model.pi_min, model.delta, model.sigma, model.eps_q)
+        standing = ctx.standing
+        w = self.w
+        kv = self.kv
+        if standing is not None:
+            # it did not call: (1 - P(calza)) (1 - P(dudo)), dudo depending on its best raise too
+            si = standing.face - 1
+            p = face_p(standing.face, ctx.wild)
+            unseen = ctx.total - n
+            kd = model.dudo_kappa
+            credit = ctx.credit[si]
+            PS = [p_seen(unseen, p, standing.quantity - k, credit, kd) for k in range(n + 1)]
+            if ctx.calza:
+                Z = [1.0 - model.p_calza(exact_p(unseen, p, standing.quantity - k)) for k in range(n + 1)]
+            else:
+                Z = [1.0] * (n + 1)
+            tables = raise_tables(ctx, kd)
+            memo: dict[tuple[int, float], float] = {}
+        ef = model.eps_face
+        a = 1.0 - ef
+        u = ef / nf if nf else 0.0
+        Ef = E[fi]
+        total = 0.0
+        for i, k in enumerate(kv):
+            wi = w[i]
+            if wi == 0.0:
+                continue
+            kf = k[fi]
+            if nf > 1:
+                z = 0.0
+                for f in faces:
+                    z += E[f][k[f]]
+                wi *= (a * Ef[kf] / z + u) * Q[kf]
+            else:
+                wi *= Q[kf]
+            if standing is not None:
+                ks = k[si]
+                pr = 0.0
+                for tf, row in tables:
+                    x = row[k[tf]]
+                    if x > pr:
+                        pr = x
+                key = (ks, pr)
+                r = memo.get(key)
+                if r is None:
+                    r = memo[key] = Z[ks] * (1.0 - model.p_dudo(PS[ks], pr))
+                wi *= r
+            w[i] = wi
+            total += wi
+        if not total > 0.0:  # the model ruled out every hand: forget this bid
+            return
+        if total < 1e-150:
+            inv = 1.0 / total
+            self.w = [x * inv for x in w]
+        self.informed = True
+        self._marg = None
+        self._joint = None
+
+    def marginals(self) -> list[list[float]]:
+        """marg[f - 1][k]: P(k of this hand's dice count for face f)."""
+        if self._marg is None:
+            n = self.hands.n
+            m = [[0.0] * (n + 1) for _ in range(6)]
+            m0, m1, m2, m3, m4, m5 = m
+            total = 0.0
+            for wi, k in zip(self.w, self.kv):
+                if wi:
+                    total += wi
+                    m0[k[0]] += wi
+                    m1[k[1]] += wi
+                    m2[k[2]] += wi
+                    m3[k[3]] += wi
+                    m4[k[4]] += wi
+                    m5[k[5]] += wi
+            inv = 1.0 / total
+            self._marg = [[x * inv for x in row] for row in m]
+        return self._marg
+
+    def joint(self) -> list[list[list[float]]]:
+        """joint[f - 1][k][m]: P(k dice count for face f, and m for its best other face)
+        (aces left out of "other" when wild): what the next player's answer to a bid on f
+        depends on."""
+        if self._joint is None:
+            n = self.hands.n
+            J = [[[0.0] * (n + 1) for _ in range(n + 1)] for _ in range(6)]
+            others = range(1, 6) if self.wild else range(6)
+            total = 0.0
+            for wi, k in zip(self.w, self.kv):
+                if not wi:
+                    continue
+                total += wi
+                t1 = t2 = -1
+                f1 = -1
+                for g in others:
+                    x = k[g]
+                    if x > t1:
+                        t2, t1, f1 = t1, x, g
+                    elif x > t2:
+                        t2 = x
+                for f in range(6):
+                    J[f][k[f]][t2 if f == f1 else t1] += wi
+            inv = 1.0 / total
+            self._joint = [[[x * inv for x in row] for row in face] for face in J]
+        return self._joint
+
+    def sample(self, count: int, rng: Any) -> list[tuple[tuple[int, ...], float]]:
+        """``count`` hands (matching-count vectors) drawn by systematic resampling, each with weight
+        1/count; all hands with their exact weights if there are no more than ``count`` of them."""
+        w = self.w
+        total = sum(w)
+        if len(w) <= count:
+            return [(k, x / total) for k, x in zip(self.kv, w) if x]
+        step = total / count
+        at = rng.random() * step
+        out = []
+        acc = 0.0
+        i = -1
+        each = 1.0 / count
+        for _ in range(count):
+            while acc <= at and i + 1 < len(w):
+                i += 1
+                acc += w[i]
+            out.append((self.kv[i], each))
+            at += step
+        return out
+
+
+def convolve(a: list[float], b: list[float]) -> list[float]:
+    if len(a) == 1:
+        return b
+    if len(b) == 1:
+        return a
+    out = [0.0] * (len(a) + len(b) - 1)
+    for i, x in enumerate(a):
+        if x < 1e-12:
+            continue
+        for j, y in enumerate(b):
+            out[i + j] += x * y
+    return out
+
+
+def tail(dist: Sequence[float], need: int) -> float:
+    """P(X >= need) for X distributed as ``dist``."""
+    if need <= 0:
+        return 1.0
+    if need >= len(dist):
+        return 0.0
+    return min(1.0, sum(dist[need:]))
+
+
+def at(dist: Sequence[float], k: int) -> float:
+    return dist[k] if 0 <= k < len(dist) else 0.0
+
+
+# ---------------------------------------------------------------------------
+# Decisions
+# ---------------------------------------------------------------------------
+
+OTHER_LOSS = 0.35  # with three or more players in: another player losing a die, in our own dice
+REGAIN_AT_MAX = 0.05  # a right calza at the maximum regains nothing (we open the next round)
+CHAIN_STEP = 0.6  # quantity added per raise, on average, when following a round past the next player
+RAISE_AGAIN = -0.25  # the round comes back to us: the value of having to raise again
+DUEL_LEAF = 0.8  # heads-up leaf: raising again costs about this times the chance our best raise is false
+DUEL_SEARCH = True
+DUEL_HANDS = 48  # heads-up search: opponent hands per candidate (all of them if fewer), at 1000 ms
+DUEL_CANDIDATES = 5  # heads-up search: raises searched, at 1000 ms
+RAISE_SPAN = 3  # quantities tried per face: the smallest legal one and the next two
+DEBUG: list[Any] | None = None  # development aid: set to a list to collect predictions and outcomes
+FALLBACKS = 0  # decisions that fell back to the plain odds after an internal error (tests assert 0)
+
+
+# ---------------------------------------------------------------------------
+# Solved rounds: where a CFR+ policy covers the state, it is played as it is
+# ---------------------------------------------------------------------------
+
+DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "bayes")
+ROUND_KEYS = ("wild_ones", "ones", "open_on_ones", "penalty")
+POLICY_FORMAT, POLICY_VERSION = "dudo-arena-policy", 1
+_POLICIES: dict[tuple[Any, ...], dict[str, dict[str, float]]] | None = None
+
+
+def load_policies(folder: str = DATA) -> dict[tuple[Any, ...], dict[str, dict[str, float]]]:
+    """Every solved two-player round in ``folder`` (``arena solve`` policy files), keyed by
+    (round rules, opener's dice, other's dice); of two files solving one round, the less
+    exploitable is kept. An unreadable or foreign file is skipped: the model plays there."""
+    out: dict[tuple[Any, ...], dict[str, dict[str, float]]] = {}
+    best: dict[tuple[Any, ...], float] = {}
+    try:
+        names = sorted(os.listdir(folder))
+    except OSError:
+        return out
+    for name in names:
+        if not name.endswith((".json.gz", ".json")) or name == "params.json":
+            continue
+        try:
+            with open(os.path.join(folder, name), "rb") as fh:
+                raw = fh.read()
+            data = json.loads(gzip.decompress(raw) if raw[:2] == b"\x1f\x8b" else raw)
+            if data.get("format") != POLICY_FORMAT or data.get("version") != POLICY_VERSION \
+                    or data.get("players") != 2:
+                continue
+            rules = tuple(data["rules"].get(k) for k in ROUND_KEYS)
+            for entry in data.get("rounds", {}).values():
+                key = (rules, int(entry["counts"][0]), int(entry["counts"][1]))
+                e = float(entry.get("exploitability", 1.0))
+                if key not in out or e < best[key]:
+                    out[key], best[key] = entry["infosets"], e
+        except (OSError, ValueError, EOFError, KeyError, TypeError, AttributeError):
+            continue
+    return out
+
+
+def solved_action(turn: Turn, rng: Any) -> Action | None:
+    """The solved policy's action here, drawn with ``rng`` (the mixing is what makes it
+    unexploitable), or None where no policy covers the state."""
+    global _POLICIES
+    alive = [s for s, c in enumerate(turn.counts) if c]
+    r = turn.rules
+    if len(alive) != 2 or turn.palifico or turn.legal.calza:
+        return None
+    if (r.calza and r.calza_min_players <= 2) or (r.palifico and r.palifico_min_players <= 2):
+        return None  # a two-player round here is not the plain dudo round that was solved
+    opener = turn.history[0][0] if turn.history else turn.seat
+    other = alive[1] if alive[0] == opener else alive[0]
+    if _POLICIES is None:
+        _POLICIES = load_policies()
+    infosets = _POLICIES.get((tuple(getattr(r, k) for k in ROUND_KEYS), turn.counts[opener], turn.counts[other]))
+    if infosets is None:
+        return None
+    key = "".join(map(str, sorted(turn.dice))) + "|" + ",".join(f"{b.quantity}x{b.face}" for _, b in turn.history)
+    probs = infosets.get(key)
+    if not probs:
+        return None  # a history the solved strategy never reaches with this hand
+    x = rng.random() * sum(probs.values())
+    choice = None
+    for text, p in probs.items():  # file order: fixed, so the draw is reproducible
+        choice = text
+        x -= p
+        if x < 0:
+            break
+    if choice is None:
+        return None
+    if choice == "dudo":
+        action: Action = DUDO
+    else:
+        q, f = choice.split("x")
+        action = bid(int(q), int(f))
+    return action if turn.legal.is_legal(action) else None
+
+
+class Bayes(Bot):
+    def start(self, match: MatchInfo) -> None:
+        self.me = match.seat
+        self.rules = match.rules
+        self.profiles = [Profile() for _ in range(match.players)]
+        self.round = -1
+        self.beliefs: dict[int, HandBelief] = {}
+        self.seen = 0  # bids of this round's history already folded into the beliefs
+        self.history: tuple[tuple[int, Bid], ...] = ()
+        self.counts: tuple[int, ...] = ()
+        self.palifico = False
+        self.wild = False
+
+    # --- this round's beliefs ---
+
+    def _new_round(self, turn: Turn) -> None:
+        self.round = turn.round
+        self.counts = turn.counts
+        self.palifico = turn.palifico
+        self.wild = turn.wild
+        self.beliefs = {}
+        for s, n in enumerate(turn.counts):
+            if s != self.me and n > 0:
+                hands = exact_hands(n) if n <= MAX_EXACT_DICE else sampled_hands(n, self.rng)
+                self.beliefs[s] = HandBelief(hands, turn.wild)
+        self.seen = 0
+        self.history = ()
+
+    def _fold(self, turn: Turn) -> None:
+        """Fold the bids made since our last look into the beliefs."""
+        hist = turn.history
+        for i in range(self.seen, len(hist)):
+            seat, b = hist[i]
+            belief = self.beliefs.get(seat)
+            if belief is None:
+                continue
+            ctx = context(self.rules, seat, hist[:i], turn.counts, turn.palifico, turn.wild)
+            low = ctx.mins.get(b.face)
+            if low is None or not low <= b.quantity <= ctx.total:
+                continue  # not a legal bid by our reckoning: learn nothing from it
+            belief.update(self.profiles[seat].model, ctx, b)
+        self.seen = len(hist)
+        self.history = hist
+
+    def _marg(self, seat: int, face: int) -> list[float]:
+        belief = self.beliefs[seat]
+        if belief.informed:
+            return belief.marginals()[face - 1]
+        return BINOM[face_p(face, self.wild)].pmf_row(belief.hands.n)
+
+    def _dist(self, face: int, exclude: int = -1) -> list[float]:
+        """Distribution of the opponents' dice counting for ``face`` (leaving out ``exclude``)."""
+        key = (face, exclude)
+        got = self._cache.get(key)
+        if got is not None:
+            return got
+        plain = 0
+        dist = [1.0]
+        for s, belief in self.beliefs.items():
+            if s == exclude:
+                continue
+            if belief.informed:
+                dist = convolve(dist, belief.marginals()[face - 1])
+            else:
+                plain += belief.hands.n
+        if plain:
+            dist = convolve(dist, BINOM[face_p(face, self.wild)].pmf_row(plain))
+        self._cache[key] = dist
+        return dist
+
+    # --- the decision ---
+
+    def act(self, turn: Turn) -> Action:
+        global FALLBACKS
+        try:
+            action = self._decide(turn)
+            if turn.legal.is_legal(action):
+                if isinstance(action, Bid):
+                    self.history = turn.history + ((turn.seat, action),)
+                return action
+        except Exception:  # a bug must cost a decision, never the match
+            pass
+        FALLBACKS += 1
+        return self._fallback(turn)
+
+    def _fallback(self, turn: Turn) -> Action:
+        standing = turn.standing
+        if standing is not None and (not turn.legal.min_quantity or turn.probability(standing) < 0.5):
+            return DUDO
+        b, _ = turn.best_raise()
+        return b if b is not None else DUDO
+
+    def _decide(self, turn: Turn) -> Action:
+        solved = solved_action(turn, self.rng)
+        if solved is not None:
+            return solved
+        if turn.round != self.round or turn.counts != self.counts or len(turn.history) < self.seen:
+            self._new_round(turn)
+        self._fold(turn)
+        self._cache: dict[tuple[int, int], list[float]] = {}
+        rules = self.rules
+        legal = turn.legal
+        standing = turn.standing
+        alive = [s for s, c in enumerate(turn.counts) if c > 0]
+        duel = len(alive) == 2
+        other = 1.0 if duel else OTHER_LOSS
+        options: list[tuple[float, Action]] = []
+        if standing is not None and legal.dudo:
+            options.append((self._dudo_value(turn, standing, other), DUDO))
+        if standing is not None and legal.calza:
+            f = standing.face
+            p_ex = at(self._dist(f), standing.quantity - turn.mine(f))
+            if rules.calza_reward == "regain":
+                gain = 1.0 if len(turn.dice) < rules.dice else REGAIN_AT_MAX
+            else:
+                gain = other
+            options.append((p_ex * gain - (1.0 - p_ex), CALZA))
+        raises = self._raise_values(turn, alive, other)
+        if duel and raises and DUEL_SEARCH:
+            raises = self._duel_search(turn, raises, alive)
+        options.extend(raises)
+        if not options:
+            return DUDO
+        best = max(options, key=lambda o: o[0])[1]
+        if DEBUG is not None:
+            self._debug_note(turn, best, options, alive)
+        return best
+
+    def _dudo_value(self, turn: Turn, standing: Bid, other: float) -> float:
+        dist = self._dist(standing.face)
+        need = standing.quantity - turn.mine(standing.face)
+        if self.rules.penalty != "difference":
+            p_true = tail(dist, need)
+            return -p_true + (1.0 - p_true) * other
+        # difference: max(1, |q - count|) dice, never more than the loser holds
+        v = 0.0
+        mine = len(turn.dice)
+        for k, pk in enumerate(dist):
+            if pk:
+                if k >= need:
+                    v -= pk * min(mine, max(1, k - need))
+                else:
+                    v += pk * other * max(1, need - k)
+        return v
+
+    def _next_seats(self, turn: Turn, alive: list[int]) -> list[int]:
+        """The other players in turn order after us."""
+        i = alive.index(turn.seat)
+        return alive[i + 1:] + alive[:i]
+
+    def _raise_values(self, turn: Turn, alive: list[int], other: float) -> list[tuple[float, Action]]:
+        """One step of search for every candidate raise: the next player's answer, computed
+        exactly over its posterior (its dice for the face and for its best other face), and
+        the rest of the round followed player by player."""
+        legal = turn.legal
+        if not legal.min_quantity:
+            return []
+        rules = self.rules
+        order = self._next_seats(turn, alive)
+        nxt = order[0]
+        n_j = turn.counts[nxt]
+        total = turn.total
+        unseen_j = total - n_j
+        model = self.profiles[nxt].model
+        kd = model.dudo_kappa
+        joint = self.beliefs[nxt].joint()
+        calza_j = calza_allowed(rules, turn.counts)
+        regain = rules.calza_reward == "regain"
+        wild = turn.wild
+        p_other = P_WILD if wild else P_ONE
+        out: list[tuple[float, Action]] = []
+        chain_cache: dict[tuple[int, int, int], float] = {}
+        for face, low in legal.min_quantity.items():
+            J = joint[face - 1]
+            p = face_p(face, wild)
+            mine = turn.mine(face)
+            rest = self._dist(face, exclude=nxt)
+            top = min(low + RAISE_SPAN - 1, legal.max_quantity)
+            # the next player's credit for this face once we have bid it (we count as a bidder)
+            cj = credit_of(nxt, turn.history + ((turn.seat, bid(low, face)),))[face - 1]
+            for q in range(low, top + 1):
+                b = bid(q, face)
+                mins_j = legal_mins(rules, b, total, turn.palifico, n_j == 1)
+                same = [p_seen(unseen_j, p, q + 1 - k, cj, kd) for k in range(n_j + 1)] if face in mins_j \
+                    else [0.0] * (n_j + 1)
+                qo = min((m for g, m in mins_j.items() if g != face and (g != 1 or not wild)), default=0)
+                oth = [p_true_naive(unseen_j, p_other, qo - m) if qo else 0.0 for m in range(n_j + 1)]
+                cont = self._chain(turn, order, b, other, chain_cache)
+                v = 0.0
+                for k in range(n_j + 1):
+                    row = J[k]
+                    wk = sum(row)
+                    if wk < 1e-9:
+                        continue
+                    need = q - mine - k
+                    pt = tail(rest, need)
+                    v_dudo = pt * other - (1.0 - pt)
+                    ps = p_seen(unseen_j, p, q - k, cj, kd)
+                    pz = model.p_calza(exact_p(unseen_j, p, q - k)) if calza_j else 0.0
+                    if pz:
+                        pe = at(rest, need)
+                        v_calza = (-pe * other * 0.5 if regain else -pe) + (1.0 - pe) * other
+                    else:
+                        v_calza = 0.0
+                    sk = same[k]
+                    acc = 0.0
+                    for m, wm in enumerate(row):
+                        if wm < 1e-9:
+                            continue
+                        om = oth[m]
+                        pd = model.p_dudo(ps, sk if sk > om else om)
+                        acc += wm * (pd * v_dudo + (1.0 - pd) * cont)
+                    v += pz * wk * v_calza + (1.0 - pz) * acc
+                out.append((v, b))
+        return out
+
+    def _chain(self, turn: Turn, order: list[int], b: Bid, other: float,
+               cache: dict[tuple[int, int, int], float]) -> float:
+        """The round goes on past the next player: each later player calls (someone else loses a
+        die) or raises by about ``CHAIN_STEP``; back at us, we doubt or raise again."""
+        if len(order) == 1:  # heads-up: the next raise comes straight back to us
+            return RAISE_AGAIN
+        face = b.face
+        p = face_p(face, self.wild)
+        total = turn.total
+        survive = 1.0
+        v = 0.0
+        for i, seat in enumerate(order[1:], 1):
+            q = int(b.quantity + i * CHAIN_STEP + 0.5)
+            key = (seat, face, q)
+            c = cache.get(key)
+            if c is None:
+                model = self.profiles[seat].model
+                n = turn.counts[seat]
+                unseen = total - n
+                c = 0.0
+                for k, pk in enumerate(self._marg(seat, face)):
+                    if pk > 1e-9:
+                        c += pk * model.p_dudo(p_true_naive(unseen, p, q - k), p_true_naive(unseen, p, q + 1 - k))
+                cache[key] = c
+            v += survive * c * other
+            survive *= 1.0 - c
+        q = int(b.quantity + len(order) * CHAIN_STEP + 0.5)
+        p_true = tail(self._dist(face), q - turn.mine(face))
+        back = max(-p_true + (1.0 - p_true) * other, RAISE_AGAIN)
+        return v + survive * back
+
+    def _duel_search(self, turn: Turn, raises: list[tuple[float, Action]], alive: list[int],
+                     ) -> list[tuple[float, Action]]:
+        """Heads-up: search the best few raises one level deeper over consistent deals.
+
+        The opponent's hand is drawn from its posterior (every hand, weighted, when there are few);
+        for each deal the model gives its answer to our raise: a call, settled by the deal, or a
+        raise r. Deals are grouped by r, the only thing we would see, and against each r we take
+        the better of doubting it (true in the share of r's deals where it is true) and raising
+        again (a leaf estimate): our choice depends on what we know, not on the deal."""
+        effort = min(1.0, max(0.05, turn.time_ms / 1000.0))
+        count = max(8, int(DUEL_HANDS * effort))
+        k_best = max(2, int(DUEL_CANDIDATES * effort + 0.5))
+        ranked = sorted(raises, key=lambda o: -o[0])
+        opp = alive[0] if alive[1] == turn.seat else alive[1]
+        belief = self.beliefs[opp]
+        deals = belief.sample(count, self.rng)
+        model = self.profiles[opp].model
+        rules = self.rules
+        total = turn.total
+        n_o = turn.counts[opp]
+        unseen = total - n_o
+        wild = turn.wild
+        mine_all = _kvec_cache(turn.dice, wild)
+        calza_o = calza_allowed(rules, turn.counts)
+        regain = rules.calza_reward == "regain"
+        exp = math.exp
+        refined: list[tuple[float, Action]] = []
+        for _value, b in ranked[:k_best]:
+            assert isinstance(b, Bid)
+            q, f = b.quantity, b.face
+            ctx = context(rules, opp, turn.history + ((turn.seat, b),), turn.counts, turn.palifico, wild)
+            faces = list(ctx.mins)
+            kd = model.dudo_kappa
+            tables = raise_tables(ctx, kd)
+            credit = ctx.credit[f - 1]
+            p = face_p(f, wild)
+            beta = model.beta
+            kf = model.face_kappa
+            ff = {g: [exp(beta * (face_feature(ctx, g, k, kf) - 1.0)) for k in range(n_o + 1)] for g in faces}
+            qd = {g: _quantity_rows(ctx, g, model) for g in faces}
+            ef = model.eps_face
+            nf = len(faces)
+            groups: dict[tuple[int, int], list[float]] = {}
+            v_call = 0.0
+            for kv, w in deals:
+                k = kv[f - 1]
+                true_b = mine_all[f - 1] + k >= q
+                pz = model.p_calza(exact_p(unseen, p, q - k)) if calza_o else 0.0
+                pd = model.p_dudo(p_seen(unseen, p, q - k, credit, kd), best_raise_p(tables, kv))
+                if pz:
+                    exact = mine_all[f - 1] + k == q
+                    v_call += w * pz * ((-0.5 if regain else -1.0) if exact else 1.0)
+                v_call += w * (1.0 - pz) * pd * (1.0 if true_b else -1.0)
+                p_raise = w * (1.0 - pz) * (1.0 - pd)
+                if p_raise < 1e-9 or not faces:
+                    continue
+                z = 0.0
+                for g in faces:
+                    z += ff[g][kv[g - 1]]
+                for g in faces:
+                    kg = kv[g - 1]
+                    pf = p_raise * ((1.0 - ef) * ff[g][kg] / z + ef / nf)
+                    if pf < 1e-9:
+                        continue
+                    have = mine_all[g - 1] + kg
+                    lo = ctx.mins[g]
+                    for j, pq in enumerate(qd[g][kg]):
+                        m = pf * pq
+                        if m < 1e-9:
+                            continue
+                        r = (lo + j, g)
+                        acc = groups.get(r)
+                        if acc is None:
+                            acc = groups[r] = [0.0, 0.0]
+                        acc[0] += m
+                        if have >= lo + j:
+                            acc[1] += m
+            v = v_call
+            for (rq, rf), (wr, tr) in groups.items():
+                p_true = tr / wr
+                v += wr * max(1.0 - 2.0 * p_true, self._duel_leaf(turn, rq, rf, n_o))
+            refined.append((v, b))
+        return refined  # the others ranked lower one step deep; their values are not comparable
+
+    def _duel_leaf(self, turn: Turn, q: int, f: int, n_o: int) -> float:
+        """Heads-up: the value of raising over (q, f): about ``DUEL_LEAF`` times the chance that our
+        best smallest raise is false, on our own dice and the opponent's as unknown."""
+        mins = legal_mins(self.rules, bid(q, f), turn.total, turn.palifico, len(turn.dice) == 1)
+        best = 0.0
+        for g, low in mins.items():
+            x = p_true_naive(n_o, face_p(g, turn.wild), low - turn.mine(g))
+            if x > best:
+                best = x
+        return -DUEL_LEAF * (1.0 - best) if mins else -1.0
+
+    # --- learning from the shown hands ---
+
+    def round_end(self, result: RoundEnd) -> None:
+        """Every hand is shown: score each opponent's decisions this round under every grid point."""
+        if DEBUG is not None:
+            self._debug_outcome(result)
+        if result.round != self.round or result.fault is not None:
+            return
+        hands = result.dice
+        counts = tuple(len(h) for h in hands)
+        if counts != self.counts:
+            return
+        wild = self.wild
+        hist = list(self.history)
+        if result.bid is not None and (not hist or hist[-1] != result.bid):
+            known = len(hist)  # bids were made after our last look: only the last one is known
+            hist.append(result.bid)
+        else:
+            known = len(hist)
+        touched = set()
+        rules = self.rules
+        for i, (seat, b) in enumerate(hist):
+            if seat == self.me or not hands[seat] or (i >= known and i > 0):
+                continue
+            ctx = context(rules, seat, hist[:i], counts, self.palifico, wild)
+            low = ctx.mins.get(b.face)
+            if low is None or not low <= b.quantity <= ctx.total:
+                continue
+            self.profiles[seat].observe_bid(ctx, kvec_of(hands[seat], wild), b)
+            touched.add(seat)
+        if result.call is not None and result.bid is not None:
+            caller, kind = result.call
+            if caller != self.me and 0 <= caller < len(hands) and hands[caller]:
+                ctx = context(rules, caller, hist, counts, self.palifico, wild)  # hist ends with result.bid
+                self.profiles[caller].observe_call(ctx, kvec_of(hands[caller], wild), kind)
+                touched.add(caller)
+        for seat in touched:
+            self.profiles[seat].refresh()
+
+    # --- development aids (off unless DEBUG is a list) ---
+
+    def _debug_note(self, turn: Turn, best: Action, options: list[tuple[float, Action]], alive: list[int]) -> None:
+        self._dbg = (turn, best)
+
+    def _debug_outcome(self, result: RoundEnd) -> None:
+        note = getattr(self, "_dbg", None)
+        self._dbg = None
+        if note is None or result.bid is None or result.count is None or result.call is None:
+            return
+        turn, best = note
+        standing = turn.standing
+        if best == DUDO and standing is not None and result.call[0] == self.me:
+            self._cache = {}
+            need = standing.quantity - turn.mine(standing.face)
+            DEBUG.append(("dudo", tail(self._dist(standing.face), need), result.count >= standing.quantity))
+        elif isinstance(best, Bid):
+            nxt = self._next_seats(turn, [s for s, c in enumerate(turn.counts) if c])[0]
+            called = result.bid == (self.me, best) and result.call[0] == nxt
+            DEBUG.append(("raise", str(best), called, result.bid == (self.me, best) and
+                          result.count < best.quantity and called, self.match.names[nxt]))
+
+
+def _quantity_rows(ctx: Context, face: int, model: Model) -> list[list[float]]:
+    """rows[k][j]: P(the player bids quantity mins[face] + j | face chosen, k dice for it),
+    the first ``RAISE_SPAN`` quantities, the rest of the mass on the last."""
+    lo, hi = ctx.mins[face], ctx.total
+    width = hi - lo + 1
+    span = min(RAISE_SPAN, width)
+    base = (ctx.total - ctx.n) * face_p(face, ctx.wild) - model.delta
+    inv = 1.0 / (2.0 * model.sigma * model.sigma)
+    atom = model.pi_min if ctx.standing is not None else 0.0
+    e = model.eps_q
+    rows = []
+    for k in range(ctx.n + 1):
+        mu = base + k
+        g = [math.exp(-(q - mu) ** 2 * inv) for q in range(lo, hi + 1)]
+        z = sum(g) or 1.0
+        probs = [(1.0 - e) * (1.0 - atom) * x / z + e / width for x in g]
+        probs[0] += (1.0 - e) * atom
+        row = probs[:span]
+        row[-1] += sum(probs[span:])
+        rows.append(row)
+    return rows
+
+
+_KV: dict[tuple[tuple[int, ...], bool], tuple[int, ...]] = {}
+
+
+def _kvec_cache(dice: tuple[int, ...], wild: bool) -> tuple[int, ...]:
+    key = (dice, wild)
+    kv = _KV.get(key)
+    if kv is None:
+        if len(_KV) > 4096:
+            _KV.clear()
+        kv = _KV[key] = kvec_of(dice, wild)
+    return kv
+
+
+def kvec_of(dice: Sequence[int], wild: bool) -> tuple[int, ...]:
+    """Dice counting for each face 1..6 (aces included for the others when ``wild``)."""
+    c = [0] * 6
+    for d in dice:
+        c[d - 1] += 1
+    if wild:
+        return (c[0],) + tuple(c[0] + c[i] for i in range(1, 6))
+    return tuple(c)
