@@ -11,10 +11,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from test_bots import factory, transcript
 
 from arena.engine.rules import CALZA, PRESETS, Rules, deal, new_match
 from arena.match.inprocess import play_inprocess
-from arena.protocol.loader import load_python_bot
 from arena.protocol.messages import match_start_message, turn_message
 from arena.protocol.parse import parse_match_start, parse_turn
 from arena.sdk import Bot, Turn
@@ -32,10 +32,6 @@ def bayes_module() -> Any:
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
-
-
-def factory(name: str) -> Any:
-    return load_python_bot(BOTS / f"{name}.py")
 
 
 def test_it_ships_a_fitted_prior_and_the_solved_policies() -> None:
@@ -81,37 +77,14 @@ def test_legal_in_every_preset_and_table_size_with_calza_and_palifico_played() -
     assert seen["turns"] > 500 and seen["palifico"] > 20 and seen["calza"] > 5, seen
 
 
-def _transcript(seats: list[str], rules: Rules, seed: int) -> list[str]:
-    log: list[str] = []
-
-    def spy(name: str) -> Any:
-        inner = factory(name)
-
-        def make() -> Bot:
-            bot = inner()
-            act = bot.act
-
-            def logged(turn: Turn) -> Any:
-                reply = act(turn)
-                log.append(f"{name}:{turn.seat}:{turn.round}:{reply}")
-                return reply
-
-            bot.act = logged  # type: ignore[method-assign]
-            return bot
-        return make
-
-    play_inprocess(rules, [spy(n) for n in seats], seed, names=seats)
-    return log
-
-
 def test_same_seed_same_actions() -> None:
     # two copies of the bot at one table, plus a stochastic player: every draw must come from the seed
     seats = ["bayes", "calza", "random", "bayes", "bluffer"]
     for preset in ("classic", "plain"):
         rules = Rules.preset(preset)
-        a = _transcript(seats, rules, 11)
-        assert a == _transcript(seats, rules, 11)
-        assert a != _transcript(seats, rules, 12)
+        a = transcript(seats, rules, 11)
+        assert a == transcript(seats, rules, 11)
+        assert a != transcript(seats, rules, 12)
         assert sum(x.startswith("bayes") for x in a) > 20
 
 

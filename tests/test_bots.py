@@ -44,7 +44,8 @@ def test_every_bot_is_legal_under_every_preset(preset: str) -> None:
             assert sorted(places) == list(range(1, players + 1))
 
 
-def _transcript(seats: list[str], rules: Rules, seed: int) -> list[str]:
+def transcript(seats: list[str], rules: Rules, seed: int) -> list[str]:
+    """Every decision of an in-process match, as name:seat:round:reply (the bots of bots/ named in ``seats``)."""
     log: list[str] = []
 
     def spy(name: str) -> Any:
@@ -56,7 +57,7 @@ def _transcript(seats: list[str], rules: Rules, seed: int) -> list[str]:
 
             def logged(turn: Turn) -> Any:
                 reply = act(turn)
-                log.append(f"{name}:{turn.round}:{reply}")
+                log.append(f"{name}:{turn.seat}:{turn.round}:{reply}")
                 return reply
 
             bot.act = logged  # type: ignore[method-assign]
@@ -70,9 +71,9 @@ def _transcript(seats: list[str], rules: Rules, seed: int) -> list[str]:
 def test_same_seed_same_match_different_seed_different_match() -> None:
     seats = ["random", "bluffer", "calza", "probabilistic", "cautious", "random"]
     rules = Rules.preset("classic")
-    a = _transcript(seats, rules, 7)
-    assert a == _transcript(seats, rules, 7)
-    assert a != _transcript(seats, rules, 8)
+    a = transcript(seats, rules, 7)
+    assert a == transcript(seats, rules, 7)
+    assert a != transcript(seats, rules, 8)
     assert len(a) > 30
 
 
