@@ -19,6 +19,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -153,6 +154,15 @@ def _chromium_or_skip() -> None:
     pytest.importorskip("playwright.sync_api", reason="pip install -e '.[test]' installs playwright")
 
 
+def _page(browser: Any, problems: list[str]) -> Any:
+    """A page at a desktop size whose console errors, warnings and page errors land in ``problems``."""
+    page = browser.new_page(viewport={"width": 1200, "height": 900})
+    page.on("console", lambda m: problems.append(f"console {m.type}: {m.text}")
+            if m.type in ("error", "warning") else None)
+    page.on("pageerror", lambda e: problems.append(f"page error: {e}"))
+    return page
+
+
 def test_report_renders_in_headless_chromium(run_folder: Path, tmp_path: Path) -> None:
     _chromium_or_skip()
     from playwright.sync_api import sync_playwright
@@ -162,10 +172,7 @@ def test_report_renders_in_headless_chromium(run_folder: Path, tmp_path: Path) -
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         try:
-            page = browser.new_page(viewport={"width": 1200, "height": 900})
-            page.on("console", lambda m: problems.append(f"console {m.type}: {m.text}")
-                    if m.type in ("error", "warning") else None)
-            page.on("pageerror", lambda e: problems.append(f"page error: {e}"))
+            page = _page(browser, problems)
             page.on("requestfailed", lambda r: problems.append(f"failed request: {r.url}"))
             page.on("request", lambda r: requests.append(r.url))
             page.goto((run_folder / "report.html").resolve().as_uri(), wait_until="load")
@@ -232,10 +239,7 @@ def test_viewer_steps_through_a_match_in_chromium(run_folder: Path, tmp_path: Pa
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         try:
-            page = browser.new_page(viewport={"width": 1200, "height": 900})
-            page.on("console", lambda m: problems.append(f"console {m.type}: {m.text}")
-                    if m.type in ("error", "warning") else None)
-            page.on("pageerror", lambda e: problems.append(f"page error: {e}"))
+            page = _page(browser, problems)
             page.goto((run_folder / "report.html").resolve().as_uri(), wait_until="load")
             buttons = page.locator("#viewer-pick button")
             assert buttons.count() >= 2

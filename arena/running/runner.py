@@ -196,14 +196,18 @@ def run(config: RunConfig, *, force: bool = False, new: bool = False, progress: 
                                f"please report it); recorded matches are kept:\n{item['error']}")
             store.append_line(item["line"], item.get("rows"))
             _write_stderr(store, item)
-            if keep_records:
-                result.records.append(MatchRecord.from_json(item["line"]))
+            # A line is parsed once: as a typed record when the caller keeps them, and the
+            # observer is told from that record; otherwise the observer reads only its few fields.
+            rec = MatchRecord.from_json(item["line"]) if keep_records else None
+            if rec is not None:
+                result.records.append(rec)
             result.played += 1
             if progress:
                 progress(result.skipped + result.played, result.total, time.monotonic() - start)
-            if observer is not None and observer(Finished.from_line(item["line"])):
-                stopped = True
-                break
+            if observer is not None:
+                if observer(Finished.of(rec) if rec is not None else Finished.from_line(item["line"])):
+                    stopped = True
+                    break
         if not stopped:
             for drained in backend.drain():  # what bots wrote after their last match (on match_end)
                 _write_stderr(store, drained)
