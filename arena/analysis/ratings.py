@@ -302,6 +302,19 @@ def _ranking_hessians(d: Design, hot: FloatArray, theta: FloatArray) -> FloatArr
     return out
 
 
+def _by_length(d: Design, hot: FloatArray) -> list[tuple[IntArray, IntArray, FloatArray]]:
+    """The rankings grouped by length L: (their rows in the design, their
+    items as an (L, rankings) array, their one-hot (L * rankings, items)),
+    so that the gradient runs on dense blocks with no padding to mask."""
+    groups = []
+    for length in np.unique(d.lengths):
+        rows = np.flatnonzero(d.lengths == length)
+        items = np.ascontiguousarray(d.items[rows, :length].T)
+        flat = hot[rows, :length].transpose(1, 0, 2).reshape(-1, d.n_items)
+        groups.append((rows, items, np.ascontiguousarray(flat)))
+    return groups
+
+
 def _batch_fit(d: Design, hot: FloatArray, hess: FloatArray, weights: FloatArray, theta: FloatArray,
                precision: float) -> tuple[FloatArray, NDArray[np.bool_]]:
     """Fit a batch of resamples at once, each from ``theta``: Newton steps
@@ -313,29 +326,34 @@ def _batch_fit(d: Design, hot: FloatArray, hess: FloatArray, weights: FloatArray
     Returns the fits and which converged (last step at most STEP_TOL)."""
     theta = theta.copy()
     batch, n = theta.shape
-    k = d.items.shape[1]
-    # Seats-first layout: every slice [:, p] is a contiguous (batch, matches)
-    # block, so the prefix and suffix sums over a ranking's few entries are a
-    # short Python loop of whole-array additions (numpy's cumsum along a short
-    # last axis is many times slower).
-    items = d.items.T
-    mask = d.mask.T[None].astype(np.float64)
-    flat_hot = hot.transpose(1, 0, 2).reshape(-1, n)
     inverse = np.linalg.inv(hess)
-    w = weights[:, None, :]
+    # Rankings of one length at a time, in a seats-first layout: every slice
+    # [:, p] is a (batch, rankings) block, so the prefix and suffix sums over a
+    # ranking's few entries are a short loop of whole-array additions (numpy's
+    # cumsum along a short last axis is many times slower). The "1" of every
+    # entry's gradient sums to a constant per item (``entries``), and e_p is
+    # its item's strength, so the per-entry sum to gather onto items is only
+    # w * sum_{j <= p} 1 / S_j, multiplied by the item's strength afterwards.
+    groups = [(items, flat, np.ascontiguousarray(weights[:, rows])[:, None, :])
+              for rows, items, flat in _by_length(d, hot)]
+    entries = weights @ hot.sum(axis=1)  # (batch, items): weighted entries of each item
 
     def gradient(x: FloatArray) -> FloatArray:
-        t = x[:, items]
-        top = np.where(mask > 0, t, -np.inf).max(axis=1, keepdims=True)
-        e = np.exp(t - top) * mask
-        suffix = e.copy()
-        for p in range(k - 2, -1, -1):
-            suffix[:, p] += suffix[:, p + 1]
-        inv_s = np.divide(1.0, suffix, out=np.zeros_like(suffix), where=mask > 0)
-        for p in range(1, k):
-            inv_s[:, p] += inv_s[:, p - 1]
-        g = (1.0 - e * inv_s) * mask * w
-        out: FloatArray = -(g.reshape(batch, -1) @ flat_hot)
+        # One shift per resample keeps every exponential at most 1 (the ratios
+        # e_p / S_j do not depend on it); log-strengths are a few units apart.
+        strength = np.exp(x - x.max(axis=1, keepdims=True))
+        gathered = np.zeros((batch, n))
+        for items, flat, w in groups:
+            k = items.shape[0]
+            inv_s = strength[:, items]  # (batch, k, rankings): e_p, then S_p, then 1 / S_p
+            for p in range(k - 2, -1, -1):
+                inv_s[:, p] += inv_s[:, p + 1]
+            np.reciprocal(inv_s, out=inv_s)
+            for p in range(1, k):
+                inv_s[:, p] += inv_s[:, p - 1]
+            inv_s *= w
+            gathered += inv_s.reshape(batch, -1) @ flat
+        out: FloatArray = strength * gathered - entries
         out += precision * x if precision > 0 else x.sum(axis=1, keepdims=True)
         return out
 
