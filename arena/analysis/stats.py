@@ -10,19 +10,31 @@ rankings. docs/ratings.md explains the model and every statistic.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike
-from scipy import stats as sps
 
 from arena.analysis import ratings as rt
 from arena.analysis.results import Results
 from arena.errors import FaultKind, RatingError, RunError
+
+if TYPE_CHECKING:
+    from types import ModuleType
+
+
+@functools.cache
+def _sps() -> ModuleType:
+    """scipy.stats, imported when a statistic first needs it: its import alone
+    is most of a second, which `arena ratings` and the end of a run need not pay."""
+    from scipy import stats
+
+    return stats
 
 OVERALL = "all"
 """The ``variant`` label of the table fitted on every variant's matches together."""
@@ -253,18 +265,21 @@ def rate_results(
 # --- variant statistics -----------------------------------------------------
 
 
+@functools.cache
+def _z(level: float) -> float:
+    """The normal quantile of a two-sided interval at ``level`` (1.96 at 95%)."""
+    return float(_sps().norm.ppf(0.5 + level / 2))
+
+
 def wilson(successes: int, n: int, level: float = LEVEL) -> tuple[float, float, float]:
     """(share, low, high): the Wilson score interval; NaN when n is 0."""
     if n <= 0:
         return math.nan, math.nan, math.nan
-    z = float(sps.norm.ppf(0.5 + level / 2)) if level != LEVEL else _Z95
+    z = _z(level)
     p = successes / n
     centre = (p + z * z / (2 * n)) / (1 + z * z / n)
     half = z / (1 + z * z / n) * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n))
     return p, max(0.0, centre - half), min(1.0, centre + half)
-
-
-_Z95 = float(sps.norm.ppf(0.975))
 
 
 BOOT_RESAMPLES = 2000
@@ -341,8 +356,8 @@ def quantile_interval(values: ArrayLike, q: float) -> tuple[float, float, float,
         return math.nan, math.nan, math.nan, 0
     value = float(x[max(0, math.ceil(q * n) - 1)])
     tail = (1 - LEVEL) / 2
-    lo_rank = int(sps.binom.ppf(tail, n, q))  # P(B <= lo_rank - 1) <= tail
-    hi_rank = int(sps.binom.ppf(1 - tail, n, q)) + 1
+    lo_rank = int(_sps().binom.ppf(tail, n, q))  # P(B <= lo_rank - 1) <= tail
+    hi_rank = int(_sps().binom.ppf(1 - tail, n, q)) + 1
     low = float(x[lo_rank - 1]) if lo_rank >= 1 else math.nan
     high = float(x[hi_rank - 1]) if hi_rank <= n else math.nan
     return value, low, high, n
@@ -494,7 +509,7 @@ def _typed(df: pd.DataFrame) -> pd.DataFrame:
 def _spearman(a: np.ndarray, b: np.ndarray) -> float:
     if len(a) < 2 or np.all(a == a[0]) or np.all(b == b[0]):
         return math.nan
-    return float(sps.spearmanr(a, b).statistic)
+    return float(_sps().spearmanr(a, b).statistic)
 
 
 def _spearman_rows(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -502,7 +517,7 @@ def _spearman_rows(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     ranks for ties, as scipy's spearmanr; NaN where a row is constant)."""
     if a.shape[1] < 2:
         return np.full(a.shape[0], math.nan)
-    ra, rb = sps.rankdata(a, axis=1), sps.rankdata(b, axis=1)
+    ra, rb = _sps().rankdata(a, axis=1), _sps().rankdata(b, axis=1)
     ra -= ra.mean(axis=1, keepdims=True)
     rb -= rb.mean(axis=1, keepdims=True)
     den = np.sqrt((ra * ra).sum(axis=1) * (rb * rb).sum(axis=1))
