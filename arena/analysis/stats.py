@@ -14,7 +14,7 @@ import functools
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -24,12 +24,9 @@ from arena.analysis import ratings as rt
 from arena.analysis.results import Results
 from arena.errors import FaultKind, RatingError, RunError
 
-if TYPE_CHECKING:
-    from types import ModuleType
-
 
 @functools.cache
-def _sps() -> ModuleType:
+def _sps() -> Any:
     """scipy.stats, imported when a statistic first needs it: its import alone
     is most of a second, which `arena ratings` and the end of a run need not pay."""
     from scipy import stats
