@@ -107,7 +107,7 @@ def seats_frame(records: list[dict[str, Any]]) -> pd.DataFrame:
 
 def write_run(folder: Path, records: list[dict[str, Any]], variants: dict[str, dict[str, Any]],
               name: str = "synthetic", gz: bool = False, status: str = "complete") -> Path:
-    """A run folder: run.json, games.jsonl (or .gz) and matches.parquet."""
+    """A run folder: run.json, games.jsonl (or .gz), matches.parquet and tables/."""
     import gzip
 
     folder.mkdir(parents=True, exist_ok=True)
@@ -125,10 +125,11 @@ def write_run(folder: Path, records: list[dict[str, Any]], variants: dict[str, d
     # The parquet as a run writes it (the faults of void rounds included, for
     # records that carry no faults list), so a reader of it sees what a real run holds.
     from arena.errors import RunError
-    from arena.running.store import write_matches_parquet
+    from arena.running.store import write_matches_parquet, write_tables
 
     try:
         write_matches_parquet(folder)
+        write_tables(folder)
     except RunError:
         pass  # records broken on purpose (a test of the reader): no run could have written a parquet of them
     return folder

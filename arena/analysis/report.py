@@ -1,6 +1,6 @@
 """The HTML report of a run folder: one self-contained page to look at and share.
 
-:func:`build_report` reads the run folder alone (run.json, the match records,
+:func:`build_report` reads the run folder alone (run.json, its tables or match records,
 ``bots/<name>.stderr``) and returns one HTML page:
 
 - the run's config and provenance (seed, versions, bot files and their sha256);
@@ -472,7 +472,7 @@ def _match_anchor(mid: str) -> str:
 def _notables(res: Results, notables: Sequence[Notable]) -> str:
     if not notables:
         return "<p>No match recorded.</p>"
-    by_id = {r.match: r for r in res.records}
+    by_id = res.records_of([n.match for n in notables])
     items = "".join(f'<li><a href="#{_match_anchor(n.match)}">{esc(n.match)}</a>: {esc(n.why)}</li>'
                     for n in notables)
     shown = [(by_id[n.match], n.why) for n in notables if n.match in by_id]

@@ -5,9 +5,15 @@ folder's one reader, :func:`arena.running.store.read_records`) and nothing
 else, so it works on any run, finished or not: a last line cut short by an
 interrupted writer is skipped (``Results.truncated`` says so), a match
 recorded twice counts once (``Results.repeats``), and a bad line anywhere else
-is an error naming the file and line. ``matches.parquet`` is not read: it is
-derived from the same records and may lag behind them in an unfinished run.
-The rows come from :mod:`arena.running.tables`, the one place they are derived.
+is an error naming the file and line. The rows come from
+:mod:`arena.running.tables`, the one place they are derived. A run that
+stopped wrote them as files (``tables/``, :mod:`arena.running.tablefiles`):
+while those were made from the games file as it is, ``load`` reads them
+instead of the records, many times faster, and gives the same frames
+(``Results.records`` is then empty and :meth:`Results.records_of` reads the
+few records asked for). ``matches.parquet`` is read only to rate
+(``seats_only``). Both are derived from the records and may lag behind them
+in an unfinished run: then the records are read.
 
 Columns (one row per ...):
 
@@ -58,7 +64,7 @@ import pandas as pd
 
 from arena.engine.records import MatchRecord
 from arena.errors import RunError
-from arena.running.store import Repeat, RunFolder, read_records, read_run_json
+from arena.running.store import Repeat, RunFolder, read_matches, read_records, read_run_json, read_tables
 from arena.running.tables import ACTION_COLUMNS, FAULT_COLUMNS, MATCH_COLUMNS, ROUND_COLUMNS, SEAT_COLUMNS, tables
 
 __all__ = ["ACTION_COLUMNS", "FAULT_COLUMNS", "MATCH_COLUMNS", "ROUND_COLUMNS", "SEAT_COLUMNS", "Results",
@@ -94,6 +100,15 @@ class Results:
     repeats: tuple[Repeat, ...] = ()  # later records of a match already recorded, left out
     notes: list[str] = field(default_factory=list)  # what the loader left out, in words for the user
     seats_only: bool = False  # loaded from matches.parquet: no rounds, actions or records (see load)
+    from_tables: bool = False  # loaded from the run's tables/ files: every table, but no records (see load)
+
+    def records_of(self, ids: Sequence[str]) -> dict[str, MatchRecord]:
+        """The records of these matches (those recorded), by id: from ``records``
+        when loaded with them, else read from the run folder."""
+        if self.records or not (self.from_tables or self.seats_only):
+            wanted = set(ids)
+            return {r.match: r for r in self.records if r.match in wanted}
+        return read_matches(self.path, ids)
 
     @property
     def variants(self) -> list[str]:
@@ -105,15 +120,8 @@ class Results:
         return names
 
 
-def _frames(records: Sequence[MatchRecord]) -> dict[str, pd.DataFrame]:
-    rows = tables(records)
-    frames = {
-        "matches": pd.DataFrame(rows.matches, columns=list(MATCH_COLUMNS)),
-        "seats": pd.DataFrame(rows.seats, columns=list(SEAT_COLUMNS)),
-        "rounds": pd.DataFrame(rows.rounds, columns=list(ROUND_COLUMNS)),
-        "actions": pd.DataFrame(rows.actions, columns=list(ACTION_COLUMNS)),
-        "faults": pd.DataFrame(rows.faults, columns=list(FAULT_COLUMNS)),
-    }
+def _typed(frames: dict[str, pd.DataFrame]) -> dict[str, pd.DataFrame]:
+    """The column types of the module docstring, whichever way the tables were read."""
     for name, cols in _INT_COLUMNS.items():
         for col in cols:
             frames[name][col] = frames[name][col].astype("Int64")
@@ -127,6 +135,31 @@ def _frames(records: Sequence[MatchRecord]) -> dict[str, pd.DataFrame]:
     frames["seats"]["first"] = frames["seats"]["first"].astype(bool)
     frames["rounds"]["palifico"] = frames["rounds"]["palifico"].astype(bool)
     return frames
+
+
+def _frames(records: Sequence[MatchRecord]) -> dict[str, pd.DataFrame]:
+    rows = tables(records)
+    return _typed({
+        "matches": pd.DataFrame(rows.matches, columns=list(MATCH_COLUMNS)),
+        "seats": pd.DataFrame(rows.seats, columns=list(SEAT_COLUMNS)),
+        "rounds": pd.DataFrame(rows.rounds, columns=list(ROUND_COLUMNS)),
+        "actions": pd.DataFrame(rows.actions, columns=list(ACTION_COLUMNS)),
+        "faults": pd.DataFrame(rows.faults, columns=list(FAULT_COLUMNS)),
+    })
+
+
+def _table_frames(arrow: dict[str, Any]) -> dict[str, pd.DataFrame]:
+    """The frames of the run's tables/ files (:func:`arena.running.store.read_tables`):
+    the same as :func:`_frames` gives for the folder's records, sorted."""
+    frames = {}
+    for name, table in arrow.items():
+        df = table.to_pandas()
+        # Strings as the record path has them: pandas' string type, a missing one NaN.
+        for column in table.schema:
+            if str(column.type) == "string" and df[column.name].dtype == object:
+                df[column.name] = df[column.name].astype("str")
+        frames[name] = df
+    return _typed(frames)
 
 
 def from_records(records: Sequence[MatchRecord], run: dict[str, Any] | None = None,
@@ -205,8 +238,8 @@ def load(run: str | Path, *, seats_only: bool = False) -> Results:
     (a stopped run), which is many times faster than the match records; then
     ``rounds`` and ``actions`` are empty, ``records`` too, the match columns
     the parquet cannot give (seed, first, decisions...) are NA, and a fault's
-    detail is empty. Otherwise, and whenever the parquet is missing or stale,
-    everything is read from the records."""
+    detail is empty. Otherwise every table is read, from the run's tables/
+    files when they are fresh, else from the records."""
     folder = RunFolder(Path(run))
     if not folder.path.is_dir():
         raise RunError(f"{folder.path}: no such run folder (arena run writes results/<config name>/)")
@@ -217,6 +250,13 @@ def load(run: str | Path, *, seats_only: bool = False) -> Results:
         fast = _from_parquet(folder.matches, meta)
         if fast is not None:
             return fast
+    arrow = read_tables(folder.path)
+    if arrow is not None:
+        # The tables a stopped run wrote from these very records: the same
+        # frames as the records give, without parsing them. No records.
+        frames = _table_frames(arrow)
+        return Results(folder.path, meta, frames["matches"], frames["seats"], frames["rounds"],
+                       frames["actions"], frames["faults"], from_tables=True)
     read = read_records(folder.path)
     # Schedule order, not file order: workers finish matches in any order, and
     # everything computed from a run (bootstrap resamples included) must be the

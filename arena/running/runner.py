@@ -194,7 +194,7 @@ def run(config: RunConfig, *, force: bool = False, new: bool = False, progress: 
             if "error" in item:
                 raise RunError(f"internal error while playing {item['match']} (a bug in Dudo Arena, "
                                f"please report it); recorded matches are kept:\n{item['error']}")
-            store.append_line(item["line"], item.get("rows"))
+            store.append_line(item["line"], item.get("rows"), item.get("tables"))
             _write_stderr(store, item)
             # A line is parsed once: as a typed record when the caller keeps them, and the
             # observer is told from that record; otherwise the observer reads only its few fields.

@@ -2,7 +2,7 @@
 
 Every file of a run folder is named here and nowhere else (:class:`RunFolder`):
 ``run.json``, ``games.jsonl`` (or ``games.jsonl.gz``), ``matches.parquet``,
-``ratings.csv``, ``variant_stats.csv``, ``report.html`` and ``bots/<label>.stderr``
+``tables/<name>.parquet`` (:mod:`arena.running.tablefiles`), ``ratings.csv``, ``variant_stats.csv``, ``report.html`` and ``bots/<label>.stderr``
 with its rotation ``bots/<label>.stderr.1``. Its records are read here and
 nowhere else (:func:`read_records`); the files derived from them are written
 through :func:`write_text` (the analysis computes their text).
@@ -22,8 +22,8 @@ analysis alike:
   a repeat that differs is an error naming both lines, since no reader can
   know which of the two to believe.
 
-``matches.parquet`` is derived from the records whenever a run stops;
-``run.json`` is replaced atomically.
+``matches.parquet`` and ``tables/`` are derived from the records whenever a
+run stops; ``run.json`` is replaced atomically.
 
 ``bots/<label>.stderr`` is each entrant's log: what its processes wrote to
 stderr, appended match by match under a header line naming the match and the
@@ -42,7 +42,7 @@ import os
 import re
 import shutil
 import zlib
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
@@ -52,6 +52,7 @@ import orjson
 from arena import __version__
 from arena.engine.records import MatchRecord, RecordError, canonical, record_line
 from arena.errors import RunError
+from arena.running.tablefiles import NAMES, RecordTables, arrow_tables, check, record_tables
 from arena.running.tables import PARQUET_TYPES, Row, parquet_rows
 
 RUN_JSON = "run.json"
@@ -61,6 +62,7 @@ MATCHES = "matches.parquet"
 RATINGS = "ratings.csv"
 VARIANT_STATS = "variant_stats.csv"
 REPORT = "report.html"
+TABLES = "tables"
 BOTS = "bots"
 STDERR_SUFFIX = ".stderr"
 ROTATED_SUFFIX = ".1"  # bots/<label>.stderr.1: the older part of a log that outgrew STDERR_MAX
@@ -97,6 +99,7 @@ class RunFolder:
     ratings = _File(RATINGS)
     variant_stats = _File(VARIANT_STATS)
     report = _File(REPORT)
+    tables = _File(TABLES)
     bots = _File(BOTS)
 
     def __init__(self, path: Path) -> None:
@@ -104,6 +107,10 @@ class RunFolder:
 
     def __repr__(self) -> str:
         return f"RunFolder({str(self.path)!r})"
+
+    def table(self, name: str) -> Path:
+        """``tables/<name>.parquet``: one of the analysis tables (:mod:`arena.running.tablefiles`)."""
+        return self.tables / f"{name}.parquet"
 
     def stderr(self, label: str) -> Path:
         """``bots/<label>.stderr``: entrant ``label``'s log."""
@@ -270,6 +277,31 @@ def read_records(folder: Path) -> RecordsRead:
     return _scan(folder)[0]
 
 
+def read_matches(folder: Path, ids: Iterable[str]) -> dict[str, MatchRecord]:
+    """The records of the matches ``ids`` (those recorded), by id, as
+    :func:`read_records` has them (each match's first record), parsing only
+    the lines that mention an id: a report's few notable matches of a league."""
+    wanted = set(ids)
+    path = RunFolder(folder).games_file()
+    if path is None or not wanted:
+        return {}
+    needles = [b'"' + mid.encode("utf-8") + b'"' for mid in wanted]
+    found: dict[str, MatchRecord] = {}
+    entries, _ = _lines(path)
+    for _lineno, raw, _complete in entries:
+        if not any(n in raw for n in needles):
+            continue
+        try:
+            rec = MatchRecord.from_json(raw)
+        except RecordError:
+            continue  # a torn last line (read_records says so) or a line a full read refuses
+        if rec.match in wanted and rec.match not in found:
+            found[rec.match] = rec
+            if len(found) == len(wanted):
+                break
+    return found
+
+
 def iter_records(folder: Path) -> Iterator[MatchRecord]:
     """The records :func:`read_records` returns."""
     yield from read_records(folder).records
@@ -287,6 +319,7 @@ class RunStore:
         self._err: dict[str, tuple[IO[bytes], int]] = {}  # label -> (open stderr file, its size)
         self.read: RecordsRead | None = None  # what open() found already recorded
         self._rows: list[Row] | None = []  # matches.parquet's rows of the lines appended (None: not known)
+        self._parts: list[RecordTables] | None = []  # and their tables (tablefiles); None: not known
 
     # -- opening -------------------------------------------------------------
 
@@ -365,11 +398,12 @@ class RunStore:
     # -- writing -------------------------------------------------------------
 
     def append(self, record: MatchRecord) -> None:
-        self.append_line(record_line(record), parquet_rows([record]))
+        self.append_line(record_line(record), parquet_rows([record]), record_tables(record))
 
-    def append_line(self, line: bytes, rows: list[Row] | None = None) -> None:
+    def append_line(self, line: bytes, rows: list[Row] | None = None, tables: RecordTables | None = None) -> None:
         """Append one encoded record (:func:`arena.engine.records.record_line`);
-        ``rows``: its rows of matches.parquet (:func:`arena.running.tables.parquet_rows`),
+        ``rows``: its rows of matches.parquet (:func:`arena.running.tables.parquet_rows`)
+        and ``tables`` its analysis tables (:func:`arena.running.tablefiles.record_tables`),
         where the caller has them (a worker makes them from the record in its
         memory), so that :meth:`close` need not read the folder back."""
         if self._fh is None:
@@ -381,6 +415,10 @@ class RunStore:
             self._rows = None  # one line without: close() reads the folder, as before
         else:
             self._rows += rows
+        if tables is None or self._parts is None:
+            self._parts = None
+        else:
+            self._parts.append(tables)
 
     def stderr_path(self, label: str) -> Path:
         return self.paths.stderr(label)
@@ -419,8 +457,9 @@ class RunStore:
         self._err[label] = (fh, size + len(entry))
 
     def close(self, status: str, *, compress: bool = False) -> None:
-        """Record the final status, write matches.parquet (from the rows in
-        memory when the workers sent them), and compress if asked."""
+        """Record the final status, write matches.parquet and the analysis
+        tables (from what the workers sent, in memory, when they sent it), and
+        compress if asked."""
         paths = self.paths
         if self._fh is not None:
             self._fh.flush()
@@ -441,6 +480,12 @@ class RunStore:
             with open(paths.games, "rb") as src, gzip.open(paths.games_gz, "wb") as dst:
                 shutil.copyfileobj(src, dst)
             paths.games.unlink()
+        parts: list[RecordTables] | None = None
+        if self._parts is not None and self.read is not None:
+            old = [record_tables(rec) for rec in self.read.records]  # a resumed run's earlier records
+            if all(p is not None for p in old):
+                parts = [p for p in old if p is not None] + self._parts
+        write_tables(self.folder, parts)  # after compressing: the tables name the final games file's size
         self.meta["status"] = status
         self.meta["ended"] = now()
         write_json_atomic(paths.run_json, self.meta)
@@ -467,3 +512,72 @@ def write_matches_parquet(folder: Path, rows: list[Row] | None = None) -> None:
     tmp = path.with_name(path.name + ".tmp")
     pq.write_table(table, tmp)
     os.replace(tmp, path)
+
+
+GAMES_BYTES = b"arena.games_bytes"  # each table file's metadata: the size of the games file it was made from
+
+
+def write_tables(folder: Path, parts: list[RecordTables] | None = None) -> None:
+    """``tables/*.parquet`` (:mod:`arena.running.tablefiles`) from the records'
+    parts, made by the workers (``parts``), else from the records read back.
+    Each file is replaced atomically and records the games file's size; should
+    anything fail (a record the tables cannot hold), none is left, and the
+    readers use the records: the tables are a shortcut, never needed."""
+    import pyarrow.parquet as pq
+
+    paths = RunFolder(folder)
+    games = paths.games_file()
+    try:
+        if parts is None:
+            read = read_records(folder)
+            if read.truncated or read.repeats:  # what a reader is told about: the records say it
+                _remove_tables(paths)
+                return
+            made = [record_tables(rec) for rec in read.records]
+            if any(p is None for p in made):
+                raise ValueError("a record the tables cannot encode")
+            parts = [p for p in made if p is not None]
+        size = str(games.stat().st_size if games is not None else 0).encode()
+        arrow = arrow_tables(parts)
+        paths.tables.mkdir(exist_ok=True)
+        for name in NAMES:
+            table = arrow[name].replace_schema_metadata({GAMES_BYTES: size})
+            path = paths.table(name)
+            tmp = path.with_name(path.name + ".tmp")
+            pq.write_table(table, tmp, compression="lz4")  # near snappy's size at near no compression's speed
+            os.replace(tmp, path)
+    except RunError:  # a damaged games file: no table of it
+        _remove_tables(paths)
+        raise
+    except Exception:  # noqa: BLE001 - a value pyarrow refuses, a full disk: the tables are only a shortcut
+        _remove_tables(paths)
+
+
+def _remove_tables(paths: RunFolder) -> None:
+    for name in NAMES:
+        for p in (paths.table(name), paths.table(name).with_name(paths.table(name).name + ".tmp")):
+            p.unlink(missing_ok=True)
+
+
+def read_tables(folder: Path) -> dict[str, Any] | None:
+    """The analysis tables as pyarrow tables, or None unless every one of them
+    is there, as :func:`write_tables` writes it, and made from the games file
+    as it is now (its size; a resumed or interrupted run changes it, and a
+    run that stops writes the tables again)."""
+    paths = RunFolder(folder)
+    games = paths.games_file()
+    if games is None or not paths.table(NAMES[0]).is_file():
+        return None
+    size = str(games.stat().st_size).encode()
+    try:
+        import pyarrow.parquet as pq
+
+        out = {}
+        for name in NAMES:
+            table = pq.read_table(paths.table(name))
+            if (table.schema.metadata or {}).get(GAMES_BYTES) != size or not check(name, table):
+                return None
+            out[name] = table
+    except Exception:  # noqa: BLE001 - an unreadable table: the records are read instead
+        return None
+    return out

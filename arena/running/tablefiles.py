@@ -1,0 +1,176 @@
+"""The analysis tables of a run as files: ``tables/<name>.parquet``, one per
+table of :mod:`arena.running.tables` (matches, seats, rounds, actions, faults),
+with the very columns and rows the analysis derives from the match records.
+
+They exist so that ``arena stats`` and ``arena report`` need not parse every
+record and tabulate every bid in Python (most of their time on a league):
+reading them is a few hundredths of a second. Like ``matches.parquet`` they are
+derived, never the source of truth: :mod:`arena.running.store` writes them
+whenever a run stops, and a reader uses them only while they match the games
+file byte for byte in size (each file's metadata records it), else it reads
+the records.
+
+Cheap at the end of a run, because the work is done where the record is
+made: each worker turns its record into a :class:`RecordTables` (its rows,
+the many rows of rounds and bids as small int64 arrays rather than Python
+tuples) and sends it with the line; the store only sorts the records' parts
+by match, concatenates them and writes. No pandas here (the run layer has
+none): pyarrow tables, which the analysis turns into DataFrames.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from arena.engine.records import MatchRecord
+from arena.errors import FaultKind
+from arena.running.tables import (
+    ACTION_COLUMNS,
+    FAULT_COLUMNS,
+    MATCH_COLUMNS,
+    ROUND_COLUMNS,
+    SEAT_COLUMNS,
+    Row,
+    tables,
+)
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+NAMES = ("matches", "seats", "rounds", "actions", "faults")
+COLUMNS: dict[str, tuple[str, ...]] = {"matches": MATCH_COLUMNS, "seats": SEAT_COLUMNS, "rounds": ROUND_COLUMNS,
+                                       "actions": ACTION_COLUMNS, "faults": FAULT_COLUMNS}
+
+_STRING = {"matches": {"match", "variant", "first_bot", "winner_bot", "end"},
+           "seats": {"match", "variant", "bot", "fault"},
+           "rounds": {"match", "variant", "call", "fault_kind"},
+           "actions": {"match", "variant", "bot", "action"},
+           "faults": {"match", "variant", "bot", "kind", "detail"}}
+_BOOL = {"matches": set(), "seats": {"first"}, "rounds": {"palifico", "call_right", "bid_true"},
+         "actions": {"true"}, "faults": set()}
+_FLOAT = {"matches": {"seconds"}, "seats": {"seconds"}, "rounds": set(), "actions": set(), "faults": set()}
+
+
+def arrow_type(table: str, column: str) -> str:
+    """The pyarrow type alias of a column: string, bool, float64, else int64 (nulls allowed in all)."""
+    if column in _STRING[table]:
+        return "string"
+    if column in _BOOL[table]:
+        return "bool"
+    return "float64" if column in _FLOAT[table] else "int64"
+
+
+# Rounds and bids travel as int64 arrays: every column but the match's own
+# (match, variant) and the seat's (bot), None as NULL, strings as codes.
+NULL = int(np.iinfo(np.int64).min)
+CODES: dict[str, tuple[str, ...]] = {"call": ("dudo", "calza"), "action": ("bid", "dudo", "calza"),
+                                     "fault_kind": tuple(k.value for k in FaultKind)}
+CODED = {"rounds": ROUND_COLUMNS[2:], "actions": ("round", "index", "seat", "action", "quantity", "face", "true")}
+_CODED_AT = {name: tuple(COLUMNS[name].index(c) for c in cols) for name, cols in CODED.items()}
+
+
+@dataclass(frozen=True, slots=True)
+class RecordTables:
+    """One record's rows of every table, as a worker sends them with its line.
+    ``matches`` is its one match row with ``line`` 0 (a record's place in
+    schedule order is known only beside all the others); ``rounds`` and
+    ``actions`` are (rows, len(CODED[name])) int64 arrays."""
+
+    match: str
+    variant: str
+    matches: Row
+    seats: list[Row]
+    rounds: np.ndarray
+    actions: np.ndarray
+    faults: list[Row]
+
+
+def _encode(name: str, rows: list[Row]) -> np.ndarray:
+    at = _CODED_AT[name]
+    codes = [CODES.get(COLUMNS[name][i]) for i in at]
+    out = np.empty((len(rows), len(at)), dtype=np.int64)
+    for r, row in enumerate(rows):
+        out[r] = [NULL if (v := row[i]) is None else (code.index(v) if code is not None else int(v))  # type: ignore[call-overload]
+                  for i, code in zip(at, codes)]
+    return out
+
+
+def record_tables(rec: MatchRecord) -> RecordTables | None:
+    """The record's rows (:func:`arena.running.tables.tables`), or None if one
+    of them holds a value the encoding does not know (then the store derives
+    the tables from the records instead: nothing is lost, only time)."""
+    t = tables([rec])
+    try:
+        rounds, actions = _encode("rounds", t.rounds), _encode("actions", t.actions)
+    except (ValueError, TypeError, OverflowError):
+        return None
+    return RecordTables(rec.match, rec.variant, t.matches[0], t.seats, rounds, actions, t.faults)
+
+
+def _column(values: Iterable[Any], kind: str) -> pa.Array:
+    import pyarrow as pa
+
+    return pa.array(list(values), type=pa.type_for_alias(kind))
+
+
+def _decoded(name: str, column: str, values: np.ndarray) -> pa.Array:
+    import pyarrow as pa
+
+    null = values == NULL
+    code = CODES.get(column)
+    if code is not None:
+        words = pa.array(code, type=pa.string())
+        return words.take(pa.array(np.where(null, 0, values), mask=null))
+    kind = arrow_type(name, column)
+    return pa.array(values if kind == "int64" else values.astype(bool), type=pa.type_for_alias(kind), mask=null)
+
+
+def arrow_tables(parts: Sequence[RecordTables]) -> dict[str, pa.Table]:
+    """Every table of these records as pyarrow tables, records in schedule
+    order (by match id) and ``line`` their position in it: the tables
+    :func:`arena.running.tables.tables` gives for the sorted records."""
+    import pyarrow as pa
+
+    ordered = sorted(parts, key=lambda p: p.match)
+    out: dict[str, pa.Table] = {}
+    for name, rows in (("matches", [p.matches for p in ordered]),
+                       ("seats", list(itertools.chain.from_iterable(p.seats for p in ordered))),
+                       ("faults", list(itertools.chain.from_iterable(p.faults for p in ordered)))):
+        cols = COLUMNS[name]
+        columns = list(zip(*rows)) if rows else [()] * len(cols)
+        arrays = {c: _column(v, arrow_type(name, c)) for c, v in zip(cols, columns)}
+        if name == "matches":
+            arrays["line"] = pa.array(np.arange(len(rows), dtype=np.int64))
+        out[name] = pa.table(arrays)
+    ids = out["matches"].column("match").combine_chunks()
+    variants = out["matches"].column("variant").combine_chunks()
+    # Seat s of the record at position m is row first_seat[m] + s of the seat table.
+    players = np.array([len(p.seats) for p in ordered], dtype=np.int64)
+    first_seat = np.concatenate([[0], np.cumsum(players)[:-1]]).astype(np.int64)
+    bots = out["seats"].column("bot").combine_chunks()
+    for name in ("rounds", "actions"):
+        blocks = [getattr(p, name) for p in ordered]
+        width = len(CODED[name])
+        coded = np.concatenate(blocks) if blocks else np.empty((0, width), dtype=np.int64)
+        owner = pa.array(np.repeat(np.arange(len(ordered), dtype=np.int64), [len(b) for b in blocks]))
+        arrays = {"match": ids.take(owner), "variant": variants.take(owner)}
+        for j, c in enumerate(CODED[name]):
+            arrays[c] = _decoded(name, c, coded[:, j])
+        if name == "actions":
+            seat_rows = first_seat[owner.to_numpy()] + coded[:, CODED[name].index("seat")]
+            arrays["bot"] = bots.take(pa.array(seat_rows))
+        out[name] = pa.table({c: arrays[c] for c in COLUMNS[name]})
+    return out
+
+
+def check(name: str, table: pa.Table) -> bool:
+    """Whether a table read back has the columns and types :func:`arrow_tables` gives it."""
+    import pyarrow as pa
+
+    return (table.column_names == list(COLUMNS[name])
+            and all(table.schema.field(c).type == pa.type_for_alias(arrow_type(name, c)) for c in COLUMNS[name]))
