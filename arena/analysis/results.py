@@ -153,10 +153,18 @@ def _table_frames(arrow: dict[str, Any]) -> dict[str, pd.DataFrame]:
     the same as :func:`_frames` gives for the folder's records, sorted."""
     frames = {}
     for name, table in arrow.items():
+        if table.num_rows == 0:  # as pandas makes a table of no rows: every column object
+            frames[name] = pd.DataFrame(columns=list(table.column_names))
+            continue
         df = table.to_pandas()
-        # Strings as the record path has them: pandas' string type, a missing one NaN.
+        # Strings as pandas makes them of the records' values: its string type
+        # (a missing one NaN), but object for a column of None alone.
         for column in table.schema:
-            if str(column.type) == "string" and df[column.name].dtype == object:
+            if str(column.type) != "string":
+                continue
+            if table.column(column.name).null_count == table.num_rows:
+                df[column.name] = pd.Series([None] * table.num_rows, dtype=object)
+            elif df[column.name].dtype == object:
                 df[column.name] = df[column.name].astype("str")
         frames[name] = df
     return _typed(frames)
