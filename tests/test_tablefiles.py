@@ -25,6 +25,7 @@ import synth_records as S  # noqa: E402
 
 from arena.analysis.results import Results, from_records, load  # noqa: E402
 from arena.analysis.stats import run_stats  # noqa: E402
+from arena.engine import rules as R  # noqa: E402
 from arena.engine.records import MatchRecord  # noqa: E402
 from arena.running.store import RunFolder, read_matches, read_records, read_tables, write_tables  # noqa: E402
 from arena.running.tablefiles import NAMES, record_tables  # noqa: E402
@@ -193,7 +194,7 @@ def test_every_record_of_a_run_encodes(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("gz", [False, True])
 def test_a_compressed_run_keeps_its_tables(tmp_path: Path, gz: bool) -> None:
-    records = [S.play(f"m-{i:06d}", "classic", S.R.Rules.preset("classic"), ["random", "cautious", "sharp"], 1000 + i)
+    records = [S.play(f"m-{i:06d}", "classic", R.Rules.preset("classic"), ["random", "cautious", "sharp"], 1000 + i)
                for i in range(12)]
-    folder = S.write_run(tmp_path / "c", records, {"classic": S.R.Rules.preset("classic").to_dict()}, gz=gz)
+    folder = S.write_run(tmp_path / "c", records, {"classic": R.Rules.preset("classic").to_dict()}, gz=gz)
     assert_same_as_the_records(folder)
