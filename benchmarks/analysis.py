@@ -13,7 +13,8 @@ run writes, without an hour of sandboxed play.
 Then, per folder, the five targets of fast analysis:
 
 - end of run: what ``arena run`` does after its last match (close the run
-  folder, which writes matches.parquet, and print the Elo table), given the
+  folder, which writes matches.parquet and the analysis tables from the rows
+  the workers sent with each record, and print the Elo table), given the
   records in memory as the runner holds them: target 2 s;
 - ``arena ratings RUN``: target 3 s;  ``arena stats RUN``: target 5 s;
   ``arena report RUN``: target 10 s (each the command as a user types it,
@@ -102,11 +103,17 @@ def _baseline(folder: Path) -> float:
 
 def _end_of_run(folder: Path, records: list[MatchRecord]) -> tuple[float, float, bool]:
     from arena.analysis.commands import end_of_run_text
-    from arena.running.store import write_matches_parquet
+    from arena.running.store import write_matches_parquet, write_tables
+    from arena.running.tablefiles import record_tables
     from arena.running.tables import parquet_rows
 
+    # What each worker sends with its record's line, made as it plays (not timed: the store is handed it).
+    sent = [(parquet_rows([rec]), record_tables(rec)) for rec in records]
     t, c = time.perf_counter(), time.process_time()
-    write_matches_parquet(folder, parquet_rows(records))  # as the store does from the rows its workers made
+    # What RunStore.close does with it, then the Elo table `arena run` prints.
+    rows = sorted((row for got, _ in sent for row in got), key=lambda row: str(row[0]))
+    write_matches_parquet(folder, rows)
+    write_tables(folder, [part for _, part in sent if part is not None])
     end_of_run_text(folder, records)
     return time.perf_counter() - t, time.process_time() - c, False
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -25,13 +25,43 @@ from arena.analysis.results import Results
 from arena.errors import FaultKind, RatingError, RunError
 
 
-@functools.cache
-def _sps() -> Any:
-    """scipy.stats, imported when a statistic first needs it: its import alone
-    is most of a second, which `arena ratings` and the end of a run need not pay."""
-    from scipy import stats
+def _special() -> Any:
+    """scipy.special (imported with the rating fit's scipy.optimize anyway)."""
+    from scipy import special
 
-    return stats
+    return special
+
+
+def _binom_ppf(q: float, n: int, p: float) -> float:
+    """scipy.stats.binom.ppf(q, n, p) for 0 < q < 1 and 0 < p < 1: the same
+    ufunc it calls, without importing scipy.stats (most of a second, a large
+    share of `arena stats`); scipy.stats itself where the ufunc is not found."""
+    ufunc = getattr(_special()._ufuncs, "_binom_ppf", None)
+    if ufunc is None:
+        from scipy import stats
+
+        return float(stats.binom.ppf(q, n, p))
+    return float(ufunc(q, n, p))
+
+
+def _rankdata(a: np.ndarray) -> np.ndarray:
+    """Ranks along the last axis, 1-based, ties given their average rank:
+    scipy.stats.rankdata's values (exact halves), without importing scipy.stats."""
+    x = np.asarray(a, dtype=np.float64)
+    order = np.argsort(x, axis=-1, kind="mergesort")
+    ordered = np.take_along_axis(x, order, axis=-1)
+    n = x.shape[-1]
+    positions = np.broadcast_to(np.arange(1, n + 1, dtype=np.float64), x.shape)
+    starts = np.ones(x.shape, dtype=bool)
+    starts[..., 1:] = ordered[..., 1:] != ordered[..., :-1]
+    ends = np.ones(x.shape, dtype=bool)
+    ends[..., :-1] = starts[..., 1:]
+    first = np.maximum.accumulate(np.where(starts, positions, 0.0), axis=-1)  # each tie group's first position
+    last = np.flip(np.minimum.accumulate(np.flip(np.where(ends, positions, np.inf), -1), axis=-1), -1)
+    ranks = np.empty_like(x)
+    np.put_along_axis(ranks, order, (first + last) / 2, axis=-1)
+    return ranks
+
 
 OVERALL = "all"
 """The ``variant`` label of the table fitted on every variant's matches together."""
@@ -112,12 +142,19 @@ def select(res: Results, variant: str | None = None, drop_admin_faults: bool = F
     if drop_admin_faults and len(res.faults):
         admin = res.faults.loc[res.faults["kind"].map(is_admin_fault), "match"]
         keep &= ~res.matches["match"].isin(set(admin))
+    everything = bool(keep.all())
     ids = set(res.matches.loc[keep, "match"])
     by_variant_only = variant is not None and not (drop_admin_faults and len(res.faults))
 
     def part(df: pd.DataFrame) -> pd.DataFrame:
-        # Every table carries the variant: comparing one column is many times faster than a set lookup.
-        rows = df["variant"] == variant if by_variant_only else df["match"].isin(ids)
+        if everything and isinstance(df.index, pd.RangeIndex) and df.index.start == 0 and df.index.step == 1:
+            return df  # every row of every table belongs to a kept match: no copy of every bid
+        if by_variant_only:
+            # Every table carries the variant: comparing one column is many times faster than a set lookup.
+            rows = (df["variant"] == variant).to_numpy(dtype=bool)
+        else:
+            found, distinct = pd.factorize(df["match"])  # the ids looked up once each, not once per row
+            rows = np.array([d in ids for d in distinct], dtype=bool)[found] if len(df) else np.zeros(0, bool)
         return df[rows].reset_index(drop=True)
 
     return Results(
@@ -265,7 +302,7 @@ def rate_results(
 @functools.cache
 def _z(level: float) -> float:
     """The normal quantile of a two-sided interval at ``level`` (1.96 at 95%)."""
-    return float(_sps().norm.ppf(0.5 + level / 2))
+    return float(_special().ndtri(0.5 + level / 2))  # scipy.stats.norm.ppf's very ufunc
 
 
 def wilson(successes: int, n: int, level: float = LEVEL) -> tuple[float, float, float]:
@@ -298,26 +335,42 @@ class _Resampler:
         self.n = n
         rng = np.random.default_rng(seed)
         if n >= 2:
-            draws = rng.integers(0, n, (resamples, n)) + n * np.arange(resamples)[:, None]
+            draws = rng.integers(0, n, (resamples, n))
+            draws += n * np.arange(resamples)[:, None]  # in place: the array is tens of MB on a league
             self.counts = np.bincount(draws.ravel(), minlength=resamples * n).reshape(resamples, n).astype(float)
         else:
             self.counts = np.zeros((0, n))
 
     def ratio(self, num: ArrayLike, den: ArrayLike) -> tuple[float, float, float]:
         """sum(num) / sum(den) and its percentile interval (NaN without data or below 2 matches)."""
-        a, b = np.asarray(num, dtype=np.float64), np.asarray(den, dtype=np.float64)
-        if len(a) == 0 or b.sum() == 0:
-            return math.nan, math.nan, math.nan
-        value = float(a.sum() / b.sum())
-        if self.n < 2:
-            return value, math.nan, math.nan
-        sa, sb = self.counts @ a, self.counts @ b
-        keep = sb > 0
-        with np.errstate(invalid="ignore", divide="ignore"):
-            boot = sa[keep] / sb[keep]
+        return self.ratios([(num, den)])[0]
+
+    def ratios(self, pairs: Sequence[tuple[ArrayLike, ArrayLike]]) -> list[tuple[float, float, float]]:
+        """:meth:`ratio` of each (num, den) pair, the resampled sums of all of
+        them in one matrix product: the counts (resamples x matches, tens of MB
+        on a league) are read once, not twice per statistic."""
+        arrays = [(np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)) for a, b in pairs]
+        live = [i for i, (a, b) in enumerate(arrays) if len(a) != 0 and b.sum() != 0]
+        sums = (self.counts @ np.column_stack([x for i in live for x in arrays[i]])
+                if live and self.n >= 2 else np.zeros((0, 0)))
+        at = {i: j for j, i in enumerate(live)}
         tail = (1 - LEVEL) / 2
-        low, high = np.quantile(boot, [tail, 1 - tail])
-        return value, float(low), float(high)
+        out: list[tuple[float, float, float]] = []
+        for i, (a, b) in enumerate(arrays):
+            if i not in at:
+                out.append((math.nan, math.nan, math.nan))
+                continue
+            value = float(a.sum() / b.sum())
+            if self.n < 2:
+                out.append((value, math.nan, math.nan))
+                continue
+            sa, sb = sums[:, 2 * at[i]], sums[:, 2 * at[i] + 1]
+            keep = sb > 0
+            with np.errstate(invalid="ignore", divide="ignore"):
+                boot = sa[keep] / sb[keep]
+            low, high = np.quantile(boot, [tail, 1 - tail])
+            out.append((value, float(low), float(high)))
+        return out
 
 
 def mean_interval(values: ArrayLike, seed: int = 0) -> tuple[float, float, float, int]:
@@ -353,8 +406,8 @@ def quantile_interval(values: ArrayLike, q: float) -> tuple[float, float, float,
         return math.nan, math.nan, math.nan, 0
     value = float(x[max(0, math.ceil(q * n) - 1)])
     tail = (1 - LEVEL) / 2
-    lo_rank = int(_sps().binom.ppf(tail, n, q))  # P(B <= lo_rank - 1) <= tail
-    hi_rank = int(_sps().binom.ppf(1 - tail, n, q)) + 1
+    lo_rank = int(_binom_ppf(tail, n, q))  # P(B <= lo_rank - 1) <= tail
+    hi_rank = int(_binom_ppf(1 - tail, n, q)) + 1
     low = float(x[lo_rank - 1]) if lo_rank >= 1 else math.nan
     high = float(x[hi_rank - 1]) if hi_rank <= n else math.nan
     return value, low, high, n
@@ -374,21 +427,30 @@ def _variant_rows(label: str, part: Results, seed: int = 0, elo: dict[str, float
 
     index = pd.Index(ids)
 
-    def totals(values: ArrayLike, match: pd.Series) -> np.ndarray:
-        codes = index.get_indexer(match.to_numpy())
+    # The bootstrap rows are computed together at the end (one matrix product,
+    # _Resampler.ratios); until then each holds its place in ``rows``.
+    pending: list[tuple[int, np.ndarray, np.ndarray]] = []
+
+    def later(name: str, num: np.ndarray, den: np.ndarray, n: int) -> None:
+        pending.append((len(rows), num, den))
+        rows.append((label, name, math.nan, math.nan, math.nan, n))
+
+    def totals(values: ArrayLike, codes: np.ndarray) -> np.ndarray:
         out: np.ndarray = np.bincount(codes, weights=np.asarray(values, dtype=np.float64), minlength=len(ids))
         return out
 
     def ratio_row(name: str, hits: ArrayLike, of: ArrayLike, match: pd.Series, n: int | None = None) -> None:
         """A share or mean over rows of a table (rounds, bids, seats), by whole-match resampling."""
-        num, den = totals(hits, match), totals(of, match)
-        v, lo, hi = boot.ratio(num, den)
-        rows.append((label, name, v, lo, hi, int(np.asarray(of, dtype=float).sum()) if n is None else n))
+        # Each row's match as its position in ``ids``: factorised first (a table
+        # has far fewer matches than rows), so only the distinct ids are looked up.
+        found, distinct = pd.factorize(match)
+        codes = index.get_indexer(distinct)[found]
+        later(name, totals(hits, codes), totals(of, codes),
+              int(np.asarray(of, dtype=float).sum()) if n is None else n)
 
     def mean_row(name: str, values: pd.Series) -> None:
         x = values.astype("float64").to_numpy()
-        v, lo, hi = boot.ratio(x, np.ones(len(x)))
-        rows.append((label, name, v, lo, hi, len(x)))
+        later(name, x, np.ones(len(x)), len(x))
 
     def share_row(name: str, k: int, n: int) -> None:
         v, lo, hi = wilson(k, n)
@@ -475,6 +537,8 @@ def _variant_rows(label: str, part: Results, seed: int = 0, elo: dict[str, float
             else:
                 lo_s = hi_s = math.nan
             rows.append((label, "elo_sd", spread, float(lo_s), float(hi_s), len(bots_here)))
+    for (slot, _, _), (v, lo, hi) in zip(pending, boot.ratios([(num, den) for _, num, den in pending])):
+        rows[slot] = (label, rows[slot][1], v, lo, hi, rows[slot][5])
     return rows
 
 
@@ -506,7 +570,9 @@ def _typed(df: pd.DataFrame) -> pd.DataFrame:
 def _spearman(a: np.ndarray, b: np.ndarray) -> float:
     if len(a) < 2 or np.all(a == a[0]) or np.all(b == b[0]):
         return math.nan
-    return float(_sps().spearmanr(a, b).statistic)
+    # scipy.stats.spearmanr's statistic: the correlation matrix of the ranks, its [1, 0].
+    ranked = np.column_stack([_rankdata(a), _rankdata(b)])
+    return float(np.corrcoef(ranked, rowvar=False)[1, 0])
 
 
 def _spearman_rows(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -514,7 +580,7 @@ def _spearman_rows(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     ranks for ties, as scipy's spearmanr; NaN where a row is constant)."""
     if a.shape[1] < 2:
         return np.full(a.shape[0], math.nan)
-    ra, rb = _sps().rankdata(a, axis=1), _sps().rankdata(b, axis=1)
+    ra, rb = _rankdata(a), _rankdata(b)
     ra -= ra.mean(axis=1, keepdims=True)
     rb -= rb.mean(axis=1, keepdims=True)
     den = np.sqrt((ra * ra).sum(axis=1) * (rb * rb).sum(axis=1))
