@@ -518,12 +518,17 @@ def head_to_head(n_items: int, rankings: Sequence[Ranking]) -> tuple[IntArray, I
     same ranking, ``above[a, b]`` those where a finished above b. Entries of
     the same item are not compared with each other (the diagonal is 0)."""
     above = np.zeros((n_items, n_items), dtype=np.int64)
+    by_length: dict[int, list[Ranking]] = {}
     for m, ranking in enumerate(rankings):
-        idx = np.asarray(ranking, dtype=np.int64)
-        if len(idx) and (idx.min() < 0 or idx.max() >= n_items):
+        if len(ranking) and (min(ranking) < 0 or max(ranking) >= n_items):
             raise RatingError(f"ranking {m} = {list(ranking)}: item indices must lie in 0..{n_items - 1}")
-        hi, lo = np.triu_indices(len(idx), k=1)
-        np.add.at(above, (idx[hi], idx[lo]), 1)
+        by_length.setdefault(len(ranking), []).append(ranking)
+    # Rankings of one length at a time: every (higher, lower) pair of entries counted at once.
+    for length, group in by_length.items():
+        idx = np.asarray(group, dtype=np.int64).reshape(len(group), length)
+        hi, lo = np.triu_indices(length, k=1)
+        pairs = (idx[:, hi] * n_items + idx[:, lo]).ravel()
+        above += np.bincount(pairs, minlength=n_items * n_items).reshape(n_items, n_items)
     np.fill_diagonal(above, 0)
     met = above + above.T
     return above, met
