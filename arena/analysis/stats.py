@@ -13,7 +13,7 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -265,7 +265,8 @@ def rate_results(
     """Elo tables for every variant and over all variants (label
     :data:`OVERALL`), or for ``variant`` alone. Seeded: the same options give
     the same table. ``progress`` is told ("rating LABEL", resamples done, resamples)."""
-    base = select(res, None, drop_admin_faults)
+    # Rating reads only the seats, matches and faults: the rounds and bids are not split by variant.
+    base = select(replace(res, rounds=res.rounds.iloc[:0], actions=res.actions.iloc[:0]), None, drop_admin_faults)
     if base.matches.empty:
         raise RunError(f"{res.path}: no finished match to rate yet")
     if variant is not None:
@@ -420,7 +421,13 @@ StatRow = tuple[str, str, float, float, float, float]
 def _variant_rows(label: str, part: Results, seed: int = 0, elo: dict[str, float] | None = None,
                   elo_samples: pd.DataFrame | None = None) -> list[StatRow]:
     """Every statistic of one variant's matches (DEFINITIONS says what each is)."""
-    m, r, seats, acts = part.matches, part.rounds, part.seats, part.actions
+    # Only the columns read here: every filter below copies what it keeps of each column.
+    m = part.matches[["match", "rounds_played", "decisions", "first", "winner", "players", "palifico_rounds",
+                      "faults"]]
+    r = part.rounds[["match", "call", "call_right", "dice_in_play", "bid_true", "palifico", "change_seat", "delta",
+                     "opener"]]
+    seats = part.seats[[c for c in ("match", "bot", "seat", "players", "place", "held") if c in part.seats]]
+    acts = part.actions
     ids = m["match"].to_numpy()
     boot = _Resampler(len(m), seed)
     rows: list[StatRow] = [(label, "matches", float(len(m)), math.nan, math.nan, len(m))]
@@ -470,14 +477,16 @@ def _variant_rows(label: str, part: Results, seed: int = 0, elo: dict[str, float
     share_row("opener_win_rate", int((known["winner"] == known["first"]).sum()), len(known))
     # Pooled over table sizes the opener's fair share is the mean of 1/players.
     fixed_row("opener_fair_share", float((1.0 / m["players"].astype(float)).mean()), len(m))
+    seat_no = seats["seat"].to_numpy(dtype=np.int64, na_value=-1)
+    seat_size = seats["players"].to_numpy(dtype=np.int64, na_value=-1)
+    seat_won = (seats["place"] == 1).fillna(False).to_numpy(dtype=bool)  # a missing place is no win
     for size in sorted(int(p) for p in m["players"].unique()):
         at = known[known["players"] == size]
         fixed_row(f"fair_share[{size}p]", 1.0 / size, len(m[m["players"] == size]))
         share_row(f"opener_win_rate[{size}p]", int((at["winner"] == at["first"]).sum()), len(at))
-        table = seats[seats["players"] == size]
         for s in range(size):
-            here = table[table["seat"] == s]
-            share_row(f"seat{s}_win_rate[{size}p]", int((here["place"] == 1).sum()), len(here))
+            here = (seat_size == size) & (seat_no == s)
+            share_row(f"seat{s}_win_rate[{size}p]", int(seat_won[here].sum()), int(here.sum()))
     # Calls.
     calls = r[r["call"].notna()]
     for kind in ("dudo", "calza"):
@@ -542,6 +551,9 @@ def _variant_rows(label: str, part: Results, seed: int = 0, elo: dict[str, float
     return rows
 
 
+_BID_COLUMNS = ["match", "variant", "action", "true"]  # what _variant_rows reads of the actions
+
+
 def variant_stats(res: Results, *, variant: str | None = None, drop_admin_faults: bool = False,
                   report: RatingReport | None = None, seed: int = 0) -> pd.DataFrame:
     """One row per variant and statistic (columns STAT_COLUMNS); DEFINITIONS
@@ -549,7 +561,8 @@ def variant_stats(res: Results, *, variant: str | None = None, drop_admin_faults
     statistics need ``report`` (the run's Elo tables, from :func:`rate_results`)."""
     if res.seats_only:
         raise RunError(f"{res.path}: variant statistics need the match records, not matches.parquet alone")
-    base = select(res, variant, drop_admin_faults)
+    # The bids are the largest table by far: only the columns the statistics read are split by variant.
+    base = select(replace(res, actions=res.actions[_BID_COLUMNS]), variant, drop_admin_faults)
     names = [variant] if variant is not None else [v for v in res.variants if v in set(base.matches["variant"])]
     rows: list[StatRow] = []
     for v in names:
