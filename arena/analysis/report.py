@@ -135,8 +135,10 @@ def _heat(ax: Any, values: np.ndarray, rows: Sequence[str], cols: Sequence[str],
             v = values[i, j]
             if not math.isnan(v):
                 dark = abs((v - vmin) / span - 0.5) > 0.3
+                # Inside its cell, so inside the axes: left out of the layout's
+                # search for what sticks out, which would measure every cell's text twice.
                 ax.text(j, i, format(v, fmt), ha="center", va="center", fontsize=small,
-                        color="white" if dark else "black")
+                        color="white" if dark else "black", in_layout=False)
     return im
 
 
@@ -168,7 +170,7 @@ def plot_elo_change(changes: pd.DataFrame, variants: Sequence[str], order: Seque
     im = _heat(ax, values, order, others, "PuOr_r", -half, half, "+.0f")
     sure = (lo.to_numpy(float) > 0) | (hi.to_numpy(float) < 0)
     for i, j in zip(*np.nonzero(sure)):
-        ax.text(j + 0.42, i - 0.28, "*", ha="right", va="top", fontsize=8, color="black")
+        ax.text(j + 0.42, i - 0.28, "*", ha="right", va="top", fontsize=8, color="black", in_layout=False)
     fig.suptitle(f"Elo change from {_plain_label(baseline)} (*: 95% interval excludes 0)", fontsize=9, x=0.01,
                  ha="left")
     fig.colorbar(im, ax=ax, shrink=0.8, label="Elo change")
