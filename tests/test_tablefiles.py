@@ -50,6 +50,10 @@ def assert_same_as_the_records(folder: Path) -> None:
         pd.testing.assert_frame_equal(getattr(fast, name), getattr(slow, name), check_exact=True)
     # ... and so every statistic, to the last bit.
     pd.testing.assert_frame_equal(run_stats(fast, resamples=20), run_stats(slow, resamples=20), check_exact=True)
+    # A few records are read alone (the report's notable matches); all of them when asked for.
+    some = [r.match for r in slow.records[::7]]
+    assert fast.records_of(some) == slow.records_of(some) and set(fast.records_of(some)) == set(some)
+    assert list(fast.records) == list(slow.records)
 
 
 def write_config(folder: Path, **extra: object) -> Path:

@@ -10,8 +10,8 @@ is an error naming the file and line. The rows come from
 stopped wrote them as files (``tables/``, :mod:`arena.running.tablefiles`):
 while those were made from the games file as it is, ``load`` reads them
 instead of the records, many times faster, and gives the same frames
-(``Results.records`` is then empty and :meth:`Results.records_of` reads the
-few records asked for). ``matches.parquet`` is read only to rate
+(``Results.records`` then reads the records the first time it is used, and
+:meth:`Results.records_of` only the few asked for). ``matches.parquet`` is read only to rate
 (``seats_only``). Both are derived from the records and may lag behind them
 in an unfinished run: then the records are read.
 
@@ -57,7 +57,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, overload
 
 import numpy as np
 import pandas as pd
@@ -67,7 +67,7 @@ from arena.errors import RunError
 from arena.running.store import Repeat, RunFolder, read_matches, read_records, read_run_json, read_tables
 from arena.running.tables import ACTION_COLUMNS, FAULT_COLUMNS, MATCH_COLUMNS, ROUND_COLUMNS, SEAT_COLUMNS, tables
 
-__all__ = ["ACTION_COLUMNS", "FAULT_COLUMNS", "MATCH_COLUMNS", "ROUND_COLUMNS", "SEAT_COLUMNS", "Results",
+__all__ = ["ACTION_COLUMNS", "FAULT_COLUMNS", "MATCH_COLUMNS", "ROUND_COLUMNS", "SEAT_COLUMNS", "FolderRecords", "Results",
            "from_records", "load"]
 
 _INT_COLUMNS = {
@@ -96,7 +96,7 @@ class Results:
     actions: pd.DataFrame
     faults: pd.DataFrame
     truncated: bool = False  # an incomplete last line was skipped
-    records: list[MatchRecord] = field(default_factory=list, repr=False)
+    records: Sequence[MatchRecord] = field(default_factory=list, repr=False)
     repeats: tuple[Repeat, ...] = ()  # later records of a match already recorded, left out
     notes: list[str] = field(default_factory=list)  # what the loader left out, in words for the user
     seats_only: bool = False  # loaded from matches.parquet: no rounds, actions or records (see load)
@@ -104,11 +104,13 @@ class Results:
 
     def records_of(self, ids: Sequence[str]) -> dict[str, MatchRecord]:
         """The records of these matches (those recorded), by id: from ``records``
-        when loaded with them, else read from the run folder."""
-        if self.records or not (self.from_tables or self.seats_only):
-            wanted = set(ids)
-            return {r.match: r for r in self.records if r.match in wanted}
-        return read_matches(self.path, ids)
+        when they are in memory, else read from the run folder (a few lines of it)."""
+        unread = isinstance(self.records, FolderRecords) and not self.records.loaded
+        if unread or (self.seats_only and not self.records):
+            return read_matches(self.path, ids)
+        wanted = set(ids)
+        return {r.match: r for r in self.records if r.match in wanted}
+
 
     @property
     def variants(self) -> list[str]:
@@ -118,6 +120,37 @@ class Results:
             if v not in names:
                 names.append(str(v))
         return names
+
+
+class FolderRecords(Sequence[MatchRecord]):
+    """A run folder's records in schedule order, read the first time they are
+    used: what ``Results.records`` holds when the tables were read from the
+    folder's tables/ files, which most analyses never need."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._items: list[MatchRecord] | None = None
+
+    @property
+    def loaded(self) -> bool:
+        return self._items is not None
+
+    def _all(self) -> list[MatchRecord]:
+        if self._items is None:
+            self._items = sorted(read_records(self.path).records, key=lambda r: r.match)
+        return self._items
+
+    @overload
+    def __getitem__(self, i: int) -> MatchRecord: ...
+
+    @overload
+    def __getitem__(self, i: slice) -> Sequence[MatchRecord]: ...
+
+    def __getitem__(self, i: int | slice) -> MatchRecord | Sequence[MatchRecord]:
+        return self._all()[i]
+
+    def __len__(self) -> int:
+        return len(self._all())
 
 
 def _typed(frames: dict[str, pd.DataFrame]) -> dict[str, pd.DataFrame]:
@@ -264,7 +297,7 @@ def load(run: str | Path, *, seats_only: bool = False) -> Results:
         # frames as the records give, without parsing them. No records.
         frames = _table_frames(arrow)
         return Results(folder.path, meta, frames["matches"], frames["seats"], frames["rounds"],
-                       frames["actions"], frames["faults"], from_tables=True)
+                       frames["actions"], frames["faults"], records=FolderRecords(folder.path), from_tables=True)
     read = read_records(folder.path)
     # Schedule order, not file order: workers finish matches in any order, and
     # everything computed from a run (bootstrap resamples included) must be the
