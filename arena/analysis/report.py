@@ -509,7 +509,8 @@ def build_report(run: str | Path, *, resamples: int = RESAMPLES, seed: int = 0,
         raise RunError(f"{run}: no finished match yet, nothing to report")
     report = rate_results(res, resamples=resamples, seed=seed, progress=progress)
     tell("variant statistics", 0, 1)
-    variants = [v for v in res.variants if v in set(res.matches["variant"])]
+    played = set(res.matches["variant"].unique())
+    variants = [v for v in res.variants if v in played]
     single = len(variants) == 1
     stats = variant_stats(res, report=report)
     changes = corr = None

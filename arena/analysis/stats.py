@@ -134,7 +134,7 @@ def select(res: Results, variant: str | None = None, drop_admin_faults: bool = F
     had an administrative fault."""
     keep = pd.Series(True, index=res.matches.index)
     if variant is not None:
-        if variant not in set(res.matches["variant"]) and variant not in res.variants:
+        if variant not in set(res.matches["variant"].unique()) and variant not in res.variants:
             raise RunError(
                 f"{res.path}: no variant {variant!r}; the run has {', '.join(res.variants) or 'no matches'}"
             )
@@ -143,8 +143,8 @@ def select(res: Results, variant: str | None = None, drop_admin_faults: bool = F
         admin = res.faults.loc[res.faults["kind"].map(is_admin_fault), "match"]
         keep &= ~res.matches["match"].isin(set(admin))
     everything = bool(keep.all())
-    ids = set(res.matches.loc[keep, "match"])
     by_variant_only = variant is not None and not (drop_admin_faults and len(res.faults))
+    ids = set() if everything or by_variant_only else set(res.matches.loc[keep, "match"])
 
     def part(df: pd.DataFrame) -> pd.DataFrame:
         if everything and isinstance(df.index, pd.RangeIndex) and df.index.start == 0 and df.index.step == 1:
@@ -166,6 +166,20 @@ def select(res: Results, variant: str | None = None, drop_admin_faults: bool = F
 # --- ratings ----------------------------------------------------------------
 
 
+def _lines_of(match: pd.Series, matches: pd.DataFrame | None) -> list[int] | np.ndarray:
+    """Each row's match's ``line`` in ``matches`` (0 for a match not there)."""
+    if matches is None:
+        return [0] * len(match)
+    if not matches["match"].is_unique:  # the last row of a match counts, as a dict of them would say
+        line = dict(zip(matches["match"], matches["line"]))
+        return [line.get(mid, 0) for mid in match]
+    found, distinct = pd.factorize(match)  # the distinct ids looked up once each
+    at = pd.Index(matches["match"]).get_indexer(distinct)
+    lines = matches["line"].to_numpy(dtype=object)
+    known = np.array([lines[i] if i >= 0 else 0 for i in at], dtype=object)
+    return known[found] if len(found) else []
+
+
 def rankings(seats: pd.DataFrame, matches: pd.DataFrame | None = None) -> tuple[list[str], list[list[int]]]:
     """Bot names (sorted) and each match's finishing order as bot indices,
     best first, matches in schedule order (the order sequential Elo uses)."""
@@ -173,8 +187,7 @@ def rankings(seats: pd.DataFrame, matches: pd.DataFrame | None = None) -> tuple[
         return [], []
     bots = sorted(str(b) for b in seats["bot"].unique())
     index = {b: i for i, b in enumerate(bots)}
-    line = dict(zip(matches["match"], matches["line"])) if matches is not None else {}
-    order = seats.assign(_line=[line.get(mid, 0) for mid in seats["match"]])
+    order = seats.assign(_line=_lines_of(seats["match"], matches))
     order = order.sort_values(["_line", "match", "place"], kind="stable")
     codes = order["bot"].map(index).to_numpy(dtype=np.int64)
     mids = order["match"].to_numpy()
@@ -272,7 +285,8 @@ def rate_results(
     if variant is not None:
         parts = [(variant, select(base, variant))]
     else:
-        present = [v for v in res.variants if v in set(base.matches["variant"])]
+        played = set(base.matches["variant"].unique())
+        present = [v for v in res.variants if v in played]
         parts = [(v, select(base, v)) for v in present]
         label = OVERALL if OVERALL not in present else OVERALL + "-variants"
         parts = [(label, base if len(present) > 1 else parts[0][1])] + parts
@@ -563,7 +577,8 @@ def variant_stats(res: Results, *, variant: str | None = None, drop_admin_faults
         raise RunError(f"{res.path}: variant statistics need the match records, not matches.parquet alone")
     # The bids are the largest table by far: only the columns the statistics read are split by variant.
     base = select(replace(res, actions=res.actions[_BID_COLUMNS]), variant, drop_admin_faults)
-    names = [variant] if variant is not None else [v for v in res.variants if v in set(base.matches["variant"])]
+    played = set(base.matches["variant"].unique())
+    names = [variant] if variant is not None else [v for v in res.variants if v in played]
     rows: list[StatRow] = []
     for v in names:
         elo = samples = None
