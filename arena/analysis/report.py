@@ -28,6 +28,7 @@ import html
 import io
 import json
 import math
+import weakref
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -191,13 +192,21 @@ def plot_h2h(h2h: pd.DataFrame, order: Sequence[str], label: str) -> Any:
     return fig
 
 
-def _stat(stats: pd.DataFrame, variant: str, name: str) -> tuple[float, float, float, int]:
-    row = stats[(stats["variant"] == variant) & (stats["statistic"] == name)]
-    if row.empty:
-        return math.nan, math.nan, math.nan, 0
-    r = row.iloc[0]
-    n = 0 if pd.isna(r["n"]) else int(r["n"])
-    return float(r["value"]), float(r["low"]), float(r["high"]), n
+StatCell = tuple[float, float, float, int]
+_INDEX: list[tuple[weakref.ref[pd.DataFrame], dict[tuple[str, str], StatCell]]] = []  # the last table's
+
+
+def _stat(stats: pd.DataFrame, variant: str, name: str) -> StatCell:
+    """(value, low, high, n) of a statistic of a variant (its first row), NaN and 0 if absent.
+    Looked up in an index of the table made once: the charts ask for hundreds of cells."""
+    index = _INDEX[0][1] if _INDEX and _INDEX[0][0]() is stats else None
+    if index is None:
+        index = {}
+        for v, s, value, low, high, n in zip(stats["variant"], stats["statistic"], stats["value"], stats["low"],
+                                             stats["high"], stats["n"]):
+            index.setdefault((str(v), str(s)), (float(value), float(low), float(high), 0 if pd.isna(n) else int(n)))
+        _INDEX[:] = [(weakref.ref(stats), index)]
+    return index.get((variant, name), (math.nan, math.nan, math.nan, 0))
 
 
 def plot_seats(stats: pd.DataFrame, variants: Sequence[str], size: int) -> Any:
