@@ -185,13 +185,18 @@ def main() -> None:
                 "system), which a loaded machine inflates less than wall time. Median of "
                 f"{args.trials} trial(s); {load}. Figures taken on a loaded machine are indicative only.\n\n"
                 + table + "\n\n"
-                "Where the time goes: `arena ratings` and the end of a run read only matches.parquet (the seat "
-                "table) and fit each variant once, the 200 bootstrap resamples in batches (about a tenth of "
-                "the scipy fits they replace); the interpreter's start with numpy, scipy and pandas is a large "
-                "share of what is left. `arena stats` and `arena report` still read every record "
-                "(games.jsonl) and tabulate every round and bid in Python before computing, which is most of "
-                "their time on the league; the report then draws about twenty figures. Reading the records "
-                "into columns without a Python row per bid is the next step for both.\n")
+                "Where the time goes: every command is a new interpreter importing numpy, pandas, pyarrow and "
+                "scipy.optimize (the rating fit; scipy.stats is no longer imported: the few quantiles it gave "
+                "come from the same scipy.special functions), about a second of CPU. `arena ratings` and the "
+                "end of a run read only matches.parquet and fit each variant once, the bootstrap resamples in "
+                "batches whose gradient runs on rankings grouped by length. The end of a run also writes "
+                "tables/ (every match, seat, round, bid and fault), from the rows each worker derived from its "
+                "record while it played: the store only sorts, concatenates and writes them. `arena stats` "
+                "and `arena report` read those tables (a few hundredths of a second) instead of parsing every "
+                "record and tabulating every bid in Python, and a variant's bootstrap intervals are one matrix "
+                "product; the report's figures are then the largest part of what is left. Where the wall time "
+                "misses a target while the CPU time meets it, the machine's load is the difference: the "
+                "commands run on one core (but for numpy's matrix products).\n")
         replace_section(ROOT / "docs" / "performance.md", "## Analysis of a finished run", text)
 
 
