@@ -202,3 +202,47 @@ def test_a_compressed_run_keeps_its_tables(tmp_path: Path, gz: bool) -> None:
                for i in range(12)]
     folder = S.write_run(tmp_path / "c", records, {"classic": R.Rules.preset("classic").to_dict()}, gz=gz)
     assert_same_as_the_records(folder)
+
+
+def test_a_resume_adds_to_the_tables_it_finds_fresh_without_deriving_them_again(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from arena.running import store as store_module
+    from arena.running.store import RunStore
+
+    rules = R.Rules.preset("classic")
+    recs = [MatchRecord.from_dict(S.play(f"m-{i:06d}", "classic", rules, ["random", "cautious", "sharp"], 50 + i))
+            for i in range(10)]
+    fp = {"seed": 1, "bots": [["random", "x"]]}
+    run = {"name": "t", "variants": {"classic": rules.to_dict()}}
+    folder = tmp_path / "run"
+    first = RunStore(folder)
+    first.open(run, fp, force=False)
+    for r in recs[:6:2] + recs[1:6:2]:  # out of schedule order, as workers finish
+        first.append(r)
+    first.close("interrupted")
+    assert_same_as_the_records(folder)
+    # Resumed: the tables of the six earlier matches are read back, not derived from their records.
+    again = RunStore(folder)
+    again.open(run, fp, force=False)
+    made: list[str] = []
+    real = store_module.record_tables
+
+    def counted(rec: MatchRecord) -> object:
+        made.append(rec.match)
+        return real(rec)
+
+    monkeypatch.setattr(store_module, "record_tables", counted)
+    for r in reversed(recs[6:]):
+        again.append(r)
+    again.close("complete")
+    assert sorted(made) == [r.match for r in recs[6:]]  # only the new matches' rows were made
+    assert_same_as_the_records(folder)
+    # A run killed with -9 after that resume leaves tables older than its games file: derived again next time.
+    with open(folder / "games.jsonl", "ab") as fh:
+        fh.write(recs[0].to_json().replace(b"m-000000", b"m-000010") + b"\n")
+    third = RunStore(folder)
+    third.open(run, fp, force=False)
+    made.clear()
+    third.close("complete")
+    assert len(made) == 11
+    assert_same_as_the_records(folder)

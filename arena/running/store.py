@@ -52,7 +52,7 @@ import orjson
 from arena import __version__
 from arena.engine.records import MatchRecord, RecordError, canonical, record_line
 from arena.errors import RunError
-from arena.running.tablefiles import NAMES, RecordTables, arrow_tables, check, record_tables
+from arena.running.tablefiles import NAMES, RecordTables, arrow_tables, check, merged, record_tables
 from arena.running.tables import PARQUET_TYPES, Row, parquet_rows
 
 RUN_JSON = "run.json"
@@ -320,6 +320,7 @@ class RunStore:
         self.read: RecordsRead | None = None  # what open() found already recorded
         self._rows: list[Row] | None = []  # matches.parquet's rows of the lines appended (None: not known)
         self._parts: list[RecordTables] | None = []  # and their tables (tablefiles); None: not known
+        self._old_tables: dict[str, Any] | None = None  # the tables of what open() found, read back if fresh
 
     # -- opening -------------------------------------------------------------
 
@@ -367,6 +368,11 @@ class RunStore:
         read, raws, data = _scan(folder)
         self._rewrite_clean(read, raws, data)
         self.read = read
+        # The tables the last stop wrote, if they are those of the records just
+        # read: close() then adds the new matches' to them rather than deriving
+        # every earlier record's again (a league that grows by one bot resumes
+        # thousands of records).
+        self._old_tables = read_tables(folder) if read.records else None
         self.meta = dict(old or {})
         self.meta.update(meta)
         self.meta["fingerprint"] = fingerprint
@@ -481,11 +487,15 @@ class RunStore:
                 shutil.copyfileobj(src, dst)
             paths.games.unlink()
         parts: list[RecordTables] | None = None
-        if self._parts is not None and self.read is not None:
+        if self._parts is not None and self.read is not None and self._old_tables is None:
             old = [record_tables(rec) for rec in self.read.records]  # a resumed run's earlier records
             if all(p is not None for p in old):
                 parts = [p for p in old if p is not None] + self._parts
-        write_tables(self.folder, parts)  # after compressing: the tables name the final games file's size
+        # After compressing: the tables name the final games file's size.
+        if self._parts is not None and self._old_tables is not None:
+            write_tables(self.folder, arrow=merged(self._old_tables, arrow_tables(self._parts)))
+        else:
+            write_tables(self.folder, parts)
         self.meta["status"] = status
         self.meta["ended"] = now()
         write_json_atomic(paths.run_json, self.meta)
@@ -517,9 +527,10 @@ def write_matches_parquet(folder: Path, rows: list[Row] | None = None) -> None:
 GAMES_BYTES = b"arena.games_bytes"  # each table file's metadata: the size of the games file it was made from
 
 
-def write_tables(folder: Path, parts: list[RecordTables] | None = None) -> None:
-    """``tables/*.parquet`` (:mod:`arena.running.tablefiles`) from the records'
-    parts, made by the workers (``parts``), else from the records read back.
+def write_tables(folder: Path, parts: list[RecordTables] | None = None, *, arrow: dict[str, Any] | None = None) -> None:
+    """``tables/*.parquet`` (:mod:`arena.running.tablefiles`): ``arrow``, the
+    tables already made, else from the records' parts made by the workers
+    (``parts``), else from the records read back.
     Each file is replaced atomically and records the games file's size; should
     anything fail (a record the tables cannot hold), none is left, and the
     readers use the records: the tables are a shortcut, never needed."""
@@ -528,7 +539,7 @@ def write_tables(folder: Path, parts: list[RecordTables] | None = None) -> None:
     paths = RunFolder(folder)
     games = paths.games_file()
     try:
-        if parts is None:
+        if arrow is None and parts is None:
             read = read_records(folder)
             if read.truncated or read.repeats:  # what a reader is told about: the records say it
                 _remove_tables(paths)
@@ -538,7 +549,8 @@ def write_tables(folder: Path, parts: list[RecordTables] | None = None) -> None:
                 raise ValueError("a record the tables cannot encode")
             parts = [p for p in made if p is not None]
         size = str(games.stat().st_size if games is not None else 0).encode()
-        arrow = arrow_tables(parts)
+        if arrow is None:
+            arrow = arrow_tables(parts or [])
         paths.tables.mkdir(exist_ok=True)
         for name in NAMES:
             table = arrow[name].replace_schema_metadata({GAMES_BYTES: size})

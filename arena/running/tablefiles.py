@@ -174,3 +174,22 @@ def check(name: str, table: pa.Table) -> bool:
 
     return (table.column_names == list(COLUMNS[name])
             and all(table.schema.field(c).type == pa.type_for_alias(arrow_type(name, c)) for c in COLUMNS[name]))
+
+
+def merged(old: dict[str, pa.Table], new: dict[str, pa.Table]) -> dict[str, pa.Table]:
+    """Two sets of tables of different records as one, in schedule order: a
+    resumed run's tables read back (``old``, :func:`check`-ed) and those of
+    the matches it played since. Arrow's sort is stable, so a match's rows
+    keep their order; ``line`` is renumbered."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    out: dict[str, pa.Table] = {}
+    for name in NAMES:
+        table = pa.concat_tables([old[name].replace_schema_metadata(None), new[name].replace_schema_metadata(None)])
+        table = table.take(pc.sort_indices(table, sort_keys=[("match", "ascending")]))
+        if name == "matches":
+            at = table.column_names.index("line")
+            table = table.set_column(at, "line", pa.array(np.arange(table.num_rows, dtype=np.int64)))
+        out[name] = table
+    return out
