@@ -73,7 +73,13 @@ import os
 from collections.abc import Sequence
 from typing import Any
 
-from arena.sdk import CALZA, DUDO, Action, Bid, Bot, MatchInfo, RoundEnd, Turn, bid
+# numpy (a dependency of the arena, so in the site-packages the bot host sees) does the
+# per-hand and per-grid-point arithmetic in arrays. One BLAS thread: OpenBLAS would otherwise
+# start a thread per core at import, inside the sandbox's process allowance, for nothing here.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+import numpy as np  # noqa: E402
+
+from arena.sdk import CALZA, DUDO, Action, Bid, Bot, MatchInfo, RoundEnd, Turn, bid  # noqa: E402
 
 FACES = (1, 2, 3, 4, 5, 6)
 P_ONE = 1.0 / 6.0
@@ -89,6 +95,7 @@ class _Binom:
         self.p = p
         self.pmf: list[list[float]] = []
         self.tail: list[list[float]] = []
+        self.pmf_np: dict[int, np.ndarray] = {}
 
     def _grow(self, n: int) -> None:
         p, q = self.p, 1.0 - self.p
@@ -112,6 +119,12 @@ class _Binom:
         if n >= len(self.pmf):
             self._grow(n)
         return self.pmf[n]
+
+    def pmf_array(self, n: int) -> np.ndarray:
+        got = self.pmf_np.get(n)
+        if got is None:
+            got = self.pmf_np[n] = np.array(self.pmf_row(n))
+        return got
 
 
 BINOM = {P_ONE: _Binom(P_ONE), P_WILD: _Binom(P_WILD)}
@@ -138,7 +151,7 @@ def face_p(face: int, wild: bool) -> float:
 class _Hands:
     """Hands of ``n`` dice: count vectors, multinomial prior, matching counts per face."""
 
-    __slots__ = ("n", "counts", "prior", "kwild", "kplain")
+    __slots__ = ("n", "counts", "prior", "kwild", "kplain", "_arrays")
 
     def __init__(self, n: int, counts: list[tuple[int, ...]], prior: list[float]) -> None:
         self.n = n
@@ -147,6 +160,31 @@ class _Hands:
         # k[f - 1]: dice counting for face f (aces included for f != 1 when wild)
         self.kwild = [(c[0],) + tuple(c[0] + c[i] for i in range(1, 6)) for c in counts]
         self.kplain = [tuple(c) for c in counts]
+        self._arrays: dict[bool, tuple[np.ndarray, np.ndarray]] = {}
+
+    def arrays(self, wild: bool) -> tuple[np.ndarray, np.ndarray]:
+        """(K, cell): K[i, f - 1] the dice of hand i counting for face f; cell[f - 1, i] the
+        hand's cell k * (n + 1) + m of :meth:`HandBelief.joint`'s table for face f (k its dice
+        for f, m for its best other face). Made once per hand set, kept with it."""
+        got = self._arrays.get(wild)
+        if got is None:
+            kv = self.kwild if wild else self.kplain
+            others = range(1, 6) if wild else range(6)
+            side = self.n + 1
+            cell = np.zeros((6, len(kv)), dtype=np.int64)
+            for i, k in enumerate(kv):
+                t1 = t2 = -1
+                f1 = -1
+                for g in others:
+                    x = k[g]
+                    if x > t1:
+                        t2, t1, f1 = t1, x, g
+                    elif x > t2:
+                        t2 = x
+                for f in range(6):
+                    cell[f, i] = k[f] * side + (t2 if f == f1 else t1)
+            got = self._arrays[wild] = (np.array(kv, dtype=np.int64).reshape(len(kv), 6), cell)
+        return got
 
 
 def _compositions(n: int, parts: int) -> list[tuple[int, ...]]:
@@ -280,6 +318,65 @@ def p_seen(unseen: int, p: float, need: int, credited: int, kappa: float) -> flo
     return got
 
 
+_SEEN_ROWS: dict[tuple[int, float, int, float], np.ndarray] = {}
+_EXACT_ROWS: dict[tuple[int, float], np.ndarray] = {}
+
+
+def seen_row(unseen: int, p: float, credited: int, kappa: float) -> np.ndarray:
+    """``row[need]`` = :func:`p_seen` for need = 0..unseen + 1: a need array is looked up as
+    ``row[_clip(need, 0, unseen + 1)]`` (1 at or below 0, 0 above ``unseen``). Kept across
+    decisions and matches: the arguments take few values."""
+    if not kappa or not credited:
+        credited, kappa = 0, 0.0
+    key = (unseen, p, credited, kappa)
+    row = _SEEN_ROWS.get(key)
+    if row is None:
+        row = _SEEN_ROWS[key] = np.array([p_seen(unseen, p, need, credited, kappa) for need in range(unseen + 2)])
+    return row
+
+
+def exact_row(unseen: int, p: float) -> np.ndarray:
+    """``row[need + 1]`` = :func:`exact_p` for need = -1..unseen + 1 (look up ``_clip(need + 1, 0,
+    unseen + 2)``: 0 outside 0..unseen)."""
+    key = (unseen, p)
+    row = _EXACT_ROWS.get(key)
+    if row is None:
+        row = _EXACT_ROWS[key] = np.concatenate(([0.0], BINOM[p].pmf_array(unseen), [0.0]))
+    return row
+
+
+_KS = np.arange(64)  # 0..63: the dice of one hand, sliced to n + 1
+
+
+def _clip(x: Any, lo: int, hi: int) -> Any:
+    """np.clip without its per-call overhead (two ufuncs)."""
+    return np.minimum(np.maximum(x, lo), hi)
+
+
+_BY_FACE: dict[tuple[str, int, bool], np.ndarray] = {}
+
+
+def by_face(kind: str, n: int, wild: bool) -> np.ndarray:
+    """Per face (rows 0-5), kept: ``"naive"`` the :func:`seen_row` of ``n`` unseen dice with no
+    credit, ``"exact"`` the :func:`exact_row` of ``n`` dice, ``"pmf"`` the binomial pmf of ``n`` dice
+    (a hand of ``n`` dice before any bid)."""
+    key = (kind, n, wild)
+    got = _BY_FACE.get(key)
+    if got is None:
+        if kind == "naive":
+            rows = [seen_row(n, face_p(f, wild), 0, 0.0) for f in FACES]
+        elif kind == "exact":
+            rows = [exact_row(n, face_p(f, wild)) for f in FACES]
+        else:
+            rows = [BINOM[face_p(f, wild)].pmf_array(n) for f in FACES]
+        got = _BY_FACE[key] = np.stack(rows)
+    return got
+
+
+def sigmoid_np(x: np.ndarray) -> np.ndarray:
+    return 1.0 / (1.0 + np.exp(-_clip(x, -700.0, 700.0)))
+
+
 class Context:
     """What a player faced at one point of a round (public information only): ``mins`` are its
     smallest legal quantities per face, ``credit[f - 1]`` the other players who had bid face f."""
@@ -321,24 +418,30 @@ def face_feature(ctx: Context, face: int, k: int, kappa: float) -> float:
     average, if higher) is true."""
     p = face_p(face, ctx.wild)
     ref = max(ctx.mins[face], int(ctx.total * p + 0.5))
-    return p_seen(ctx.total - ctx.n, p, ref - k, ctx.credit[face - 1], kappa)
+    unseen = ctx.total - ctx.n
+    return float(seen_row(unseen, p, ctx.credit[face - 1], kappa)[min(max(ref - k, 0), unseen + 1)])
 
 
-def raise_tables(ctx: Context, kappa: float) -> list[tuple[int, list[float]]]:
+def face_row(ctx: Context, face: int, kappa: float) -> np.ndarray:
+    """:func:`face_feature` for k = 0..n, as an array."""
+    p = face_p(face, ctx.wild)
+    ref = max(ctx.mins[face], int(ctx.total * p + 0.5))
+    unseen = ctx.total - ctx.n
+    return seen_row(unseen, p, ctx.credit[face - 1], kappa)[_clip(ref - _KS[: ctx.n + 1], 0, unseen + 1)]
+
+
+def raise_tables(ctx: Context, kappa: float) -> list[tuple[int, np.ndarray]]:
     """For each legal face: (face index, the player's chance its smallest raise is true, per k)."""
     unseen = ctx.total - ctx.n
-    out = []
-    for f, low in ctx.mins.items():
-        p = face_p(f, ctx.wild)
-        c = ctx.credit[f - 1]
-        out.append((f - 1, [p_seen(unseen, p, low - k, c, kappa) for k in range(ctx.n + 1)]))
-    return out
+    ks = _KS[: ctx.n + 1]
+    return [(f - 1, seen_row(unseen, face_p(f, ctx.wild), ctx.credit[f - 1], kappa)[_clip(low - ks, 0, unseen + 1)])
+            for f, low in ctx.mins.items()]
 
 
-def best_raise_p(tables: list[tuple[int, list[float]]], kv: Sequence[int]) -> float:
+def best_raise_p(tables: list[tuple[int, np.ndarray]], kv: Sequence[int]) -> float:
     best = 0.0
     for fi, row in tables:
-        x = row[kv[fi]]
+        x = float(row[kv[fi]])
         if x > best:
             best = x
     return best
@@ -384,26 +487,27 @@ class Model:
         e = self.eps_calza
         return 0.5 * e + (1.0 - e) * _sigmoid(self.calza_a * (p_exact - self.calza_t))
 
+    def p_dudo_np(self, p_standing: np.ndarray, p_raise: np.ndarray) -> np.ndarray:
+        e = self.eps_dudo
+        return 0.5 * e + (1.0 - e) * sigmoid_np(self.dudo_a * (self.dudo_t - p_standing - self.dudo_w * p_raise))
+
+    def p_calza_np(self, p_exact: np.ndarray) -> np.ndarray:
+        e = self.eps_calza
+        return 0.5 * e + (1.0 - e) * sigmoid_np(self.calza_a * (p_exact - self.calza_t))
+
 
 def q_table(ctx: Context, face: int, qty: int, pi_min: float, delta: float, sigma: float, eps_q: float,
-            ) -> list[float]:
+            ) -> np.ndarray:
     """P(quantity ``qty`` | face ``face`` chosen, k of the player's dice count for it), k = 0..n."""
     lo, hi = ctx.mins[face], ctx.total
     width = hi - lo + 1
-    base = (ctx.total - ctx.n) * face_p(face, ctx.wild) - delta
+    mu = (ctx.total - ctx.n) * face_p(face, ctx.wild) - delta + np.arange(ctx.n + 1)
     inv = 1.0 / (2.0 * sigma * sigma)
     atom = pi_min if ctx.standing is not None else 0.0
-    out = []
-    exp = math.exp
-    for k in range(ctx.n + 1):
-        mu = base + k
-        z = 0.0
-        for q in range(lo, hi + 1):
-            z += exp(-(q - mu) ** 2 * inv)
-        g = exp(-(qty - mu) ** 2 * inv) / z if z > 0 else 1.0 / width
-        pm = atom * (1.0 if qty == lo else 0.0) + (1.0 - atom) * g
-        out.append((1.0 - eps_q) * pm + eps_q / width)
-    return out
+    z = np.exp(-((np.arange(lo, hi + 1)[None, :] - mu[:, None]) ** 2) * inv).sum(axis=1)
+    g = np.where(z > 0, np.exp(-((qty - mu) ** 2) * inv) / np.where(z > 0, z, 1.0), 1.0 / width)
+    pm = atom * (1.0 if qty == lo else 0.0) + (1.0 - atom) * g
+    return (1.0 - eps_q) * pm + eps_q / width
 
 
 # ---------------------------------------------------------------------------
@@ -458,22 +562,39 @@ PRIOR, PRIOR_SOURCE = _load_params()
 __version__ = f"1.0, {PRIOR_SOURCE}"  # sent in ready: a run records which fitted prior played
 
 
+# The grids as arrays, so that a shown decision is scored under every point of a grid at once
+_BETAS = np.array(sorted({g[0] for g in FACE_GRID}))
+_FACE_BI = np.array([int(np.searchsorted(_BETAS, g[0])) for g in FACE_GRID])
+_FACE_E = np.array([g[1] for g in FACE_GRID])
+_FACE_CI = np.array([KAPPAS.index(g[2]) for g in FACE_GRID])
+_DS = sorted({(g[1], g[2]) for g in QTY_GRID})
+_DS_D = np.array([d for d, _ in _DS])
+_DS_INV = np.array([1.0 / (2.0 * s * s) for _, s in _DS])
+_QTY_DSI = np.array([_DS.index((g[1], g[2])) for g in QTY_GRID])
+_QTY_PM = np.array([g[0] for g in QTY_GRID])
+_QTY_E = np.array([g[3] for g in QTY_GRID])
+_DUDO_T = np.array([g[0] for g in DUDO_GRID])
+_DUDO_W = np.array([g[1] for g in DUDO_GRID])
+_DUDO_A = np.array([g[2] for g in DUDO_GRID])
+_DUDO_CI = np.array([KAPPAS.index(g[3]) for g in DUDO_GRID])
+_CALZA_T = np.array([g[0] for g in CALZA_GRID])
+_CALZA_A = np.array([g[1] for g in CALZA_GRID])
+_CALZA_E = np.array([g[2] for g in CALZA_GRID])
+_LOGSIG_NP = np.array(_LOGSIG)
+
+
 class Profile:
     """What a match has shown of one opponent: the log-posterior of every grid point,
     part by part (the parts' likelihoods factorise, so each is fitted on its own)."""
 
     def __init__(self, prior: dict[str, list[float]] | None = None) -> None:
         prior = PRIOR if prior is None else prior
-        self.logp = {name: list(prior[name]) for name, _ in PARTS}
+        self.logp = {name: np.array(prior[name], dtype=float) for name, _ in PARTS}
         self.model = self.best()
 
     def best(self) -> Model:
-        """The most probable point of each grid."""
-        pick = []
-        for name, grid in PARTS:
-            lp = self.logp[name]
-            pick.append(grid[max(range(len(grid)), key=lp.__getitem__)])
-        return Model(*pick)
+        """The most probable point of each grid (the first of equals)."""
+        return Model(*(grid[int(np.argmax(self.logp[name]))] for name, grid in PARTS))
 
     def observe_bid(self, ctx: Context, kv: Sequence[int], b: Bid) -> None:
         """A shown hand (``kv``: dice counting per face) bid ``b`` in ``ctx``."""
@@ -481,38 +602,24 @@ class Profile:
             self.observe_call(ctx, kv, None)
         faces = list(ctx.mins)
         nf = len(faces)
-        exp, log = math.exp, math.log
         if nf > 1:
-            lp = self.logp["face"]
-            soft: dict[tuple[float, float], tuple[float, float]] = {}
-            for c in KAPPAS:
-                feats = [face_feature(ctx, f, kv[f - 1], c) for f in faces]
-                mine = face_feature(ctx, b.face, kv[b.face - 1], c)
-                for beta in {g[0] for g in FACE_GRID}:
-                    z = 0.0
-                    for x in feats:
-                        z += exp(beta * (x - 1.0))
-                    soft[(beta, c)] = (exp(beta * (mine - 1.0)), z)
-            for i, (beta, eps, c) in enumerate(FACE_GRID):
-                num, z = soft[(beta, c)]
-                lp[i] += log((1.0 - eps) * num / z + eps / nf)
+            feats = np.array([[face_feature(ctx, f, kv[f - 1], c) for f in faces] for c in KAPPAS])
+            mine = np.array([face_feature(ctx, b.face, kv[b.face - 1], c) for c in KAPPAS])
+            z = np.exp(_BETAS[:, None, None] * (feats[None, :, :] - 1.0)).sum(axis=2)  # beta x kappa
+            num = np.exp(_BETAS[:, None] * (mine[None, :] - 1.0))
+            share = (num / z)[_FACE_BI, _FACE_CI]
+            self.logp["face"] += np.log((1.0 - _FACE_E) * share + _FACE_E / nf)
         k = kv[b.face - 1]
         lo, hi = ctx.mins[b.face], ctx.total
         width = hi - lo + 1
-        mu0 = (ctx.total - ctx.n) * face_p(b.face, ctx.wild) + k
-        atom_on = ctx.standing is not None
-        cache: dict[tuple[float, float], float] = {}
-        lp = self.logp["qty"]
-        for i, (pm, d, s, e) in enumerate(QTY_GRID):
-            g = cache.get((d, s))
-            if g is None:
-                mu = mu0 - d
-                inv = 1.0 / (2.0 * s * s)
-                z = sum(exp(-(q - mu) ** 2 * inv) for q in range(lo, hi + 1))
-                g = cache[(d, s)] = exp(-(b.quantity - mu) ** 2 * inv) / z if z > 0 else 1.0 / width
-            atom = pm if atom_on else 0.0
-            p = atom * (1.0 if b.quantity == lo else 0.0) + (1.0 - atom) * g
-            lp[i] += log((1.0 - e) * p + e / width)
+        mu = (ctx.total - ctx.n) * face_p(b.face, ctx.wild) + k - _DS_D  # per (delta, sigma)
+        qs = np.arange(lo, hi + 1)
+        z = np.exp(-((qs[None, :] - mu[:, None]) ** 2) * _DS_INV[:, None]).sum(axis=1)
+        g = np.exp(-((b.quantity - mu) ** 2) * _DS_INV)
+        g = np.where(z > 0, g / np.where(z > 0, z, 1.0), 1.0 / width)[_QTY_DSI]
+        if ctx.standing is not None:
+            g = _QTY_PM * (1.0 if b.quantity == lo else 0.0) + (1.0 - _QTY_PM) * g
+        self.logp["qty"] += np.log((1.0 - _QTY_E) * g + _QTY_E / width)
 
     def observe_call(self, ctx: Context, kv: Sequence[int], call: str | None) -> None:
         """A shown hand facing ``ctx.standing`` called ``call`` ("dudo", "calza"; None: it raised)."""
@@ -523,23 +630,17 @@ class Profile:
         k = kv[s.face - 1]
         if ctx.calza:
             x = exact_p(unseen, p, s.quantity - k)
-            lp = self.logp["calza"]
-            for i, (t, a, e) in enumerate(CALZA_GRID):
-                pz = 0.5 * e + (1.0 - e) * _sigmoid(a * (x - t))
-                lp[i] += math.log(pz if call == "calza" else 1.0 - pz)
+            pz = 0.5 * _CALZA_E + (1.0 - _CALZA_E) * sigmoid_np(_CALZA_A * (x - _CALZA_T))
+            self.logp["calza"] += np.log(pz if call == "calza" else 1.0 - pz)
         if call == "calza":
             return
         sign = 1.0 if call == "dudo" else -1.0  # log(1 - sigmoid(z)) with eps is the table at -z
-        feats = {}
         credit = ctx.credit[s.face - 1]
-        for c in KAPPAS:
-            feats[c] = (p_seen(unseen, p, s.quantity - k, credit, c), best_raise_p(raise_tables(ctx, c), kv))
-        lp = self.logp["dudo"]
-        table, top, step, zmax = _LOGSIG, _LOGSIG_TOP, _STEP, _ZMAX
-        for i, (t, w, a, c) in enumerate(DUDO_GRID):
-            ps, pr = feats[c]
-            j = int((sign * a * (t - ps - w * pr) + zmax) * step + 0.5)
-            lp[i] += table[0 if j < 0 else (top if j > top else j)]
+        ps = np.array([p_seen(unseen, p, s.quantity - k, credit, c) for c in KAPPAS])[_DUDO_CI]
+        pr = np.array([best_raise_p(raise_tables(ctx, c), kv) for c in KAPPAS])[_DUDO_CI]
+        # the table's index as int() would take it (truncated towards zero), then clamped
+        j = ((sign * _DUDO_A * (_DUDO_T - ps - _DUDO_W * pr) + _ZMAX) * _STEP + 0.5).astype(np.int64)
+        self.logp["dudo"] += _LOGSIG_NP[_clip(j, 0, _LOGSIG_TOP)]
 
     def refresh(self) -> None:
         self.model = self.best()
@@ -553,16 +654,17 @@ class Profile:
 class HandBelief:
     """The posterior over one opponent's hand this round, updated bid by bid."""
 
-    __slots__ = ("hands", "kv", "w", "informed", "_marg", "_joint", "wild")
+    __slots__ = ("hands", "kv", "K", "cell", "w", "informed", "_marg", "_joint", "wild")
 
     def __init__(self, hands: _Hands, wild: bool) -> None:
         self.hands = hands
         self.wild = wild
         self.kv = hands.kwild if wild else hands.kplain
-        self.w = list(hands.prior)
+        self.K, self.cell = hands.arrays(wild)
+        self.w = np.array(hands.prior)
         self.informed = False  # no bid seen yet: the marginals are plain binomials
-        self._marg: list[list[float]] | None = None
-        self._joint: list[list[list[float]]] | None = None
+        self._marg: np.ndarray | None = None
+        self._joint: np.ndarray | None = None
 
     def update(self, model: Model, ctx: Context, b: Bid) -> None:
         """Bayes' rule for one bid: weight each hand by the model's chance of that bid."""
@@ -570,121 +672,65 @@ class HandBelief:
         fi = b.face - 1
         faces = [f - 1 for f in ctx.mins]
         nf = len(faces)
-        exp = math.exp
-        E: list[list[float]] = [[] for _ in range(6)]
+        K = self.K
+        like = q_table(ctx, b.face, b.quantity, model.pi_min, model.delta, model.sigma, model.eps_q)[K[:, fi]]
         if nf > 1:
             beta = model.beta
-            for f in faces:
-                E[f] = [exp(beta * (face_feature(ctx, f + 1, k, model.face_kappa) - 1.0)) for k in range(n + 1)]
-        Q = q_table(ctx, b.face, b.quantity, model.pi_min, model.delta, model.sigma, model.eps_q)
+            E = {f: np.exp(beta * (face_row(ctx, f + 1, model.face_kappa) - 1.0)) for f in faces}
+            z = sum(E[f][K[:, f]] for f in faces)
+            ef = model.eps_face
+            like *= (1.0 - ef) * E[fi][K[:, fi]] / z + ef / nf
         standing = ctx.standing
-        w = self.w
-        kv = self.kv
         if standing is not None:
             # it did not call: (1 - P(calza)) (1 - P(dudo)), dudo depending on its best raise too
             si = standing.face - 1
             p = face_p(standing.face, ctx.wild)
             unseen = ctx.total - n
             kd = model.dudo_kappa
-            credit = ctx.credit[si]
-            PS = [p_seen(unseen, p, standing.quantity - k, credit, kd) for k in range(n + 1)]
+            ks = K[:, si]
+            need = _clip(standing.quantity - ks, 0, unseen + 1)
+            ps = seen_row(unseen, p, ctx.credit[si], kd)[need]
+            pr = np.zeros(len(K))
+            for tf, row in raise_tables(ctx, kd):
+                pr = np.maximum(pr, row[K[:, tf]])
+            keep = 1.0 - model.p_dudo_np(ps, pr)
             if ctx.calza:
-                Z = [1.0 - model.p_calza(exact_p(unseen, p, standing.quantity - k)) for k in range(n + 1)]
-            else:
-                Z = [1.0] * (n + 1)
-            tables = raise_tables(ctx, kd)
-            memo: dict[tuple[int, float], float] = {}
-        ef = model.eps_face
-        a = 1.0 - ef
-        u = ef / nf if nf else 0.0
-        Ef = E[fi]
-        total = 0.0
-        for i, k in enumerate(kv):
-            wi = w[i]
-            if wi == 0.0:
-                continue
-            kf = k[fi]
-            if nf > 1:
-                z = 0.0
-                for f in faces:
-                    z += E[f][k[f]]
-                wi *= (a * Ef[kf] / z + u) * Q[kf]
-            else:
-                wi *= Q[kf]
-            if standing is not None:
-                ks = k[si]
-                pr = 0.0
-                for tf, row in tables:
-                    x = row[k[tf]]
-                    if x > pr:
-                        pr = x
-                key = (ks, pr)
-                r = memo.get(key)
-                if r is None:
-                    r = memo[key] = Z[ks] * (1.0 - model.p_dudo(PS[ks], pr))
-                wi *= r
-            w[i] = wi
-            total += wi
+                ex = exact_row(unseen, p)[_clip(standing.quantity - ks + 1, 0, unseen + 2)]
+                keep *= 1.0 - model.p_calza_np(ex)
+            like *= keep
+        w = self.w * like
+        total = float(w.sum())
         if not total > 0.0:  # the model ruled out every hand: forget this bid
             return
-        if total < 1e-150:
-            inv = 1.0 / total
-            self.w = [x * inv for x in w]
+        self.w = w / total if total < 1e-150 else w
         self.informed = True
         self._marg = None
         self._joint = None
 
-    def marginals(self) -> list[list[float]]:
-        """marg[f - 1][k]: P(k of this hand's dice count for face f)."""
+    def marginals(self) -> np.ndarray:
+        """marg[f - 1, k]: P(k of this hand's dice count for face f)."""
         if self._marg is None:
-            n = self.hands.n
-            m = [[0.0] * (n + 1) for _ in range(6)]
-            m0, m1, m2, m3, m4, m5 = m
-            total = 0.0
-            for wi, k in zip(self.w, self.kv):
-                if wi:
-                    total += wi
-                    m0[k[0]] += wi
-                    m1[k[1]] += wi
-                    m2[k[2]] += wi
-                    m3[k[3]] += wi
-                    m4[k[4]] += wi
-                    m5[k[5]] += wi
-            inv = 1.0 / total
-            self._marg = [[x * inv for x in row] for row in m]
+            side = self.hands.n + 1
+            w = self.w
+            m = np.stack([np.bincount(self.K[:, f], weights=w, minlength=side) for f in range(6)])
+            self._marg = m / w.sum()
         return self._marg
 
-    def joint(self) -> list[list[list[float]]]:
-        """joint[f - 1][k][m]: P(k dice count for face f, and m for its best other face)
+    def joint(self) -> np.ndarray:
+        """joint[f - 1, k, m]: P(k dice count for face f, and m for its best other face)
         (aces left out of "other" when wild): what the next player's answer to a bid on f
         depends on."""
         if self._joint is None:
-            n = self.hands.n
-            J = [[[0.0] * (n + 1) for _ in range(n + 1)] for _ in range(6)]
-            others = range(1, 6) if self.wild else range(6)
-            total = 0.0
-            for wi, k in zip(self.w, self.kv):
-                if not wi:
-                    continue
-                total += wi
-                t1 = t2 = -1
-                f1 = -1
-                for g in others:
-                    x = k[g]
-                    if x > t1:
-                        t2, t1, f1 = t1, x, g
-                    elif x > t2:
-                        t2 = x
-                for f in range(6):
-                    J[f][k[f]][t2 if f == f1 else t1] += wi
-            inv = 1.0 / total
-            self._joint = [[[x * inv for x in row] for row in face] for face in J]
+            side = self.hands.n + 1
+            w = self.w
+            J = np.stack([np.bincount(self.cell[f], weights=w, minlength=side * side) for f in range(6)])
+            self._joint = (J / w.sum()).reshape(6, side, side)
         return self._joint
 
     def sample(self, count: int, rng: Any) -> list[tuple[tuple[int, ...], float]]:
         """``count`` hands (matching-count vectors) drawn by systematic resampling, each with weight
         1/count; all hands with their exact weights if there are no more than ``count`` of them."""
-        w = self.w
+        w = self.w.tolist()
         total = sum(w)
         if len(w) <= count:
             return [(k, x / total) for k, x in zip(self.kv, w) if x]
@@ -703,31 +749,22 @@ class HandBelief:
         return out
 
 
-def convolve(a: list[float], b: list[float]) -> list[float]:
-    if len(a) == 1:
-        return b
-    if len(b) == 1:
-        return a
-    out = [0.0] * (len(a) + len(b) - 1)
-    for i, x in enumerate(a):
-        if x < 1e-12:
-            continue
-        for j, y in enumerate(b):
-            out[i + j] += x * y
-    return out
-
-
-def tail(dist: Sequence[float], need: int) -> float:
+def tail(dist: np.ndarray, need: int) -> float:
     """P(X >= need) for X distributed as ``dist``."""
     if need <= 0:
         return 1.0
     if need >= len(dist):
         return 0.0
-    return min(1.0, sum(dist[need:]))
+    return min(1.0, float(dist[need:].sum()))
 
 
-def at(dist: Sequence[float], k: int) -> float:
-    return dist[k] if 0 <= k < len(dist) else 0.0
+def at(dist: np.ndarray, k: int) -> float:
+    return float(dist[k]) if 0 <= k < len(dist) else 0.0
+
+
+def tails_of(dist: np.ndarray) -> np.ndarray:
+    """``row[need]`` = :func:`tail` for need = 0..len(dist) (look up with need clipped to that)."""
+    return np.minimum(1.0, np.concatenate((np.cumsum(dist[::-1])[::-1], [0.0])))
 
 
 # ---------------------------------------------------------------------------
@@ -838,6 +875,7 @@ class Bayes(Bot):
         self.counts: tuple[int, ...] = ()
         self.palifico = False
         self.wild = False
+        self._mins_cache: dict[tuple[int, int, int, bool, bool], dict[int, int]] = {}
 
     # --- this round's beliefs ---
 
@@ -870,31 +908,39 @@ class Bayes(Bot):
         self.seen = len(hist)
         self.history = hist
 
-    def _marg(self, seat: int, face: int) -> list[float]:
+    def _marg(self, seat: int, face: int) -> np.ndarray:
         belief = self.beliefs[seat]
         if belief.informed:
             return belief.marginals()[face - 1]
-        return BINOM[face_p(face, self.wild)].pmf_row(belief.hands.n)
+        return BINOM[face_p(face, self.wild)].pmf_array(belief.hands.n)
 
-    def _dist(self, face: int, exclude: int = -1) -> list[float]:
+    def _dist(self, face: int, exclude: int = -1) -> np.ndarray:
         """Distribution of the opponents' dice counting for ``face`` (leaving out ``exclude``)."""
         key = (face, exclude)
         got = self._cache.get(key)
         if got is not None:
             return got
         plain = 0
-        dist = [1.0]
+        dist = np.ones(1)
         for s, belief in self.beliefs.items():
             if s == exclude:
                 continue
             if belief.informed:
-                dist = convolve(dist, belief.marginals()[face - 1])
+                dist = np.convolve(dist, belief.marginals()[face - 1])
             else:
                 plain += belief.hands.n
         if plain:
-            dist = convolve(dist, BINOM[face_p(face, self.wild)].pmf_row(plain))
+            dist = np.convolve(dist, BINOM[face_p(face, self.wild)].pmf_array(plain))
         self._cache[key] = dist
         return dist
+
+    def _mins(self, q: int, f: int, total: int, palifico: bool, one_die: bool) -> dict[int, int]:
+        """:func:`legal_mins` over the bid (q, f), kept for the match (the rules do not change)."""
+        key = (q, f, total, palifico, one_die)
+        got = self._mins_cache.get(key)
+        if got is None:
+            got = self._mins_cache[key] = legal_mins(self.rules, bid(q, f), total, palifico, one_die)
+        return got
 
     # --- the decision ---
 
@@ -925,7 +971,7 @@ class Bayes(Bot):
         if turn.round != self.round or turn.counts != self.counts or len(turn.history) < self.seen:
             self._new_round(turn)
         self._fold(turn)
-        self._cache: dict[tuple[int, int], list[float]] = {}
+        self._cache: dict[tuple[int, int], np.ndarray] = {}
         rules = self.rules
         legal = turn.legal
         standing = turn.standing
@@ -979,7 +1025,8 @@ class Bayes(Bot):
     def _raise_values(self, turn: Turn, alive: list[int], other: float) -> list[tuple[float, Action]]:
         """One step of search for every candidate raise: the next player's answer, computed
         exactly over its posterior (its dice for the face and for its best other face), and
-        the rest of the round followed player by player."""
+        the rest of the round followed player by player. All candidates at once: arrays over
+        (candidate, the next player's dice for the face, its dice for its best other face)."""
         legal = turn.legal
         if not legal.min_quantity:
             return []
@@ -993,84 +1040,90 @@ class Bayes(Bot):
         kd = model.dudo_kappa
         joint = self.beliefs[nxt].joint()
         calza_j = calza_allowed(rules, turn.counts)
-        regain = rules.calza_reward == "regain"
         wild = turn.wild
         p_other = P_WILD if wild else P_ONE
-        out: list[tuple[float, Action]] = []
-        chain_cache: dict[tuple[int, int, int], float] = {}
+        cand: list[tuple[int, int]] = []  # (face, quantity)
         for face, low in legal.min_quantity.items():
-            J = joint[face - 1]
-            p = face_p(face, wild)
-            mine = turn.mine(face)
+            for q in range(low, min(low + RAISE_SPAN - 1, legal.max_quantity) + 1):
+                cand.append((face, q))
+        fi = np.array([f - 1 for f, _ in cand])
+        qa = np.array([q for _, q in cand])
+        mine = np.array([turn.mine(f) for f, _ in cand])
+        # per face: the next player's chance a bid is true as it reckons it (its credit for the
+        # face once we have bid it: we count as a bidder), exact chances, our side's tails
+        seen = np.zeros((6, unseen_j + 2))
+        exact = by_face("exact", unseen_j, wild)
+        rest_t: list[np.ndarray] = []
+        rest_x: list[np.ndarray] = []
+        credit = credit_of(nxt, turn.history + tuple((turn.seat, bid(1, f)) for f in FACES))
+        for face in FACES:
+            if face in legal.min_quantity:
+                seen[face - 1] = seen_row(unseen_j, face_p(face, wild), credit[face - 1], kd)
             rest = self._dist(face, exclude=nxt)
-            top = min(low + RAISE_SPAN - 1, legal.max_quantity)
-            # the next player's credit for this face once we have bid it (we count as a bidder)
-            cj = credit_of(nxt, turn.history + ((turn.seat, bid(low, face)),))[face - 1]
-            for q in range(low, top + 1):
-                b = bid(q, face)
-                mins_j = legal_mins(rules, b, total, turn.palifico, n_j == 1)
-                same = [p_seen(unseen_j, p, q + 1 - k, cj, kd) for k in range(n_j + 1)] if face in mins_j \
-                    else [0.0] * (n_j + 1)
-                qo = min((m for g, m in mins_j.items() if g != face and (g != 1 or not wild)), default=0)
-                oth = [p_true_naive(unseen_j, p_other, qo - m) if qo else 0.0 for m in range(n_j + 1)]
-                cont = self._chain(turn, order, b, other, chain_cache)
-                v = 0.0
-                for k in range(n_j + 1):
-                    row = J[k]
-                    wk = sum(row)
-                    if wk < 1e-9:
-                        continue
-                    need = q - mine - k
-                    pt = tail(rest, need)
-                    v_dudo = pt * other - (1.0 - pt)
-                    ps = p_seen(unseen_j, p, q - k, cj, kd)
-                    pz = model.p_calza(exact_p(unseen_j, p, q - k)) if calza_j else 0.0
-                    if pz:
-                        pe = at(rest, need)
-                        v_calza = (-pe * other * 0.5 if regain else -pe) + (1.0 - pe) * other
-                    else:
-                        v_calza = 0.0
-                    sk = same[k]
-                    acc = 0.0
-                    for m, wm in enumerate(row):
-                        if wm < 1e-9:
-                            continue
-                        om = oth[m]
-                        pd = model.p_dudo(ps, sk if sk > om else om)
-                        acc += wm * (pd * v_dudo + (1.0 - pd) * cont)
-                    v += pz * wk * v_calza + (1.0 - pz) * acc
-                out.append((v, b))
-        return out
+            rest_t.append(tails_of(rest))
+            rest_x.append(np.concatenate(([0.0], rest, [0.0])))
+        rt, rx = np.stack(rest_t), np.stack(rest_x)
+        k = np.arange(n_j + 1)
+        top_s = unseen_j + 1
+        # what the next player could raise to: the same face, and its best other one
+        raise_same = np.zeros(len(cand), dtype=bool)
+        qo = np.zeros(len(cand), dtype=np.int64)
+        for c, (face, q) in enumerate(cand):
+            mins_j = self._mins(q, face, total, turn.palifico, n_j == 1)
+            raise_same[c] = face in mins_j
+            qo[c] = min((m for g, m in mins_j.items() if g != face and (g != 1 or not wild)), default=0)
+        F = fi[:, None]
+        ps = seen[F, _clip(qa[:, None] - k, 0, top_s)]  # (candidate, k)
+        same = np.where(raise_same[:, None], seen[F, _clip(qa[:, None] + 1 - k, 0, top_s)], 0.0)
+        oth = np.where(qo[:, None] > 0, seen_row(unseen_j, p_other, 0, 0.0)[_clip(qo[:, None] - k, 0, top_s)], 0.0)
+        need = qa[:, None] - mine[:, None] - k  # (candidate, k): the rest of the table's dice needed
+        lr = rt.shape[1] - 1
+        pt = rt[F, _clip(need, 0, lr)]
+        v_dudo = pt * other - (1.0 - pt)
+        cont = self._chain(turn, order, fi, qa, other)
+        pd = model.p_dudo_np(ps[:, :, None], np.maximum(same[:, :, None], oth[:, None, :]))
+        J = joint[fi]  # (candidate, k, m)
+        Jm = np.where(J < 1e-9, 0.0, J)
+        acc = (Jm * (pd * v_dudo[:, :, None] + (1.0 - pd) * cont[:, None, None])).sum(axis=2)
+        wk = J.sum(axis=2)
+        if calza_j:
+            pz = model.p_calza_np(exact[F, _clip(qa[:, None] - k + 1, 0, unseen_j + 2)])
+            pe = rx[F, _clip(need + 1, 0, rx.shape[1] - 1)]
+            v_calza = (-pe * other * 0.5 if rules.calza_reward == "regain" else -pe) + (1.0 - pe) * other
+            per_k = pz * wk * v_calza + (1.0 - pz) * acc
+        else:
+            per_k = acc
+        v = np.where(wk < 1e-9, 0.0, per_k).sum(axis=1)
+        return [(float(x), bid(q, face)) for x, (face, q) in zip(v, cand)]
 
-    def _chain(self, turn: Turn, order: list[int], b: Bid, other: float,
-               cache: dict[tuple[int, int, int], float]) -> float:
-        """The round goes on past the next player: each later player calls (someone else loses a
-        die) or raises by about ``CHAIN_STEP``; back at us, we doubt or raise again."""
+    def _chain(self, turn: Turn, order: list[int], fi: np.ndarray, qa: np.ndarray, other: float) -> np.ndarray:
+        """For each candidate bid (faces ``fi`` + 1, quantities ``qa``), the round going on past the
+        next player: each later player calls (someone else loses a die) or raises by about
+        ``CHAIN_STEP``; back at us, we doubt or raise again."""
         if len(order) == 1:  # heads-up: the next raise comes straight back to us
-            return RAISE_AGAIN
-        face = b.face
-        p = face_p(face, self.wild)
+            return np.full(len(qa), RAISE_AGAIN)
         total = turn.total
-        survive = 1.0
-        v = 0.0
+        F = fi[:, None]
+        survive = np.ones(len(qa))
+        v = np.zeros(len(qa))
         for i, seat in enumerate(order[1:], 1):
-            q = int(b.quantity + i * CHAIN_STEP + 0.5)
-            key = (seat, face, q)
-            c = cache.get(key)
-            if c is None:
-                model = self.profiles[seat].model
-                n = turn.counts[seat]
-                unseen = total - n
-                c = 0.0
-                for k, pk in enumerate(self._marg(seat, face)):
-                    if pk > 1e-9:
-                        c += pk * model.p_dudo(p_true_naive(unseen, p, q - k), p_true_naive(unseen, p, q + 1 - k))
-                cache[key] = c
+            model = self.profiles[seat].model
+            n = turn.counts[seat]
+            unseen = total - n
+            naive = by_face("naive", unseen, self.wild)
+            belief = self.beliefs[seat]
+            marg = (belief.marginals() if belief.informed else by_face("pmf", n, self.wild))[fi]  # (candidate, k)
+            q = (qa + i * CHAIN_STEP + 0.5).astype(np.int64)[:, None]
+            k = np.arange(n + 1)
+            pd = model.p_dudo_np(naive[F, _clip(q - k, 0, unseen + 1)], naive[F, _clip(q + 1 - k, 0, unseen + 1)])
+            c = (np.where(marg > 1e-9, marg, 0.0) * pd).sum(axis=1)
             v += survive * c * other
             survive *= 1.0 - c
-        q = int(b.quantity + len(order) * CHAIN_STEP + 0.5)
-        p_true = tail(self._dist(face), q - turn.mine(face))
-        back = max(-p_true + (1.0 - p_true) * other, RAISE_AGAIN)
+        full = np.stack([tails_of(self._dist(f)) for f in FACES])
+        q = (qa + len(order) * CHAIN_STEP + 0.5).astype(np.int64)
+        mine = np.array([turn.mine(f) for f in FACES])[fi]
+        p_true = full[fi, _clip(q - mine, 0, full.shape[1] - 1)]
+        back = np.maximum(-p_true + (1.0 - p_true) * other, RAISE_AGAIN)
         return v + survive * back
 
     def _duel_search(self, turn: Turn, raises: list[tuple[float, Action]], alive: list[int],
@@ -1081,7 +1134,8 @@ class Bayes(Bot):
         for each deal the model gives its answer to our raise: a call, settled by the deal, or a
         raise r. Deals are grouped by r, the only thing we would see, and against each r we take
         the better of doubting it (true in the share of r's deals where it is true) and raising
-        again (a leaf estimate): our choice depends on what we know, not on the deal."""
+        again (a leaf estimate): our choice depends on what we know, not on the deal. All deals
+        of a candidate at once: arrays over (deal, the opponent's raise face, its quantity)."""
         effort = min(1.0, max(0.05, turn.time_ms / 1000.0))
         count = max(8, int(DUEL_HANDS * effort))
         k_best = max(2, int(DUEL_CANDIDATES * effort + 0.5))
@@ -1089,78 +1143,67 @@ class Bayes(Bot):
         opp = alive[0] if alive[1] == turn.seat else alive[1]
         belief = self.beliefs[opp]
         deals = belief.sample(count, self.rng)
+        D = np.array([kv for kv, _ in deals], dtype=np.int64).reshape(len(deals), 6)
+        W = np.array([w for _, w in deals])
         model = self.profiles[opp].model
         rules = self.rules
         total = turn.total
         n_o = turn.counts[opp]
         unseen = total - n_o
         wild = turn.wild
-        mine_all = _kvec_cache(turn.dice, wild)
+        mine_all = np.array(_kvec_cache(turn.dice, wild))
         calza_o = calza_allowed(rules, turn.counts)
-        regain = rules.calza_reward == "regain"
-        exp = math.exp
+        exact_value = -0.5 if rules.calza_reward == "regain" else -1.0
+        beta, kf, ef, kd = model.beta, model.face_kappa, model.eps_face, model.dudo_kappa
+        span = np.arange(RAISE_SPAN)
+        leaves: dict[tuple[int, int], float] = {}
         refined: list[tuple[float, Action]] = []
         for _value, b in ranked[:k_best]:
             assert isinstance(b, Bid)
             q, f = b.quantity, b.face
             ctx = context(rules, opp, turn.history + ((turn.seat, b),), turn.counts, turn.palifico, wild)
             faces = list(ctx.mins)
-            kd = model.dudo_kappa
-            tables = raise_tables(ctx, kd)
-            credit = ctx.credit[f - 1]
             p = face_p(f, wild)
-            beta = model.beta
-            kf = model.face_kappa
-            ff = {g: [exp(beta * (face_feature(ctx, g, k, kf) - 1.0)) for k in range(n_o + 1)] for g in faces}
-            qd = {g: _quantity_rows(ctx, g, model) for g in faces}
-            ef = model.eps_face
-            nf = len(faces)
-            groups: dict[tuple[int, int], list[float]] = {}
-            v_call = 0.0
-            for kv, w in deals:
-                k = kv[f - 1]
-                true_b = mine_all[f - 1] + k >= q
-                pz = model.p_calza(exact_p(unseen, p, q - k)) if calza_o else 0.0
-                pd = model.p_dudo(p_seen(unseen, p, q - k, credit, kd), best_raise_p(tables, kv))
-                if pz:
-                    exact = mine_all[f - 1] + k == q
-                    v_call += w * pz * ((-0.5 if regain else -1.0) if exact else 1.0)
-                v_call += w * (1.0 - pz) * pd * (1.0 if true_b else -1.0)
-                p_raise = w * (1.0 - pz) * (1.0 - pd)
-                if p_raise < 1e-9 or not faces:
-                    continue
-                z = 0.0
-                for g in faces:
-                    z += ff[g][kv[g - 1]]
-                for g in faces:
-                    kg = kv[g - 1]
-                    pf = p_raise * ((1.0 - ef) * ff[g][kg] / z + ef / nf)
-                    if pf < 1e-9:
-                        continue
-                    have = mine_all[g - 1] + kg
-                    lo = ctx.mins[g]
-                    for j, pq in enumerate(qd[g][kg]):
-                        m = pf * pq
-                        if m < 1e-9:
-                            continue
-                        r = (lo + j, g)
-                        acc = groups.get(r)
-                        if acc is None:
-                            acc = groups[r] = [0.0, 0.0]
-                        acc[0] += m
-                        if have >= lo + j:
-                            acc[1] += m
-            v = v_call
-            for (rq, rf), (wr, tr) in groups.items():
-                p_true = tr / wr
-                v += wr * max(1.0 - 2.0 * p_true, self._duel_leaf(turn, rq, rf, n_o))
+            k = D[:, f - 1]
+            pr = np.zeros(len(D))
+            for tf, row in raise_tables(ctx, kd):
+                pr = np.maximum(pr, row[D[:, tf]])
+            pd = model.p_dudo_np(seen_row(unseen, p, ctx.credit[f - 1], kd)[_clip(q - k, 0, unseen + 1)], pr)
+            have_b = mine_all[f - 1] + k
+            if calza_o:
+                pz = model.p_calza_np(exact_row(unseen, p)[_clip(q - k + 1, 0, unseen + 2)])
+            else:
+                pz = np.zeros(len(D))
+            v = float((W * pz * np.where(have_b == q, exact_value, 1.0)).sum()
+                      + (W * (1.0 - pz) * pd * np.where(have_b >= q, 1.0, -1.0)).sum())
+            p_raise = W * (1.0 - pz) * (1.0 - pd)
+            if faces:
+                gi = np.array([g - 1 for g in faces])
+                kg = D[:, gi]  # (deal, face)
+                ff = np.exp(beta * (np.stack([face_row(ctx, g, kf) for g in faces]) - 1.0))
+                FF = ff[np.arange(len(faces))[None, :], kg]
+                pf = p_raise[:, None] * ((1.0 - ef) * FF / FF.sum(axis=1)[:, None] + ef / len(faces))
+                pf = np.where((pf < 1e-9) | (p_raise[:, None] < 1e-9), 0.0, pf)
+                qd = np.stack([_quantity_rows(ctx, g, model) for g in faces])  # (face, k, span)
+                m = pf[:, :, None] * qd[np.arange(len(faces))[None, :], kg]  # (deal, face, span)
+                m = np.where(m < 1e-9, 0.0, m)
+                lo = np.array([ctx.mins[g] for g in faces])
+                wr = m.sum(axis=0)
+                tr = (m * ((mine_all[gi] + kg)[:, :, None] >= lo[None, :, None] + span)).sum(axis=0)
+                for a, j in zip(*np.nonzero(wr > 0)):
+                    key = (int(lo[a] + j), faces[a])
+                    leaf = leaves.get(key)
+                    if leaf is None:
+                        leaf = leaves[key] = self._duel_leaf(turn, key[0], key[1], n_o)
+                    w_r = float(wr[a, j])
+                    v += w_r * max(1.0 - 2.0 * float(tr[a, j]) / w_r, leaf)
             refined.append((v, b))
         return refined  # the others ranked lower one step deep; their values are not comparable
 
     def _duel_leaf(self, turn: Turn, q: int, f: int, n_o: int) -> float:
         """Heads-up: the value of raising over (q, f): about ``DUEL_LEAF`` times the chance that our
         best smallest raise is false, on our own dice and the opponent's as unknown."""
-        mins = legal_mins(self.rules, bid(q, f), turn.total, turn.palifico, len(turn.dice) == 1)
+        mins = self._mins(q, f, turn.total, turn.palifico, len(turn.dice) == 1)
         best = 0.0
         for g, low in mins.items():
             x = p_true_naive(n_o, face_p(g, turn.wild), low - turn.mine(g))
@@ -1230,26 +1273,38 @@ class Bayes(Bot):
                           result.count < best.quantity and called, self.match.names[nxt]))
 
 
-def _quantity_rows(ctx: Context, face: int, model: Model) -> list[list[float]]:
-    """rows[k][j]: P(the player bids quantity mins[face] + j | face chosen, k dice for it),
-    the first ``RAISE_SPAN`` quantities, the rest of the mass on the last."""
+_QROWS: dict[tuple[Any, ...], np.ndarray] = {}
+
+
+def _quantity_rows(ctx: Context, face: int, model: Model) -> np.ndarray:
+    """rows[k, j]: P(the player bids quantity mins[face] + j | face chosen, k dice for it),
+    the first ``RAISE_SPAN`` quantities, the rest of the mass on the last (zeros past the top).
+    Kept (it depends on few things, which recur from candidate to candidate and decision to decision)."""
+    key = (ctx.mins[face], ctx.total, ctx.n, face_p(face, ctx.wild), ctx.standing is not None, model.delta,
+           model.sigma, model.pi_min, model.eps_q)
+    rows = _QROWS.get(key)
+    if rows is None:
+        if len(_QROWS) > 50000:
+            _QROWS.clear()
+        rows = _QROWS[key] = _make_quantity_rows(ctx, face, model)
+    return rows
+
+
+def _make_quantity_rows(ctx: Context, face: int, model: Model) -> np.ndarray:
     lo, hi = ctx.mins[face], ctx.total
     width = hi - lo + 1
     span = min(RAISE_SPAN, width)
-    base = (ctx.total - ctx.n) * face_p(face, ctx.wild) - model.delta
-    inv = 1.0 / (2.0 * model.sigma * model.sigma)
+    mu = (ctx.total - ctx.n) * face_p(face, ctx.wild) - model.delta + np.arange(ctx.n + 1)
+    g = np.exp(-((np.arange(lo, hi + 1)[None, :] - mu[:, None]) ** 2) / (2.0 * model.sigma * model.sigma))
+    z = g.sum(axis=1)
+    z = np.where(z > 0, z, 1.0)
     atom = model.pi_min if ctx.standing is not None else 0.0
     e = model.eps_q
-    rows = []
-    for k in range(ctx.n + 1):
-        mu = base + k
-        g = [math.exp(-(q - mu) ** 2 * inv) for q in range(lo, hi + 1)]
-        z = sum(g) or 1.0
-        probs = [(1.0 - e) * (1.0 - atom) * x / z + e / width for x in g]
-        probs[0] += (1.0 - e) * atom
-        row = probs[:span]
-        row[-1] += sum(probs[span:])
-        rows.append(row)
+    probs = (1.0 - e) * (1.0 - atom) * g / z[:, None] + e / width
+    probs[:, 0] += (1.0 - e) * atom
+    rows = np.zeros((ctx.n + 1, RAISE_SPAN))
+    rows[:, :span] = probs[:, :span]
+    rows[:, span - 1] += probs[:, span:].sum(axis=1)
     return rows
 
 
