@@ -160,12 +160,14 @@ class _Hands:
         # k[f - 1]: dice counting for face f (aces included for f != 1 when wild)
         self.kwild = [(c[0],) + tuple(c[0] + c[i] for i in range(1, 6)) for c in counts]
         self.kplain = [tuple(c) for c in counts]
-        self._arrays: dict[bool, tuple[np.ndarray, np.ndarray]] = {}
+        self._arrays: dict[bool, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
 
-    def arrays(self, wild: bool) -> tuple[np.ndarray, np.ndarray]:
-        """(K, cell): K[i, f - 1] the dice of hand i counting for face f; cell[f - 1, i] the
+    def arrays(self, wild: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(K, cell, flat): K[i, f - 1] the dice of hand i counting for face f; cell[f - 1, i] the
         hand's cell k * (n + 1) + m of :meth:`HandBelief.joint`'s table for face f (k its dice
-        for f, m for its best other face). Made once per hand set, kept with it."""
+        for f, m for its best other face); flat[i, f - 1] = (f - 1) (n + 1) + K[i, f - 1], where
+        a (6, n + 1) table per face and k, raveled, holds hand i's entry for face f. Made once per
+        hand set, kept with it."""
         got = self._arrays.get(wild)
         if got is None:
             kv = self.kwild if wild else self.kplain
@@ -183,7 +185,8 @@ class _Hands:
                         t2 = x
                 for f in range(6):
                     cell[f, i] = k[f] * side + (t2 if f == f1 else t1)
-            got = self._arrays[wild] = (np.array(kv, dtype=np.int64).reshape(len(kv), 6), cell)
+            K = np.array(kv, dtype=np.int64).reshape(len(kv), 6)
+            got = self._arrays[wild] = (K, cell, K + side * np.arange(6))
         return got
 
 
@@ -318,41 +321,79 @@ def p_seen(unseen: int, p: float, need: int, credited: int, kappa: float) -> flo
     return got
 
 
+# Rows over a need (the dice still needed for a bid), padded so that any need an array of
+# them can hold is an index: row[PAD + need]. No clipping, one lookup per array.
+PAD = 128
 _SEEN_ROWS: dict[tuple[int, float, int, float], np.ndarray] = {}
 _EXACT_ROWS: dict[tuple[int, float], np.ndarray] = {}
 
 
 def seen_row(unseen: int, p: float, credited: int, kappa: float) -> np.ndarray:
-    """``row[need]`` = :func:`p_seen` for need = 0..unseen + 1: a need array is looked up as
-    ``row[_clip(need, 0, unseen + 1)]`` (1 at or below 0, 0 above ``unseen``). Kept across
-    decisions and matches: the arguments take few values."""
+    """``row[PAD + need]`` = :func:`p_seen` (1 at or below need 0, 0 above ``unseen``). Kept
+    across decisions and matches: the arguments take few values."""
     if not kappa or not credited:
         credited, kappa = 0, 0.0
     key = (unseen, p, credited, kappa)
     row = _SEEN_ROWS.get(key)
     if row is None:
-        row = _SEEN_ROWS[key] = np.array([p_seen(unseen, p, need, credited, kappa) for need in range(unseen + 2)])
+        row = np.zeros(unseen + 1 + 2 * PAD)
+        row[:PAD] = 1.0
+        row[PAD:PAD + unseen + 1] = [p_seen(unseen, p, need, credited, kappa) for need in range(unseen + 1)]
+        _SEEN_ROWS[key] = row
     return row
+
+
+_SEEN_LISTS: dict[tuple[int, float, int, float], list[float]] = {}
+
+
+def seen_list(unseen: int, p: float, credited: int, kappa: float) -> list[float]:
+    """:func:`seen_row` as a list, for lookups one at a time (a list index is much cheaper than an
+    array's)."""
+    if not kappa or not credited:
+        credited, kappa = 0, 0.0
+    key = (unseen, p, credited, kappa)
+    got = _SEEN_LISTS.get(key)
+    if got is None:
+        got = _SEEN_LISTS[key] = seen_row(unseen, p, credited, kappa).tolist()
+    return got
 
 
 def exact_row(unseen: int, p: float) -> np.ndarray:
-    """``row[need + 1]`` = :func:`exact_p` for need = -1..unseen + 1 (look up ``_clip(need + 1, 0,
-    unseen + 2)``: 0 outside 0..unseen)."""
+    """``row[PAD + need]`` = :func:`exact_p` (0 outside 0..unseen)."""
     key = (unseen, p)
     row = _EXACT_ROWS.get(key)
     if row is None:
-        row = _EXACT_ROWS[key] = np.concatenate(([0.0], BINOM[p].pmf_array(unseen), [0.0]))
+        row = np.zeros(unseen + 1 + 2 * PAD)
+        row[PAD:PAD + unseen + 1] = BINOM[p].pmf_array(unseen)
+        _EXACT_ROWS[key] = row
     return row
 
 
+def padded(dists: np.ndarray, tails: bool) -> np.ndarray:
+    """Per face (rows of ``dists``, distributions of a count): ``out[f, PAD + need]`` = P(count >= need)
+    (1 at or below 0, as :func:`tail`), or with ``tails`` false P(count = need)."""
+    faces, n = dists.shape
+    out = np.zeros((faces, n + 2 * PAD))
+    if tails:
+        out[:, :PAD] = 1.0
+        out[:, PAD:PAD + n] = np.minimum(1.0, np.cumsum(dists[:, ::-1], axis=1)[:, ::-1])
+        out[:, PAD] = 1.0
+    else:
+        out[:, PAD:PAD + n] = dists
+    return out
+
+
+def convolve6(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Row by row (one per face), the distribution of the sum of two independent counts."""
+    if a.shape[1] == 1:
+        return b * a
+    out = np.zeros((a.shape[0], a.shape[1] + b.shape[1] - 1))
+    for j in range(b.shape[1]):
+        out[:, j:j + a.shape[1]] += a * b[:, j:j + 1]
+    return out
+
+
 _KS = np.arange(64)  # 0..63: the dice of one hand, sliced to n + 1
-
-
-def _clip(x: Any, lo: int, hi: int) -> Any:
-    """np.clip without its per-call overhead (two ufuncs)."""
-    return np.minimum(np.maximum(x, lo), hi)
-
-
 _BY_FACE: dict[tuple[str, int, bool], np.ndarray] = {}
 
 
@@ -374,7 +415,8 @@ def by_face(kind: str, n: int, wild: bool) -> np.ndarray:
 
 
 def sigmoid_np(x: np.ndarray) -> np.ndarray:
-    return 1.0 / (1.0 + np.exp(-_clip(x, -700.0, 700.0)))
+    # the models' slopes and thresholds keep |x| under 100: exp cannot overflow
+    return 1.0 / (1.0 + np.exp(-x))
 
 
 class Context:
@@ -403,11 +445,13 @@ def credit_of(seat: int, before: Sequence[tuple[int, Bid]]) -> tuple[int, ...]:
 
 
 def context(rules: Any, seat: int, before: Sequence[tuple[int, Bid]], counts: Sequence[int], palifico: bool,
-            wild: bool) -> Context:
-    """What ``seat`` faces after the bids ``before`` (empty: it opens the round)."""
+            wild: bool, mins: dict[int, int] | None = None) -> Context:
+    """What ``seat`` faces after the bids ``before`` (empty: it opens the round); ``mins``, if
+    given, are :func:`legal_mins` for it (the bot keeps them)."""
     standing = before[-1][1] if before else None
     total = sum(counts)
-    mins = legal_mins(rules, standing, total, palifico, counts[seat] == 1)
+    if mins is None:
+        mins = legal_mins(rules, standing, total, palifico, counts[seat] == 1)
     return Context(seat, counts[seat], total, wild, palifico, standing, mins,
                    standing is not None and calza_allowed(rules, counts), credit_of(seat, before))
 
@@ -418,8 +462,7 @@ def face_feature(ctx: Context, face: int, k: int, kappa: float) -> float:
     average, if higher) is true."""
     p = face_p(face, ctx.wild)
     ref = max(ctx.mins[face], int(ctx.total * p + 0.5))
-    unseen = ctx.total - ctx.n
-    return float(seen_row(unseen, p, ctx.credit[face - 1], kappa)[min(max(ref - k, 0), unseen + 1)])
+    return seen_list(ctx.total - ctx.n, p, ctx.credit[face - 1], kappa)[PAD + ref - k]
 
 
 def face_row(ctx: Context, face: int, kappa: float) -> np.ndarray:
@@ -427,15 +470,42 @@ def face_row(ctx: Context, face: int, kappa: float) -> np.ndarray:
     p = face_p(face, ctx.wild)
     ref = max(ctx.mins[face], int(ctx.total * p + 0.5))
     unseen = ctx.total - ctx.n
-    return seen_row(unseen, p, ctx.credit[face - 1], kappa)[_clip(ref - _KS[: ctx.n + 1], 0, unseen + 1)]
+    return seen_row(unseen, p, ctx.credit[face - 1], kappa)[PAD + ref - _KS[: ctx.n + 1]]
 
 
 def raise_tables(ctx: Context, kappa: float) -> list[tuple[int, np.ndarray]]:
     """For each legal face: (face index, the player's chance its smallest raise is true, per k)."""
     unseen = ctx.total - ctx.n
     ks = _KS[: ctx.n + 1]
-    return [(f - 1, seen_row(unseen, face_p(f, ctx.wild), ctx.credit[f - 1], kappa)[_clip(low - ks, 0, unseen + 1)])
+    return [(f - 1, seen_row(unseen, face_p(f, ctx.wild), ctx.credit[f - 1], kappa)[PAD + low - ks])
             for f, low in ctx.mins.items()]
+
+
+def face_tables(ctx: Context, kappa: float, reference: bool) -> np.ndarray:
+    """(6, n + 1): for each legal face f (row f - 1; zero rows for the others), over k = 0..n,
+    :func:`face_feature` (``reference``) or the chance that its smallest raise is true (the rows
+    of :func:`raise_tables`)."""
+    n = ctx.n
+    unseen = ctx.total - n
+    out = [[0.0] * (n + 1)] * 6
+    for f, low in ctx.mins.items():
+        p = face_p(f, ctx.wild)
+        if reference:
+            low = max(low, int(ctx.total * p + 0.5))
+        i = PAD + low
+        out[f - 1] = seen_list(unseen, p, ctx.credit[f - 1], kappa)[i - n:i + 1][::-1]  # need low - k
+    return np.array(out)
+
+
+def best_raise_of(ctx: Context, kappa: float, kv: Sequence[int]) -> float:
+    """:func:`best_raise_p` of :func:`raise_tables` for one hand ``kv``, without the tables."""
+    unseen = ctx.total - ctx.n
+    best = 0.0
+    for f, low in ctx.mins.items():
+        x = seen_list(unseen, face_p(f, ctx.wild), ctx.credit[f - 1], kappa)[PAD + low - kv[f - 1]]
+        if x > best:
+            best = x
+    return best
 
 
 def best_raise_p(tables: list[tuple[int, np.ndarray]], kv: Sequence[int]) -> float:
@@ -496,9 +566,36 @@ class Model:
         return 0.5 * e + (1.0 - e) * sigmoid_np(self.calza_a * (p_exact - self.calza_t))
 
 
+_LEGAL: dict[tuple[int, ...], np.ndarray] = {}
+
+
+def _legal_mask(mins: dict[int, int]) -> np.ndarray:
+    key = tuple(mins)
+    got = _LEGAL.get(key)
+    if got is None:
+        got = _LEGAL[key] = np.array([1.0 if f in mins else 0.0 for f in FACES])
+    return got
+
+
+_QTABLES: dict[tuple[Any, ...], np.ndarray] = {}
+
+
 def q_table(ctx: Context, face: int, qty: int, pi_min: float, delta: float, sigma: float, eps_q: float,
             ) -> np.ndarray:
-    """P(quantity ``qty`` | face ``face`` chosen, k of the player's dice count for it), k = 0..n."""
+    """P(quantity ``qty`` | face ``face`` chosen, k of the player's dice count for it), k = 0..n.
+    Kept: the arguments recur."""
+    key = (ctx.mins[face], ctx.total, ctx.n, face_p(face, ctx.wild), ctx.standing is not None, qty, pi_min, delta,
+           sigma, eps_q)
+    got = _QTABLES.get(key)
+    if got is None:
+        if len(_QTABLES) > 50000:
+            _QTABLES.clear()
+        got = _QTABLES[key] = _make_q_table(ctx, face, qty, pi_min, delta, sigma, eps_q)
+    return got
+
+
+def _make_q_table(ctx: Context, face: int, qty: int, pi_min: float, delta: float, sigma: float, eps_q: float,
+                  ) -> np.ndarray:
     lo, hi = ctx.mins[face], ctx.total
     width = hi - lo + 1
     mu = (ctx.total - ctx.n) * face_p(face, ctx.wild) - delta + np.arange(ctx.n + 1)
@@ -583,6 +680,64 @@ _CALZA_E = np.array([g[2] for g in CALZA_GRID])
 _LOGSIG_NP = np.array(_LOGSIG)
 
 
+# A shown decision's log-likelihood under every point of a grid depends on a few numbers (the
+# player's chances as it reckoned them, the quantity's place): the arrays are kept by those
+# numbers, which recur from round to round and match to match. Bounded: a full cache starts over.
+_SCORES_MAX = 4096
+_FACE_SCORES: dict[tuple[Any, ...], np.ndarray] = {}
+_QTY_SCORES: dict[tuple[Any, ...], np.ndarray] = {}
+_DUDO_SCORES: dict[tuple[Any, ...], np.ndarray] = {}
+_CALZA_SCORES: dict[tuple[Any, ...], np.ndarray] = {}
+
+
+def _scores(cache: dict[tuple[Any, ...], np.ndarray], key: tuple[Any, ...], make: Any) -> np.ndarray:
+    got = cache.get(key)
+    if got is None:
+        if len(cache) >= _SCORES_MAX:
+            cache.clear()
+        got = cache[key] = make(*key)
+    return got
+
+
+def _face_scores(unseen: int, chosen: int, *at: tuple[float, int, int]) -> np.ndarray:
+    """The face part: a softmax over the legal faces of beta x face_feature (``at``: per face its p,
+    the index of its reference need, its credit), the face at ``chosen`` picked."""
+    feats = np.array([[seen_list(unseen, p, cr, c)[i] for p, i, cr in at] for c in KAPPAS])  # face_feature
+    z = np.exp(_BETAS[:, None, None] * (feats[None, :, :] - 1.0)).sum(axis=2)  # beta x kappa
+    num = np.exp(_BETAS[:, None] * (feats[None, :, chosen] - 1.0))
+    share = (num / z)[_FACE_BI, _FACE_CI]
+    return np.log((1.0 - _FACE_E) * share + _FACE_E / len(at))
+
+
+def _qty_scores(lo: int, total: int, n: int, p: float, k: int, qty: int, atom_on: bool) -> np.ndarray:
+    """The quantity part: ``qty`` of ``lo``..``total`` bid with ``k`` dice for the face."""
+    width = total - lo + 1
+    mu = (total - n) * p + k - _DS_D  # per (delta, sigma)
+    qs = np.arange(lo, total + 1)
+    z = np.exp(-((qs[None, :] - mu[:, None]) ** 2) * _DS_INV[:, None]).sum(axis=1)
+    g = np.exp(-((qty - mu) ** 2) * _DS_INV)
+    g = np.where(z > 0, g / np.where(z > 0, z, 1.0), 1.0 / width)[_QTY_DSI]
+    if atom_on:
+        g = _QTY_PM * (1.0 if qty == lo else 0.0) + (1.0 - _QTY_PM) * g
+    return np.log((1.0 - _QTY_E) * g + _QTY_E / width)
+
+
+def _calza_scores(x: float, called: bool) -> np.ndarray:
+    """The calza part, ``x`` the chance that the standing bid is exact."""
+    pz = 0.5 * _CALZA_E + (1.0 - _CALZA_E) * sigmoid_np(_CALZA_A * (x - _CALZA_T))
+    return np.log(pz if called else 1.0 - pz)
+
+
+def _dudo_scores(called: bool, *chances: float) -> np.ndarray:
+    """The dudo part: ``chances`` are the standing bid's chance, then the best raise's, per kappa."""
+    ps = np.array(chances[:3])[_DUDO_CI]
+    pr = np.array(chances[3:])[_DUDO_CI]
+    sign = 1.0 if called else -1.0  # log(1 - sigmoid(z)) with eps is the table at -z
+    # the table's index as int() would take it (truncated towards zero), then clamped
+    j = ((sign * _DUDO_A * (_DUDO_T - ps - _DUDO_W * pr) + _ZMAX) * _STEP + 0.5).astype(np.int64)
+    return _LOGSIG_NP[np.clip(j, 0, _LOGSIG_TOP)]
+
+
 class Profile:
     """What a match has shown of one opponent: the log-posterior of every grid point,
     part by part (the parts' likelihoods factorise, so each is fitted on its own)."""
@@ -601,25 +756,17 @@ class Profile:
         if ctx.standing is not None:
             self.observe_call(ctx, kv, None)
         faces = list(ctx.mins)
-        nf = len(faces)
-        if nf > 1:
-            feats = np.array([[face_feature(ctx, f, kv[f - 1], c) for f in faces] for c in KAPPAS])
-            mine = np.array([face_feature(ctx, b.face, kv[b.face - 1], c) for c in KAPPAS])
-            z = np.exp(_BETAS[:, None, None] * (feats[None, :, :] - 1.0)).sum(axis=2)  # beta x kappa
-            num = np.exp(_BETAS[:, None] * (mine[None, :] - 1.0))
-            share = (num / z)[_FACE_BI, _FACE_CI]
-            self.logp["face"] += np.log((1.0 - _FACE_E) * share + _FACE_E / nf)
-        k = kv[b.face - 1]
-        lo, hi = ctx.mins[b.face], ctx.total
-        width = hi - lo + 1
-        mu = (ctx.total - ctx.n) * face_p(b.face, ctx.wild) + k - _DS_D  # per (delta, sigma)
-        qs = np.arange(lo, hi + 1)
-        z = np.exp(-((qs[None, :] - mu[:, None]) ** 2) * _DS_INV[:, None]).sum(axis=1)
-        g = np.exp(-((b.quantity - mu) ** 2) * _DS_INV)
-        g = np.where(z > 0, g / np.where(z > 0, z, 1.0), 1.0 / width)[_QTY_DSI]
-        if ctx.standing is not None:
-            g = _QTY_PM * (1.0 if b.quantity == lo else 0.0) + (1.0 - _QTY_PM) * g
-        self.logp["qty"] += np.log((1.0 - _QTY_E) * g + _QTY_E / width)
+        if len(faces) > 1:
+            unseen = ctx.total - ctx.n
+            at = []  # per face: its p, the index of its reference need for this hand, its credit
+            for f in faces:
+                p = face_p(f, ctx.wild)
+                at.append((p, PAD + max(ctx.mins[f], int(ctx.total * p + 0.5)) - kv[f - 1], ctx.credit[f - 1]))
+            key = (unseen, faces.index(b.face), *at)
+            self.logp["face"] += _scores(_FACE_SCORES, key, _face_scores)
+        atom_on = ctx.standing is not None
+        key = (ctx.mins[b.face], ctx.total, ctx.n, face_p(b.face, ctx.wild), kv[b.face - 1], b.quantity, atom_on)
+        self.logp["qty"] += _scores(_QTY_SCORES, key, _qty_scores)
 
     def observe_call(self, ctx: Context, kv: Sequence[int], call: str | None) -> None:
         """A shown hand facing ``ctx.standing`` called ``call`` ("dudo", "calza"; None: it raised)."""
@@ -629,18 +776,14 @@ class Profile:
         unseen = ctx.total - ctx.n
         k = kv[s.face - 1]
         if ctx.calza:
-            x = exact_p(unseen, p, s.quantity - k)
-            pz = 0.5 * _CALZA_E + (1.0 - _CALZA_E) * sigmoid_np(_CALZA_A * (x - _CALZA_T))
-            self.logp["calza"] += np.log(pz if call == "calza" else 1.0 - pz)
+            self.logp["calza"] += _scores(_CALZA_SCORES, (exact_p(unseen, p, s.quantity - k), call == "calza"),
+                                          _calza_scores)
         if call == "calza":
             return
-        sign = 1.0 if call == "dudo" else -1.0  # log(1 - sigmoid(z)) with eps is the table at -z
         credit = ctx.credit[s.face - 1]
-        ps = np.array([p_seen(unseen, p, s.quantity - k, credit, c) for c in KAPPAS])[_DUDO_CI]
-        pr = np.array([best_raise_p(raise_tables(ctx, c), kv) for c in KAPPAS])[_DUDO_CI]
-        # the table's index as int() would take it (truncated towards zero), then clamped
-        j = ((sign * _DUDO_A * (_DUDO_T - ps - _DUDO_W * pr) + _ZMAX) * _STEP + 0.5).astype(np.int64)
-        self.logp["dudo"] += _LOGSIG_NP[_clip(j, 0, _LOGSIG_TOP)]
+        key = (call == "dudo", *(p_seen(unseen, p, s.quantity - k, credit, c) for c in KAPPAS),
+               *(best_raise_of(ctx, c, kv) for c in KAPPAS))
+        self.logp["dudo"] += _scores(_DUDO_SCORES, key, _dudo_scores)
 
     def refresh(self) -> None:
         self.model = self.best()
@@ -654,13 +797,13 @@ class Profile:
 class HandBelief:
     """The posterior over one opponent's hand this round, updated bid by bid."""
 
-    __slots__ = ("hands", "kv", "K", "cell", "w", "informed", "_marg", "_joint", "wild")
+    __slots__ = ("hands", "kv", "K", "cell", "flat", "w", "informed", "_marg", "_joint", "wild")
 
     def __init__(self, hands: _Hands, wild: bool) -> None:
         self.hands = hands
         self.wild = wild
         self.kv = hands.kwild if wild else hands.kplain
-        self.K, self.cell = hands.arrays(wild)
+        self.K, self.cell, self.flat = hands.arrays(wild)
         self.w = np.array(hands.prior)
         self.informed = False  # no bid seen yet: the marginals are plain binomials
         self._marg: np.ndarray | None = None
@@ -675,11 +818,12 @@ class HandBelief:
         K = self.K
         like = q_table(ctx, b.face, b.quantity, model.pi_min, model.delta, model.sigma, model.eps_q)[K[:, fi]]
         if nf > 1:
-            beta = model.beta
-            E = {f: np.exp(beta * (face_row(ctx, f + 1, model.face_kappa) - 1.0)) for f in faces}
-            z = sum(E[f][K[:, f]] for f in faces)
+            # the face's softmax: every hand's six entries of the (face, k) table in one lookup
+            E = np.exp(model.beta * (face_tables(ctx, model.face_kappa, True) - 1.0))
+            E *= _legal_mask(ctx.mins)[:, None]
+            Eh = E.ravel()[self.flat]
             ef = model.eps_face
-            like *= (1.0 - ef) * E[fi][K[:, fi]] / z + ef / nf
+            like *= (1.0 - ef) * Eh[:, fi] / Eh.sum(axis=1) + ef / nf
         standing = ctx.standing
         if standing is not None:
             # it did not call: (1 - P(calza)) (1 - P(dudo)), dudo depending on its best raise too
@@ -687,16 +831,12 @@ class HandBelief:
             p = face_p(standing.face, ctx.wild)
             unseen = ctx.total - n
             kd = model.dudo_kappa
-            ks = K[:, si]
-            need = _clip(standing.quantity - ks, 0, unseen + 1)
-            ps = seen_row(unseen, p, ctx.credit[si], kd)[need]
-            pr = np.zeros(len(K))
-            for tf, row in raise_tables(ctx, kd):
-                pr = np.maximum(pr, row[K[:, tf]])
+            at_q = PAD + standing.quantity - K[:, si]
+            ps = seen_row(unseen, p, ctx.credit[si], kd)[at_q]
+            pr = face_tables(ctx, kd, False).ravel()[self.flat].max(axis=1)
             keep = 1.0 - model.p_dudo_np(ps, pr)
             if ctx.calza:
-                ex = exact_row(unseen, p)[_clip(standing.quantity - ks + 1, 0, unseen + 2)]
-                keep *= 1.0 - model.p_calza_np(ex)
+                keep *= 1.0 - model.p_calza_np(exact_row(unseen, p)[at_q])
             like *= keep
         w = self.w * like
         total = float(w.sum())
@@ -760,11 +900,6 @@ def tail(dist: np.ndarray, need: int) -> float:
 
 def at(dist: np.ndarray, k: int) -> float:
     return float(dist[k]) if 0 <= k < len(dist) else 0.0
-
-
-def tails_of(dist: np.ndarray) -> np.ndarray:
-    """``row[need]`` = :func:`tail` for need = 0..len(dist) (look up with need clipped to that)."""
-    return np.minimum(1.0, np.concatenate((np.cumsum(dist[::-1])[::-1], [0.0])))
 
 
 # ---------------------------------------------------------------------------
@@ -863,6 +998,21 @@ def solved_action(turn: Turn, rng: Any) -> Action | None:
     return action if turn.legal.is_legal(action) else None
 
 
+class Candidates:
+    """Candidate raises (``bids``; ``fi`` their faces - 1, ``qa`` their quantities) and, after each,
+    whether the next player can raise the same face (``same``) and the smallest quantity of its
+    best other face (``other``; aces left out when wild, 0 if none)."""
+
+    __slots__ = ("bids", "fi", "qa", "same", "other")
+
+    def __init__(self, bids: list[Bid], fi: np.ndarray, qa: np.ndarray, same: np.ndarray, other: np.ndarray) -> None:
+        self.bids, self.fi, self.qa, self.same, self.other = bids, fi, qa, same, other
+
+
+_MINS: dict[tuple[Any, ...], dict[int, int]] = {}
+_CANDIDATES: dict[tuple[Any, ...], Candidates] = {}
+
+
 class Bayes(Bot):
     def start(self, match: MatchInfo) -> None:
         self.me = match.seat
@@ -875,7 +1025,10 @@ class Bayes(Bot):
         self.counts: tuple[int, ...] = ()
         self.palifico = False
         self.wild = False
-        self._mins_cache: dict[tuple[int, int, int, bool, bool], dict[int, int]] = {}
+        # what legal_mins reads of the rules: the key of the tables kept across matches
+        self._order = (self.rules.ones, self.rules.open_on_ones, self.rules.palifico_change_face)
+        self._cache: dict[int, np.ndarray] = {}
+        self._nxt = -1
 
     # --- this round's beliefs ---
 
@@ -900,7 +1053,9 @@ class Bayes(Bot):
             belief = self.beliefs.get(seat)
             if belief is None:
                 continue
-            ctx = context(self.rules, seat, hist[:i], turn.counts, turn.palifico, turn.wild)
+            ctx = context(self.rules, seat, hist[:i], turn.counts, turn.palifico, turn.wild,
+                          self._mins_after(hist[i - 1][1] if i else None, turn.total, turn.palifico,
+                                           turn.counts[seat] == 1))
             low = ctx.mins.get(b.face)
             if low is None or not low <= b.quantity <= ctx.total:
                 continue  # not a legal bid by our reckoning: learn nothing from it
@@ -908,38 +1063,77 @@ class Bayes(Bot):
         self.seen = len(hist)
         self.history = hist
 
-    def _marg(self, seat: int, face: int) -> np.ndarray:
+    def _table(self, seat: int) -> np.ndarray:
+        """marg[f - 1, k] of ``seat``'s hand (the binomial before it has bid)."""
         belief = self.beliefs[seat]
         if belief.informed:
-            return belief.marginals()[face - 1]
-        return BINOM[face_p(face, self.wild)].pmf_array(belief.hands.n)
+            return belief.marginals()
+        return by_face("pmf", belief.hands.n, self.wild)
+
+    def _dists(self, exclude: int = -1) -> np.ndarray:
+        """dists[f - 1]: distribution of the opponents' dice counting for face f (leaving out
+        ``exclude``), every face at once; kept for the decision."""
+        got = self._cache.get(exclude)
+        if got is not None:
+            return got
+        nxt = self._nxt
+        if exclude == -1 and nxt in self.beliefs:  # the next player's share on top of the rest's
+            got = convolve6(self._dists(nxt), self._table(nxt))
+        else:
+            plain = 0
+            got = np.ones((6, 1))
+            for s, belief in self.beliefs.items():
+                if s == exclude:
+                    continue
+                if belief.informed:
+                    got = convolve6(got, belief.marginals())
+                else:
+                    plain += belief.hands.n
+            if plain:
+                got = convolve6(got, by_face("pmf", plain, self.wild))
+        self._cache[exclude] = got
+        return got
 
     def _dist(self, face: int, exclude: int = -1) -> np.ndarray:
         """Distribution of the opponents' dice counting for ``face`` (leaving out ``exclude``)."""
-        key = (face, exclude)
-        got = self._cache.get(key)
-        if got is not None:
-            return got
-        plain = 0
-        dist = np.ones(1)
-        for s, belief in self.beliefs.items():
-            if s == exclude:
-                continue
-            if belief.informed:
-                dist = np.convolve(dist, belief.marginals()[face - 1])
-            else:
-                plain += belief.hands.n
-        if plain:
-            dist = np.convolve(dist, BINOM[face_p(face, self.wild)].pmf_array(plain))
-        self._cache[key] = dist
-        return dist
+        return self._dists(exclude)[face - 1]
 
     def _mins(self, q: int, f: int, total: int, palifico: bool, one_die: bool) -> dict[int, int]:
-        """:func:`legal_mins` over the bid (q, f), kept for the match (the rules do not change)."""
-        key = (q, f, total, palifico, one_die)
-        got = self._mins_cache.get(key)
+        """:func:`legal_mins` over the bid (q, f), kept across decisions and matches."""
+        key = (self._order, q, f, total, palifico, one_die)
+        got = _MINS.get(key)
         if got is None:
-            got = self._mins_cache[key] = legal_mins(self.rules, bid(q, f), total, palifico, one_die)
+            if len(_MINS) > 100000:
+                _MINS.clear()
+            got = _MINS[key] = legal_mins(self.rules, bid(q, f), total, palifico, one_die)
+        return got
+
+    def _mins_after(self, standing: Bid | None, total: int, palifico: bool, one_die: bool) -> dict[int, int]:
+        if standing is None:
+            return legal_mins(self.rules, None, total, palifico, one_die)
+        return self._mins(standing.quantity, standing.face, total, palifico, one_die)
+
+    def _candidates(self, turn: Turn, one_die: bool) -> Candidates:
+        """Our candidate raises here and what the next player could answer each with; kept across
+        decisions and matches (it depends on the legal table and the table's size only)."""
+        legal = turn.legal
+        key = (self._order, tuple(legal.min_quantity.items()), legal.max_quantity, turn.total, turn.palifico,
+               one_die, turn.wild)
+        got = _CANDIDATES.get(key)
+        if got is None:
+            if len(_CANDIDATES) > 20000:
+                _CANDIDATES.clear()
+            cand: list[tuple[int, int]] = []  # (face, quantity)
+            for face, low in legal.min_quantity.items():
+                for q in range(low, min(low + RAISE_SPAN - 1, legal.max_quantity) + 1):
+                    cand.append((face, q))
+            same, other = [], []
+            for face, q in cand:
+                mins = self._mins(q, face, turn.total, turn.palifico, one_die)
+                same.append(face in mins)
+                other.append(min((m for g, m in mins.items() if g != face and (g != 1 or not turn.wild)), default=0))
+            got = _CANDIDATES[key] = Candidates([bid(q, f) for f, q in cand], np.array([f - 1 for f, _ in cand]),
+                                                np.array([q for _, q in cand]), np.array(same), np.array(other))
         return got
 
     # --- the decision ---
@@ -971,11 +1165,12 @@ class Bayes(Bot):
         if turn.round != self.round or turn.counts != self.counts or len(turn.history) < self.seen:
             self._new_round(turn)
         self._fold(turn)
-        self._cache: dict[tuple[int, int], np.ndarray] = {}
+        self._cache = {}
         rules = self.rules
         legal = turn.legal
         standing = turn.standing
         alive = [s for s, c in enumerate(turn.counts) if c > 0]
+        self._nxt = self._next_seats(turn, alive)[0]
         duel = len(alive) == 2
         other = 1.0 if duel else OTHER_LOSS
         options: list[tuple[float, Action]] = []
@@ -1038,63 +1233,41 @@ class Bayes(Bot):
         unseen_j = total - n_j
         model = self.profiles[nxt].model
         kd = model.dudo_kappa
-        joint = self.beliefs[nxt].joint()
-        calza_j = calza_allowed(rules, turn.counts)
         wild = turn.wild
-        p_other = P_WILD if wild else P_ONE
-        cand: list[tuple[int, int]] = []  # (face, quantity)
-        for face, low in legal.min_quantity.items():
-            for q in range(low, min(low + RAISE_SPAN - 1, legal.max_quantity) + 1):
-                cand.append((face, q))
-        fi = np.array([f - 1 for f, _ in cand])
-        qa = np.array([q for _, q in cand])
-        mine = np.array([turn.mine(f) for f, _ in cand])
-        # per face: the next player's chance a bid is true as it reckons it (its credit for the
-        # face once we have bid it: we count as a bidder), exact chances, our side's tails
-        seen = np.zeros((6, unseen_j + 2))
-        exact = by_face("exact", unseen_j, wild)
-        rest_t: list[np.ndarray] = []
-        rest_x: list[np.ndarray] = []
+        cands = self._candidates(turn, n_j == 1)
+        fi, qa = cands.fi, cands.qa
+        mine = np.array(_kvec_cache(turn.dice, wild))[fi]
+        # the next player's chance a bid is true as it reckons it, per face (its credit for the
+        # face once we have bid it: we count as a bidder)
         credit = credit_of(nxt, turn.history + tuple((turn.seat, bid(1, f)) for f in FACES))
-        for face in FACES:
-            if face in legal.min_quantity:
-                seen[face - 1] = seen_row(unseen_j, face_p(face, wild), credit[face - 1], kd)
-            rest = self._dist(face, exclude=nxt)
-            rest_t.append(tails_of(rest))
-            rest_x.append(np.concatenate(([0.0], rest, [0.0])))
-        rt, rx = np.stack(rest_t), np.stack(rest_x)
-        k = np.arange(n_j + 1)
-        top_s = unseen_j + 1
+        seen = np.array([seen_row(unseen_j, face_p(f, wild), credit[f - 1], kd) for f in FACES])
         # what the next player could raise to: the same face, and its best other one
-        raise_same = np.zeros(len(cand), dtype=bool)
-        qo = np.zeros(len(cand), dtype=np.int64)
-        for c, (face, q) in enumerate(cand):
-            mins_j = self._mins(q, face, total, turn.palifico, n_j == 1)
-            raise_same[c] = face in mins_j
-            qo[c] = min((m for g, m in mins_j.items() if g != face and (g != 1 or not wild)), default=0)
+        raise_same, qo = cands.same, cands.other
+        k = _KS[: n_j + 1]
         F = fi[:, None]
-        ps = seen[F, _clip(qa[:, None] - k, 0, top_s)]  # (candidate, k)
-        same = np.where(raise_same[:, None], seen[F, _clip(qa[:, None] + 1 - k, 0, top_s)], 0.0)
-        oth = np.where(qo[:, None] > 0, seen_row(unseen_j, p_other, 0, 0.0)[_clip(qo[:, None] - k, 0, top_s)], 0.0)
-        need = qa[:, None] - mine[:, None] - k  # (candidate, k): the rest of the table's dice needed
-        lr = rt.shape[1] - 1
-        pt = rt[F, _clip(need, 0, lr)]
+        at_q = PAD + qa[:, None] - k  # (candidate, k): index of the need q - k
+        ps = seen[F, at_q]
+        same = np.where(raise_same[:, None], seen[F, at_q + 1], 0.0)
+        oth = np.where(qo[:, None] > 0, seen_row(unseen_j, P_WILD if wild else P_ONE, 0, 0.0)[PAD + qo[:, None] - k], 0.0)
+        rest = self._dists(nxt)
+        at_need = at_q - mine[:, None]  # index of the rest of the table's dice needed
+        pt = padded(rest, True)[F, at_need]
         v_dudo = pt * other - (1.0 - pt)
         cont = self._chain(turn, order, fi, qa, other)
         pd = model.p_dudo_np(ps[:, :, None], np.maximum(same[:, :, None], oth[:, None, :]))
-        J = joint[fi]  # (candidate, k, m)
+        J = self.beliefs[nxt].joint()[fi]  # (candidate, k, m)
         Jm = np.where(J < 1e-9, 0.0, J)
         acc = (Jm * (pd * v_dudo[:, :, None] + (1.0 - pd) * cont[:, None, None])).sum(axis=2)
         wk = J.sum(axis=2)
-        if calza_j:
-            pz = model.p_calza_np(exact[F, _clip(qa[:, None] - k + 1, 0, unseen_j + 2)])
-            pe = rx[F, _clip(need + 1, 0, rx.shape[1] - 1)]
+        if calza_allowed(rules, turn.counts):
+            pz = model.p_calza_np(by_face("exact", unseen_j, wild)[F, at_q])
+            pe = padded(rest, False)[F, at_need]
             v_calza = (-pe * other * 0.5 if rules.calza_reward == "regain" else -pe) + (1.0 - pe) * other
             per_k = pz * wk * v_calza + (1.0 - pz) * acc
         else:
             per_k = acc
         v = np.where(wk < 1e-9, 0.0, per_k).sum(axis=1)
-        return [(float(x), bid(q, face)) for x, (face, q) in zip(v, cand)]
+        return list(zip(v.tolist(), cands.bids))
 
     def _chain(self, turn: Turn, order: list[int], fi: np.ndarray, qa: np.ndarray, other: float) -> np.ndarray:
         """For each candidate bid (faces ``fi`` + 1, quantities ``qa``), the round going on past the
@@ -1109,20 +1282,16 @@ class Bayes(Bot):
         for i, seat in enumerate(order[1:], 1):
             model = self.profiles[seat].model
             n = turn.counts[seat]
-            unseen = total - n
-            naive = by_face("naive", unseen, self.wild)
-            belief = self.beliefs[seat]
-            marg = (belief.marginals() if belief.informed else by_face("pmf", n, self.wild))[fi]  # (candidate, k)
-            q = (qa + i * CHAIN_STEP + 0.5).astype(np.int64)[:, None]
-            k = np.arange(n + 1)
-            pd = model.p_dudo_np(naive[F, _clip(q - k, 0, unseen + 1)], naive[F, _clip(q + 1 - k, 0, unseen + 1)])
+            naive = by_face("naive", total - n, self.wild)
+            marg = self._table(seat)[fi]  # (candidate, k)
+            at_q = PAD + (qa + i * CHAIN_STEP + 0.5).astype(np.int64)[:, None] - _KS[: n + 1]
+            pd = model.p_dudo_np(naive[F, at_q], naive[F, at_q + 1])
             c = (np.where(marg > 1e-9, marg, 0.0) * pd).sum(axis=1)
             v += survive * c * other
             survive *= 1.0 - c
-        full = np.stack([tails_of(self._dist(f)) for f in FACES])
+        mine = np.array(_kvec_cache(turn.dice, self.wild))[fi]
         q = (qa + len(order) * CHAIN_STEP + 0.5).astype(np.int64)
-        mine = np.array([turn.mine(f) for f in FACES])[fi]
-        p_true = full[fi, _clip(q - mine, 0, full.shape[1] - 1)]
+        p_true = padded(self._dists(), True)[fi, PAD + q - mine]
         back = np.maximum(-p_true + (1.0 - p_true) * other, RAISE_AGAIN)
         return v + survive * back
 
@@ -1149,49 +1318,52 @@ class Bayes(Bot):
         rules = self.rules
         total = turn.total
         n_o = turn.counts[opp]
+        side = n_o + 1
         unseen = total - n_o
         wild = turn.wild
         mine_all = np.array(_kvec_cache(turn.dice, wild))
         calza_o = calza_allowed(rules, turn.counts)
         exact_value = -0.5 if rules.calza_reward == "regain" else -1.0
         beta, kf, ef, kd = model.beta, model.face_kappa, model.eps_face, model.dudo_kappa
+        flat = D + side * np.arange(6)  # a deal's entry of a (face, k) table, raveled
+        have = mine_all + D  # our dice and the deal's, per face
         span = np.arange(RAISE_SPAN)
         leaves: dict[tuple[int, int], float] = {}
         refined: list[tuple[float, Action]] = []
         for _value, b in ranked[:k_best]:
             assert isinstance(b, Bid)
             q, f = b.quantity, b.face
-            ctx = context(rules, opp, turn.history + ((turn.seat, b),), turn.counts, turn.palifico, wild)
+            ctx = context(rules, opp, turn.history + ((turn.seat, b),), turn.counts, turn.palifico, wild,
+                          self._mins(q, f, total, turn.palifico, n_o == 1))
             faces = list(ctx.mins)
             p = face_p(f, wild)
             k = D[:, f - 1]
-            pr = np.zeros(len(D))
-            for tf, row in raise_tables(ctx, kd):
-                pr = np.maximum(pr, row[D[:, tf]])
-            pd = model.p_dudo_np(seen_row(unseen, p, ctx.credit[f - 1], kd)[_clip(q - k, 0, unseen + 1)], pr)
-            have_b = mine_all[f - 1] + k
+            pr = face_tables(ctx, kd, False).ravel()[flat].max(axis=1)
+            at_q = PAD + q - k
+            pd = model.p_dudo_np(seen_row(unseen, p, ctx.credit[f - 1], kd)[at_q], pr)
+            have_b = have[:, f - 1]
             if calza_o:
-                pz = model.p_calza_np(exact_row(unseen, p)[_clip(q - k + 1, 0, unseen + 2)])
+                pz = model.p_calza_np(exact_row(unseen, p)[at_q])
+                v = float(W @ (pz * np.where(have_b == q, exact_value, 1.0)))
+                p_call = 1.0 - pz
             else:
-                pz = np.zeros(len(D))
-            v = float((W * pz * np.where(have_b == q, exact_value, 1.0)).sum()
-                      + (W * (1.0 - pz) * pd * np.where(have_b >= q, 1.0, -1.0)).sum())
-            p_raise = W * (1.0 - pz) * (1.0 - pd)
+                v = 0.0
+                p_call = np.ones(len(D))
+            wc = W * p_call
+            v += float(wc @ (pd * np.where(have_b >= q, 1.0, -1.0)))
             if faces:
-                gi = np.array([g - 1 for g in faces])
-                kg = D[:, gi]  # (deal, face)
-                ff = np.exp(beta * (np.stack([face_row(ctx, g, kf) for g in faces]) - 1.0))
-                FF = ff[np.arange(len(faces))[None, :], kg]
-                pf = p_raise[:, None] * ((1.0 - ef) * FF / FF.sum(axis=1)[:, None] + ef / len(faces))
-                pf = np.where((pf < 1e-9) | (p_raise[:, None] < 1e-9), 0.0, pf)
-                qd = np.stack([_quantity_rows(ctx, g, model) for g in faces])  # (face, k, span)
-                m = pf[:, :, None] * qd[np.arange(len(faces))[None, :], kg]  # (deal, face, span)
-                m = np.where(m < 1e-9, 0.0, m)
-                lo = np.array([ctx.mins[g] for g in faces])
+                p_raise = wc * (1.0 - pd)
+                legal = _legal_mask(ctx.mins)
+                FF = (np.exp(beta * (face_tables(ctx, kf, True) - 1.0)) * legal[:, None]).ravel()[flat]  # (deal, face)
+                pf = p_raise[:, None] * ((1.0 - ef) * FF / FF.sum(axis=1)[:, None] + ef / len(faces)) * legal
+                pf *= (pf >= 1e-9) & (p_raise >= 1e-9)[:, None]
+                m = pf[:, :, None] * _quantity_table(ctx, model).reshape(6 * side, RAISE_SPAN)[flat]  # (deal, face, j)
+                m *= m >= 1e-9
+                lo = np.array([ctx.mins.get(g, 0) for g in FACES])
                 wr = m.sum(axis=0)
-                tr = (m * ((mine_all[gi] + kg)[:, :, None] >= lo[None, :, None] + span)).sum(axis=0)
+                tr = (m * (have[:, :, None] >= lo[None, :, None] + span)).sum(axis=0)
                 for a, j in zip(*np.nonzero(wr > 0)):
-                    key = (int(lo[a] + j), faces[a])
+                    key = (int(lo[a] + j), int(a) + 1)
                     leaf = leaves.get(key)
                     if leaf is None:
                         leaf = leaves[key] = self._duel_leaf(turn, key[0], key[1], n_o)
@@ -1232,10 +1404,12 @@ class Bayes(Bot):
             known = len(hist)
         touched = set()
         rules = self.rules
+        total = sum(counts)
         for i, (seat, b) in enumerate(hist):
             if seat == self.me or not hands[seat] or (i >= known and i > 0):
                 continue
-            ctx = context(rules, seat, hist[:i], counts, self.palifico, wild)
+            ctx = context(rules, seat, hist[:i], counts, self.palifico, wild,
+                          self._mins_after(hist[i - 1][1] if i else None, total, self.palifico, counts[seat] == 1))
             low = ctx.mins.get(b.face)
             if low is None or not low <= b.quantity <= ctx.total:
                 continue
@@ -1244,7 +1418,8 @@ class Bayes(Bot):
         if result.call is not None and result.bid is not None:
             caller, kind = result.call
             if caller != self.me and 0 <= caller < len(hands) and hands[caller]:
-                ctx = context(rules, caller, hist, counts, self.palifico, wild)  # hist ends with result.bid
+                ctx = context(rules, caller, hist, counts, self.palifico, wild,  # hist ends with result.bid
+                              self._mins_after(hist[-1][1], total, self.palifico, counts[caller] == 1))
                 self.profiles[caller].observe_call(ctx, kvec_of(hands[caller], wild), kind)
                 touched.add(caller)
         for seat in touched:
@@ -1274,6 +1449,14 @@ class Bayes(Bot):
 
 
 _QROWS: dict[tuple[Any, ...], np.ndarray] = {}
+
+
+def _quantity_table(ctx: Context, model: Model) -> np.ndarray:
+    """(6, n + 1, RAISE_SPAN): :func:`_quantity_rows` of each legal face (zeros for the others)."""
+    out = np.zeros((6, ctx.n + 1, RAISE_SPAN))
+    for g in ctx.mins:
+        out[g - 1] = _quantity_rows(ctx, g, model)
+    return out
 
 
 def _quantity_rows(ctx: Context, face: int, model: Model) -> np.ndarray:
