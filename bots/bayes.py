@@ -163,9 +163,9 @@ class _Hands:
         self._arrays: dict[bool, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
 
     def arrays(self, wild: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(K, cell, flat): K[i, f - 1] the dice of hand i counting for face f; cell[f - 1, i] the
-        hand's cell k * (n + 1) + m of :meth:`HandBelief.joint`'s table for face f (k its dice
-        for f, m for its best other face); flat[i, f - 1] = (f - 1) (n + 1) + K[i, f - 1], where
+        """(K, cell, flat): K[i, f - 1] the dice of hand i counting for face f; cell[(f - 1) H + i]
+        the hand's cell of :meth:`HandBelief.joint`'s six tables, raveled ((f - 1) (n + 1)^2 +
+        k (n + 1) + m, k its dice for f, m for its best other face; H hands); flat[i, f - 1] = (f - 1) (n + 1) + K[i, f - 1], where
         a (6, n + 1) table per face and k, raveled, holds hand i's entry for face f. Made once per
         hand set, kept with it."""
         got = self._arrays.get(wild)
@@ -186,7 +186,8 @@ class _Hands:
                 for f in range(6):
                     cell[f, i] = k[f] * side + (t2 if f == f1 else t1)
             K = np.array(kv, dtype=np.int64).reshape(len(kv), 6)
-            got = self._arrays[wild] = (K, cell, K + side * np.arange(6))
+            cell += (side * side * np.arange(6))[:, None]  # face f's table at f (n + 1)^2, raveled
+            got = self._arrays[wild] = (K, cell.ravel(), K + side * np.arange(6))
         return got
 
 
@@ -852,8 +853,8 @@ class HandBelief:
         if self._marg is None:
             side = self.hands.n + 1
             w = self.w
-            m = np.stack([np.bincount(self.K[:, f], weights=w, minlength=side) for f in range(6)])
-            self._marg = m / w.sum()
+            m = np.bincount(self.flat.ravel(), weights=np.repeat(w, 6), minlength=6 * side)
+            self._marg = (m / w.sum()).reshape(6, side)
         return self._marg
 
     def joint(self) -> np.ndarray:
@@ -863,7 +864,7 @@ class HandBelief:
         if self._joint is None:
             side = self.hands.n + 1
             w = self.w
-            J = np.stack([np.bincount(self.cell[f], weights=w, minlength=side * side) for f in range(6)])
+            J = np.bincount(self.cell, weights=np.tile(w, 6), minlength=6 * side * side)
             self._joint = (J / w.sum()).reshape(6, side, side)
         return self._joint
 
