@@ -151,7 +151,7 @@ def face_p(face: int, wild: bool) -> float:
 class _Hands:
     """Hands of ``n`` dice: count vectors, multinomial prior, matching counts per face."""
 
-    __slots__ = ("n", "counts", "prior", "kwild", "kplain", "_arrays")
+    __slots__ = ("n", "counts", "prior", "kwild", "kplain", "_arrays", "_prior")
 
     def __init__(self, n: int, counts: list[tuple[int, ...]], prior: list[float]) -> None:
         self.n = n
@@ -161,6 +161,13 @@ class _Hands:
         self.kwild = [(c[0],) + tuple(c[0] + c[i] for i in range(1, 6)) for c in counts]
         self.kplain = [tuple(c) for c in counts]
         self._arrays: dict[bool, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
+        self._prior: np.ndarray | None = None
+
+    def weights(self) -> np.ndarray:
+        """The prior as a fresh array (a belief multiplies its own copy)."""
+        if self._prior is None:
+            self._prior = np.array(self.prior)
+        return self._prior.copy()
 
     def arrays(self, wild: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(K, cell, flat): K[i, f - 1] the dice of hand i counting for face f; cell[(f - 1) H + i]
@@ -684,17 +691,17 @@ _LOGSIG_NP = np.array(_LOGSIG)
 # A shown decision's log-likelihood under every point of a grid depends on a few numbers (the
 # player's chances as it reckoned them, the quantity's place): the arrays are kept by those
 # numbers, which recur from round to round and match to match. Bounded: a full cache starts over.
-_SCORES_MAX = 4096
+_SCORES_MAX = {"face": 16384, "qty": 16384, "dudo": 4096, "calza": 4096}  # at most about 40 MB in all
 _FACE_SCORES: dict[tuple[Any, ...], np.ndarray] = {}
 _QTY_SCORES: dict[tuple[Any, ...], np.ndarray] = {}
 _DUDO_SCORES: dict[tuple[Any, ...], np.ndarray] = {}
 _CALZA_SCORES: dict[tuple[Any, ...], np.ndarray] = {}
 
 
-def _scores(cache: dict[tuple[Any, ...], np.ndarray], key: tuple[Any, ...], make: Any) -> np.ndarray:
+def _scores(cache: dict[tuple[Any, ...], np.ndarray], key: tuple[Any, ...], make: Any, part: str) -> np.ndarray:
     got = cache.get(key)
     if got is None:
-        if len(cache) >= _SCORES_MAX:
+        if len(cache) >= _SCORES_MAX[part]:
             cache.clear()
         got = cache[key] = make(*key)
     return got
@@ -764,10 +771,10 @@ class Profile:
                 p = face_p(f, ctx.wild)
                 at.append((p, PAD + max(ctx.mins[f], int(ctx.total * p + 0.5)) - kv[f - 1], ctx.credit[f - 1]))
             key = (unseen, faces.index(b.face), *at)
-            self.logp["face"] += _scores(_FACE_SCORES, key, _face_scores)
+            self.logp["face"] += _scores(_FACE_SCORES, key, _face_scores, "face")
         atom_on = ctx.standing is not None
         key = (ctx.mins[b.face], ctx.total, ctx.n, face_p(b.face, ctx.wild), kv[b.face - 1], b.quantity, atom_on)
-        self.logp["qty"] += _scores(_QTY_SCORES, key, _qty_scores)
+        self.logp["qty"] += _scores(_QTY_SCORES, key, _qty_scores, "qty")
 
     def observe_call(self, ctx: Context, kv: Sequence[int], call: str | None) -> None:
         """A shown hand facing ``ctx.standing`` called ``call`` ("dudo", "calza"; None: it raised)."""
@@ -778,13 +785,13 @@ class Profile:
         k = kv[s.face - 1]
         if ctx.calza:
             self.logp["calza"] += _scores(_CALZA_SCORES, (exact_p(unseen, p, s.quantity - k), call == "calza"),
-                                          _calza_scores)
+                                          _calza_scores, "calza")
         if call == "calza":
             return
         credit = ctx.credit[s.face - 1]
         key = (call == "dudo", *(p_seen(unseen, p, s.quantity - k, credit, c) for c in KAPPAS),
                *(best_raise_of(ctx, c, kv) for c in KAPPAS))
-        self.logp["dudo"] += _scores(_DUDO_SCORES, key, _dudo_scores)
+        self.logp["dudo"] += _scores(_DUDO_SCORES, key, _dudo_scores, "dudo")
 
     def refresh(self) -> None:
         self.model = self.best()
@@ -805,7 +812,7 @@ class HandBelief:
         self.wild = wild
         self.kv = hands.kwild if wild else hands.kplain
         self.K, self.cell, self.flat = hands.arrays(wild)
-        self.w = np.array(hands.prior)
+        self.w = hands.weights()
         self.informed = False  # no bid seen yet: the marginals are plain binomials
         self._marg: np.ndarray | None = None
         self._joint: np.ndarray | None = None
@@ -1248,8 +1255,8 @@ class Bayes(Bot):
         F = fi[:, None]
         at_q = PAD + qa[:, None] - k  # (candidate, k): index of the need q - k
         ps = seen[F, at_q]
-        same = np.where(raise_same[:, None], seen[F, at_q + 1], 0.0)
-        oth = np.where(qo[:, None] > 0, seen_row(unseen_j, P_WILD if wild else P_ONE, 0, 0.0)[PAD + qo[:, None] - k], 0.0)
+        same = seen[F, at_q + 1] * raise_same[:, None]
+        oth = seen_row(unseen_j, P_WILD if wild else P_ONE, 0, 0.0)[PAD + qo[:, None] - k] * (qo > 0)[:, None]
         rest = self._dists(nxt)
         at_need = at_q - mine[:, None]  # index of the rest of the table's dice needed
         pt = padded(rest, True)[F, at_need]
@@ -1257,7 +1264,7 @@ class Bayes(Bot):
         cont = self._chain(turn, order, fi, qa, other)
         pd = model.p_dudo_np(ps[:, :, None], np.maximum(same[:, :, None], oth[:, None, :]))
         J = self.beliefs[nxt].joint()[fi]  # (candidate, k, m)
-        Jm = np.where(J < 1e-9, 0.0, J)
+        Jm = J * (J >= 1e-9)
         acc = (Jm * (pd * v_dudo[:, :, None] + (1.0 - pd) * cont[:, None, None])).sum(axis=2)
         wk = J.sum(axis=2)
         if calza_allowed(rules, turn.counts):
