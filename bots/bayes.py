@@ -1006,6 +1006,25 @@ def solved_action(turn: Turn, rng: Any) -> Action | None:
     return action if turn.legal.is_legal(action) else None
 
 
+_DOUBTS: dict[tuple[Any, ...], np.ndarray] = {}
+
+
+def chain_doubts(model: Model, unseen: int, wild: bool) -> np.ndarray:
+    """``row[f - 1, PAD + need]``: the chance that a player of ``model`` with ``unseen`` dice unseen
+    doubts a bid of face f that needs ``need`` more of its own dice, reckoning naively (the bid's
+    chance, and its smallest raise's one more). Kept: a model and a table size recur."""
+    key = (model.dudo_t, model.dudo_w, model.dudo_a, model.eps_dudo, unseen, wild)
+    got = _DOUBTS.get(key)
+    if got is None:
+        if len(_DOUBTS) > 2000:
+            _DOUBTS.clear()
+        naive = by_face("naive", unseen, wild)
+        raised = np.zeros_like(naive)
+        raised[:, :-1] = naive[:, 1:]
+        got = _DOUBTS[key] = model.p_dudo_np(naive, raised)
+    return got
+
+
 class Candidates:
     """Candidate raises (``bids``; ``fi`` their faces - 1, ``qa`` their quantities) and, after each,
     whether the next player can raise the same face (``same``) and the smallest quantity of its
@@ -1290,11 +1309,9 @@ class Bayes(Bot):
         for i, seat in enumerate(order[1:], 1):
             model = self.profiles[seat].model
             n = turn.counts[seat]
-            naive = by_face("naive", total - n, self.wild)
             marg = self._table(seat)[fi]  # (candidate, k)
             at_q = PAD + (qa + i * CHAIN_STEP + 0.5).astype(np.int64)[:, None] - _KS[: n + 1]
-            pd = model.p_dudo_np(naive[F, at_q], naive[F, at_q + 1])
-            c = (np.where(marg > 1e-9, marg, 0.0) * pd).sum(axis=1)
+            c = (marg * (marg > 1e-9) * chain_doubts(model, total - n, self.wild)[F, at_q]).sum(axis=1)
             v += survive * c * other
             survive *= 1.0 - c
         mine = np.array(_kvec_cache(turn.dice, self.wild))[fi]
