@@ -8,8 +8,8 @@ bots), one bayes seat per table. A bot's CPU is everything it does in its own
 calls (``start``, ``act``, ``round_end``, ``match_end``: in a sandbox the work
 done on a notification is charged to the next turn's CPU), divided by its
 decisions. The baseline is ``bots/bayes.py`` and ``bots/bayes/`` as committed at
-``--baseline`` (extracted with ``git archive``); trials alternate which version
-plays first, and the figure that matters is the per-trial ratio. ``--profile``
+``--baseline`` (extracted with ``git archive``); the two play each match in turn,
+alternating which goes first, and the figure that matters is the per-trial ratio. ``--profile``
 instead runs cProfile over the current version's matches and prints the top of it.
 """
 
@@ -79,8 +79,9 @@ def tables(matches: int, seed: int) -> list[tuple[int, list[str], int]]:
     return out
 
 
-def play(bayes: BotFactory, others: dict[str, BotFactory], plan: list[tuple[int, list[str], int]]) -> Meter:
-    meter = Meter()
+def play(bayes: BotFactory, others: dict[str, BotFactory], plan: list[tuple[int, list[str], int]],
+         meter: Meter | None = None) -> Meter:
+    meter = meter or Meter()
     timed = meter.wrap(bayes)
     rules = Rules.preset("classic")
     for seed, seats, _ in plan:
@@ -120,11 +121,15 @@ def main() -> None:
         print(f"{'trial':>5} {'baseline ms':>12} {'current ms':>11} {'ratio':>7} {'decisions':>10}")
         ratios, per_base, per_cur = [], [], []
         for t in range(args.trials):
-            plan = tables(args.matches, args.seed + t)
-            order = [("base", base), ("cur", current)]
-            if t % 2:
-                order.reverse()
-            got = {label: play(bot, others, plan) for label, bot in order}
+            got = {"base": Meter(), "cur": Meter()}
+            # match by match, alternating which version plays it first: a load that comes and
+            # goes falls on both alike
+            for i, one in enumerate(tables(args.matches, args.seed + t)):
+                order = [("base", base), ("cur", current)]
+                if (i + t) % 2:
+                    order.reverse()
+                for label, bot in order:
+                    play(bot, others, [one], got[label])
             b = 1000 * got["base"].cpu / got["base"].decisions
             c = 1000 * got["cur"].cpu / got["cur"].decisions
             per_base.append(b)
@@ -133,7 +138,6 @@ def main() -> None:
             print(f"{t:>5} {b:12.3f} {c:11.3f} {b / c:6.2f}x {got['cur'].decisions:>5}/{got['base'].decisions}")
         print(f"median: baseline {statistics.median(per_base):.3f} ms, current {statistics.median(per_cur):.3f} ms,"
               f" speed-up {statistics.median(ratios):.2f}x  (load now {os.getloadavg()[0]:.2f})")
-
 
 if __name__ == "__main__":
     main()

@@ -391,14 +391,22 @@ def padded(dists: np.ndarray, tails: bool) -> np.ndarray:
     return out
 
 
+_CONV: dict[tuple[int, int], np.ndarray] = {}
+
+
 def convolve6(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Row by row (one per face), the distribution of the sum of two independent counts."""
-    if a.shape[1] == 1:
+    """Row by row (one per face), the distribution of the sum of two independent counts: every
+    product a[f, i] b[f, j] added into cell (f, i + j) by one bincount."""
+    la, lb = a.shape[1], b.shape[1]
+    if la == 1:
         return b * a
-    out = np.zeros((a.shape[0], a.shape[1] + b.shape[1] - 1))
-    for j in range(b.shape[1]):
-        out[:, j:j + a.shape[1]] += a * b[:, j:j + 1]
-    return out
+    size = la + lb - 1
+    cells = _CONV.get((la, lb))
+    if cells is None:
+        cells = _CONV[(la, lb)] = (np.add.outer(np.arange(la), np.arange(lb)).ravel()
+                                   + size * np.arange(6)[:, None]).ravel()
+    products = a[:, :, None] * b[:, None, :]
+    return np.bincount(cells, weights=products.ravel(), minlength=6 * size).reshape(6, size)
 
 
 _KS = np.arange(64)  # 0..63: the dice of one hand, sliced to n + 1
