@@ -1045,6 +1045,7 @@ class Candidates:
 
 
 _MINS: dict[tuple[Any, ...], dict[int, int]] = {}
+_LEAVES: dict[tuple[Any, ...], float] = {}
 _CANDIDATES: dict[tuple[Any, ...], Candidates] = {}
 
 
@@ -1362,6 +1363,7 @@ class Bayes(Bot):
         have = mine_all + D  # our dice and the deal's, per face
         span = np.arange(RAISE_SPAN)
         leaves: dict[tuple[int, int], float] = {}
+        mine_key = (self._order, total, turn.palifico, wild, n_o, len(turn.dice), _kvec_cache(turn.dice, wild))
         refined: list[tuple[float, Action]] = []
         for _value, b in ranked[:k_best]:
             assert isinstance(b, Bid)
@@ -1390,7 +1392,7 @@ class Bayes(Bot):
                 FF = (np.exp(beta * (face_tables(ctx, kf, True) - 1.0)) * legal[:, None]).ravel()[flat]  # (deal, face)
                 pf = p_raise[:, None] * ((1.0 - ef) * FF / FF.sum(axis=1)[:, None] + ef / len(faces)) * legal
                 pf *= (pf >= 1e-9) & (p_raise >= 1e-9)[:, None]
-                m = pf[:, :, None] * _quantity_table(ctx, model).reshape(6 * side, RAISE_SPAN)[flat]  # (deal, face, j)
+                m = pf[:, :, None] * _quantity_table(ctx, model)[flat]  # (deal, face, j)
                 m *= m >= 1e-9
                 lo = np.array([ctx.mins.get(g, 0) for g in FACES])
                 wr = m.sum(axis=0)
@@ -1399,22 +1401,30 @@ class Bayes(Bot):
                     key = (int(lo[a] + j), int(a) + 1)
                     leaf = leaves.get(key)
                     if leaf is None:
-                        leaf = leaves[key] = self._duel_leaf(turn, key[0], key[1], n_o)
+                        leaf = leaves[key] = self._duel_leaf(turn, key[0], key[1], n_o, mine_key)
                     w_r = float(wr[a, j])
                     v += w_r * max(1.0 - 2.0 * float(tr[a, j]) / w_r, leaf)
             refined.append((v, b))
         return refined  # the others ranked lower one step deep; their values are not comparable
 
-    def _duel_leaf(self, turn: Turn, q: int, f: int, n_o: int) -> float:
+    def _duel_leaf(self, turn: Turn, q: int, f: int, n_o: int, mine_key: tuple[Any, ...]) -> float:
         """Heads-up: the value of raising over (q, f): about ``DUEL_LEAF`` times the chance that our
-        best smallest raise is false, on our own dice and the opponent's as unknown."""
+        best smallest raise is false, on our own dice and the opponent's as unknown. Kept by
+        ``mine_key`` (the table, our dice) and the bid: the same raises come up again."""
+        key = (mine_key, q, f)
+        got = _LEAVES.get(key)
+        if got is not None:
+            return got
         mins = self._mins(q, f, turn.total, turn.palifico, len(turn.dice) == 1)
         best = 0.0
         for g, low in mins.items():
             x = p_true_naive(n_o, face_p(g, turn.wild), low - turn.mine(g))
             if x > best:
                 best = x
-        return -DUEL_LEAF * (1.0 - best) if mins else -1.0
+        if len(_LEAVES) > 100000:
+            _LEAVES.clear()
+        got = _LEAVES[key] = -DUEL_LEAF * (1.0 - best) if mins else -1.0
+        return got
 
     # --- learning from the shown hands ---
 
@@ -1484,12 +1494,23 @@ class Bayes(Bot):
 _QROWS: dict[tuple[Any, ...], np.ndarray] = {}
 
 
+_QTABLE6: dict[tuple[Any, ...], np.ndarray] = {}
+
+
 def _quantity_table(ctx: Context, model: Model) -> np.ndarray:
-    """(6, n + 1, RAISE_SPAN): :func:`_quantity_rows` of each legal face (zeros for the others)."""
-    out = np.zeros((6, ctx.n + 1, RAISE_SPAN))
-    for g in ctx.mins:
-        out[g - 1] = _quantity_rows(ctx, g, model)
-    return out
+    """(6 (n + 1), RAISE_SPAN): row (f - 1) (n + 1) + k is :func:`_quantity_rows` of face f at k,
+    for each legal face (zeros for the others). Kept."""
+    key = (tuple(ctx.mins.items()), ctx.total, ctx.n, ctx.wild, ctx.standing is not None, model.delta, model.sigma,
+           model.pi_min, model.eps_q)
+    got = _QTABLE6.get(key)
+    if got is None:
+        if len(_QTABLE6) > 20000:
+            _QTABLE6.clear()
+        out = np.zeros((6, ctx.n + 1, RAISE_SPAN))
+        for g in ctx.mins:
+            out[g - 1] = _quantity_rows(ctx, g, model)
+        got = _QTABLE6[key] = out.reshape(6 * (ctx.n + 1), RAISE_SPAN)
+    return got
 
 
 def _quantity_rows(ctx: Context, face: int, model: Model) -> np.ndarray:
