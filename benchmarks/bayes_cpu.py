@@ -1,6 +1,6 @@
 """CPU per decision of the strong bot (bots/bayes.py) against a baseline version of it, interleaved.
 
-    python benchmarks/bayes_cpu.py [--baseline main] [--matches 40] [--trials 3] [--profile]
+    python benchmarks/bayes_cpu.py [--baseline main] [--matches 40] [--trials 3] [--warmup 20] [--profile]
 
 Both versions play the same in-process matches, shaped as the default league's
 (``classic``, 4 to 6 players, the other seats drawn from the league's Python
@@ -103,6 +103,7 @@ def main() -> None:
     ap.add_argument("--matches", type=int, default=40)
     ap.add_argument("--trials", type=int, default=3)
     ap.add_argument("--seed", type=int, default=2026)
+    ap.add_argument("--warmup", type=int, default=20, help="unmeasured matches each version plays first")
     ap.add_argument("--profile", action="store_true")
     args = ap.parse_args()
     others = {name: load_python_bot(ROOT / "bots" / f"{name}.py") for name in OTHERS}
@@ -117,7 +118,11 @@ def main() -> None:
         return
     with tempfile.TemporaryDirectory() as tmp:
         base = baseline_bot(args.baseline, tmp)
-        print(f"load: {os.getloadavg()[0]:.2f} (1 min)  matches per trial: {args.matches}")
+        # both versions first play a few unmeasured matches: a bot process of a league plays
+        # hundreds, so what either keeps from match to match is warm there too
+        for bot in (base, current):
+            play(bot, others, tables(args.warmup, args.seed - 1))
+        print(f"load: {os.getloadavg()[0]:.2f} (1 min)  matches per trial: {args.matches}, after {args.warmup} unmeasured")
         print(f"{'trial':>5} {'baseline ms':>12} {'current ms':>11} {'ratio':>7} {'decisions':>10}")
         ratios, per_base, per_cur = [], [], []
         for t in range(args.trials):

@@ -500,7 +500,20 @@ def raise_tables(ctx: Context, kappa: float) -> list[tuple[int, np.ndarray]]:
 def face_tables(ctx: Context, kappa: float, reference: bool) -> np.ndarray:
     """(6, n + 1): for each legal face f (row f - 1; zero rows for the others), over k = 0..n,
     :func:`face_feature` (``reference``) or the chance that its smallest raise is true (the rows
-    of :func:`raise_tables`)."""
+    of :func:`raise_tables`). Kept: the table's size, the legal faces and the credits recur."""
+    key = (ctx.total, ctx.n, ctx.wild, tuple(ctx.mins.items()), ctx.credit, kappa, reference)
+    got = _FACE_TABLES.get(key)
+    if got is None:
+        if len(_FACE_TABLES) > 50000:
+            _FACE_TABLES.clear()
+        got = _FACE_TABLES[key] = _make_face_tables(ctx, kappa, reference)
+    return got
+
+
+_FACE_TABLES: dict[tuple[Any, ...], np.ndarray] = {}
+
+
+def _make_face_tables(ctx: Context, kappa: float, reference: bool) -> np.ndarray:
     n = ctx.n
     unseen = ctx.total - n
     out = [[0.0] * (n + 1)] * 6
