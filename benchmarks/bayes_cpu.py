@@ -27,7 +27,7 @@ import sys
 import tarfile
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -51,7 +51,7 @@ class Meter:
         def make() -> Bot:
             bot = factory()
             for name in ("start", "act", "round_end", "match_end"):
-                setattr(bot, name, self._timed(getattr(bot, name), name == "act"))
+                setattr(bot, name, self._timed(getattr(bot, name), name == "act"))  # the bot's own calls, timed
             return bot
         return make
 
@@ -79,7 +79,7 @@ def tables(matches: int, seed: int) -> list[tuple[int, list[str], int]]:
     return out
 
 
-def play(bayes: BotFactory, others: dict[str, BotFactory], plan: list[tuple[int, list[str], int]],
+def play(bayes: BotFactory, others: Mapping[str, BotFactory], plan: list[tuple[int, list[str], int]],
          meter: Meter | None = None) -> Meter:
     meter = meter or Meter()
     timed = meter.wrap(bayes)
@@ -130,7 +130,7 @@ def main() -> None:
             # match by match, alternating which version plays it first: a load that comes and
             # goes falls on both alike
             for i, one in enumerate(tables(args.matches, args.seed + t)):
-                order = [("base", base), ("cur", current)]
+                order: list[tuple[str, BotFactory]] = [("base", base), ("cur", current)]
                 if (i + t) % 2:
                     order.reverse()
                 for label, bot in order:

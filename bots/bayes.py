@@ -399,7 +399,8 @@ def convolve6(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     product a[f, i] b[f, j] added into cell (f, i + j) by one bincount."""
     la, lb = a.shape[1], b.shape[1]
     if la == 1:
-        return b * a
+        out: np.ndarray = b * a
+        return out
     size = la + lb - 1
     cells = _CONV.get((la, lb))
     if cells is None:
@@ -432,7 +433,8 @@ def by_face(kind: str, n: int, wild: bool) -> np.ndarray:
 
 def sigmoid_np(x: np.ndarray) -> np.ndarray:
     # the models' slopes and thresholds keep |x| under 100: exp cannot overflow
-    return 1.0 / (1.0 + np.exp(-x))
+    out: np.ndarray = 1.0 / (1.0 + np.exp(-x))
+    return out
 
 
 class Context:
@@ -735,7 +737,8 @@ def _face_scores(unseen: int, chosen: int, *at: tuple[float, int, int]) -> np.nd
     z = np.exp(_BETAS[:, None, None] * (feats[None, :, :] - 1.0)).sum(axis=2)  # beta x kappa
     num = np.exp(_BETAS[:, None] * (feats[None, :, chosen] - 1.0))
     share = (num / z)[_FACE_BI, _FACE_CI]
-    return np.log((1.0 - _FACE_E) * share + _FACE_E / len(at))
+    out: np.ndarray = np.log((1.0 - _FACE_E) * share + _FACE_E / len(at))
+    return out
 
 
 def _qty_scores(lo: int, total: int, n: int, p: float, k: int, qty: int, atom_on: bool) -> np.ndarray:
@@ -748,13 +751,15 @@ def _qty_scores(lo: int, total: int, n: int, p: float, k: int, qty: int, atom_on
     g = np.where(z > 0, g / np.where(z > 0, z, 1.0), 1.0 / width)[_QTY_DSI]
     if atom_on:
         g = _QTY_PM * (1.0 if qty == lo else 0.0) + (1.0 - _QTY_PM) * g
-    return np.log((1.0 - _QTY_E) * g + _QTY_E / width)
+    out: np.ndarray = np.log((1.0 - _QTY_E) * g + _QTY_E / width)
+    return out
 
 
 def _calza_scores(x: float, called: bool) -> np.ndarray:
     """The calza part, ``x`` the chance that the standing bid is exact."""
     pz = 0.5 * _CALZA_E + (1.0 - _CALZA_E) * sigmoid_np(_CALZA_A * (x - _CALZA_T))
-    return np.log(pz if called else 1.0 - pz)
+    out: np.ndarray = np.log(pz if called else 1.0 - pz)
+    return out
 
 
 def _dudo_scores(called: bool, *chances: float) -> np.ndarray:
@@ -764,7 +769,8 @@ def _dudo_scores(called: bool, *chances: float) -> np.ndarray:
     sign = 1.0 if called else -1.0  # log(1 - sigmoid(z)) with eps is the table at -z
     # the table's index as int() would take it (truncated towards zero), then clamped
     j = ((sign * _DUDO_A * (_DUDO_T - ps - _DUDO_W * pr) + _ZMAX) * _STEP + 0.5).astype(np.int64)
-    return _LOGSIG_NP[np.clip(j, 0, _LOGSIG_TOP)]
+    out: np.ndarray = _LOGSIG_NP[np.clip(j, 0, _LOGSIG_TOP)]
+    return out
 
 
 class Profile:
@@ -778,7 +784,7 @@ class Profile:
 
     def best(self) -> Model:
         """The most probable point of each grid (the first of equals)."""
-        return Model(*(grid[int(np.argmax(self.logp[name]))] for name, grid in PARTS))
+        return Model(*(grid[int(self.logp[name].argmax())] for name, grid in PARTS))
 
     def observe_bid(self, ctx: Context, kv: Sequence[int], b: Bid) -> None:
         """A shown hand (``kv``: dice counting per face) bid ``b`` in ``ctx``."""
@@ -1145,7 +1151,8 @@ class Bayes(Bot):
 
     def _dist(self, face: int, exclude: int = -1) -> np.ndarray:
         """Distribution of the opponents' dice counting for ``face`` (leaving out ``exclude``)."""
-        return self._dists(exclude)[face - 1]
+        row: np.ndarray = self._dists(exclude)[face - 1]
+        return row
 
     def _mins(self, q: int, f: int, total: int, palifico: bool, one_die: bool) -> dict[int, int]:
         """:func:`legal_mins` over the bid (q, f), kept across decisions and matches."""
@@ -1340,7 +1347,8 @@ class Bayes(Bot):
         q = (qa + len(order) * CHAIN_STEP + 0.5).astype(np.int64)
         p_true = padded(self._dists(), True)[fi, PAD + q - mine]
         back = np.maximum(-p_true + (1.0 - p_true) * other, RAISE_AGAIN)
-        return v + survive * back
+        out: np.ndarray = v + survive * back
+        return out
 
     def _duel_search(self, turn: Turn, raises: list[tuple[float, Action]], alive: list[int],
                      ) -> list[tuple[float, Action]]:
