@@ -57,10 +57,24 @@ reasons about what each opponent holds and how each opponent plays.
    internal error falls back to the plain odds for that decision (counted in
    ``FALLBACKS``; the tests require none).
 
+How it is computed: with numpy arrays (numpy is a dependency of the arena,
+so the bot host's site-packages has it). A hand posterior is an array over the
+hands; a bid's likelihood is looked up for every hand at once from small
+(face, k) tables; every candidate raise is valued at once over (candidate, the
+next player's dice for the face, for its best other face), and the heads-up
+search over (deal, raise face, quantity); a shown decision is scored under a
+whole grid at once. What depends only on the table's size, the rules and a
+model's grid point (chance rows, the quantity model's tables, the candidates
+and their legal answers, a scored decision's log-likelihoods) is kept from
+decision to decision and match to match, in bounded tables: a process plays
+many matches. None of it changes what is computed, only how often.
+
 Deterministic per match seed: every draw (sampled hands, the deal sample, the
-policy's mixing) comes from ``self.rng``. A decision takes a few ms of CPU
-(p99 under 20 ms by ``arena check``) against a budget of ``time_ms``; the duel
-search scales its width with ``time_ms``. No ``SUPPORTS``: it plays any table.
+policy's mixing) comes from ``self.rng``; the kept tables hold only functions
+of their keys, so what a process played before does not change a decision. A
+decision takes about a millisecond of CPU (see docs/bots.md) against a budget
+of ``time_ms``; the duel search scales its width with ``time_ms``. No
+``SUPPORTS``: it plays any table.
 """
 
 from __future__ import annotations
