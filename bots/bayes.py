@@ -520,7 +520,7 @@ def face_tables(ctx: Context, kappa: float, reference: bool) -> np.ndarray:
     key = (ctx.total, ctx.n, ctx.wild, tuple(ctx.mins.items()), ctx.credit, kappa, reference)
     got = _FACE_TABLES.get(key)
     if got is None:
-        if len(_FACE_TABLES) > 50000:
+        if len(_FACE_TABLES) > 20000:
             _FACE_TABLES.clear()
         got = _FACE_TABLES[key] = _make_face_tables(ctx, kappa, reference)
     return got
@@ -633,7 +633,7 @@ def q_table(ctx: Context, face: int, qty: int, pi_min: float, delta: float, sigm
            sigma, eps_q)
     got = _QTABLES.get(key)
     if got is None:
-        if len(_QTABLES) > 50000:
+        if len(_QTABLES) > 10000:
             _QTABLES.clear()
         got = _QTABLES[key] = _make_q_table(ctx, face, qty, pi_min, delta, sigma, eps_q)
     return got
@@ -728,7 +728,7 @@ _LOGSIG_NP = np.array(_LOGSIG)
 # A shown decision's log-likelihood under every point of a grid depends on a few numbers (the
 # player's chances as it reckoned them, the quantity's place): the arrays are kept by those
 # numbers, which recur from round to round and match to match. Bounded: a full cache starts over.
-_SCORES_MAX = {"face": 16384, "qty": 16384, "dudo": 4096, "calza": 4096}  # at most about 40 MB in all
+_SCORES_MAX = {"face": 8192, "qty": 8192, "dudo": 2048, "calza": 2048}  # about 20 MB at most
 _FACE_SCORES: dict[tuple[Any, ...], np.ndarray] = {}
 _QTY_SCORES: dict[tuple[Any, ...], np.ndarray] = {}
 _DUDO_SCORES: dict[tuple[Any, ...], np.ndarray] = {}
@@ -1057,7 +1057,7 @@ def chain_doubts(model: Model, unseen: int, wild: bool) -> np.ndarray:
     key = (model.dudo_t, model.dudo_w, model.dudo_a, model.eps_dudo, unseen, wild)
     got = _DOUBTS.get(key)
     if got is None:
-        if len(_DOUBTS) > 2000:
+        if len(_DOUBTS) > 500:
             _DOUBTS.clear()
         naive = by_face("naive", unseen, wild)
         raised = np.zeros_like(naive)
@@ -1173,7 +1173,7 @@ class Bayes(Bot):
         key = (self._order, q, f, total, palifico, one_die)
         got = _MINS.get(key)
         if got is None:
-            if len(_MINS) > 100000:
+            if len(_MINS) > 20000:
                 _MINS.clear()
             got = _MINS[key] = legal_mins(self.rules, bid(q, f), total, palifico, one_die)
         return got
@@ -1191,7 +1191,7 @@ class Bayes(Bot):
                one_die, turn.wild)
         got = _CANDIDATES.get(key)
         if got is None:
-            if len(_CANDIDATES) > 20000:
+            if len(_CANDIDATES) > 5000:
                 _CANDIDATES.clear()
             cand: list[tuple[int, int]] = []  # (face, quantity)
             for face, low in legal.min_quantity.items():
@@ -1456,7 +1456,7 @@ class Bayes(Bot):
             x = p_true_naive(n_o, face_p(g, turn.wild), low - turn.mine(g))
             if x > best:
                 best = x
-        if len(_LEAVES) > 100000:
+        if len(_LEAVES) > 30000:
             _LEAVES.clear()
         got = _LEAVES[key] = -DUEL_LEAF * (1.0 - best) if mins else -1.0
         return got
@@ -1539,7 +1539,7 @@ def _quantity_table(ctx: Context, model: Model) -> np.ndarray:
            model.pi_min, model.eps_q)
     got = _QTABLE6.get(key)
     if got is None:
-        if len(_QTABLE6) > 20000:
+        if len(_QTABLE6) > 5000:
             _QTABLE6.clear()
         out = np.zeros((6, ctx.n + 1, RAISE_SPAN))
         for g in ctx.mins:
@@ -1556,7 +1556,7 @@ def _quantity_rows(ctx: Context, face: int, model: Model) -> np.ndarray:
            model.sigma, model.pi_min, model.eps_q)
     rows = _QROWS.get(key)
     if rows is None:
-        if len(_QROWS) > 50000:
+        if len(_QROWS) > 10000:
             _QROWS.clear()
         rows = _QROWS[key] = _make_quantity_rows(ctx, face, model)
     return rows
