@@ -57,10 +57,24 @@ reasons about what each opponent holds and how each opponent plays.
    internal error falls back to the plain odds for that decision (counted in
    ``FALLBACKS``; the tests require none).
 
+How it is computed: with numpy arrays (numpy is a dependency of the arena,
+so the bot host's site-packages has it). A hand posterior is an array over the
+hands; a bid's likelihood is looked up for every hand at once from small
+(face, k) tables; every candidate raise is valued at once over (candidate, the
+next player's dice for the face, for its best other face), and the heads-up
+search over (deal, raise face, quantity); a shown decision is scored under a
+whole grid at once. What depends only on the table's size, the rules and a
+model's grid point (chance rows, the quantity model's tables, the candidates
+and their legal answers, a scored decision's log-likelihoods) is kept from
+decision to decision and match to match, in bounded tables: a process plays
+many matches. None of it changes what is computed, only how often.
+
 Deterministic per match seed: every draw (sampled hands, the deal sample, the
-policy's mixing) comes from ``self.rng``. A decision takes a few ms of CPU
-(p99 under 20 ms by ``arena check``) against a budget of ``time_ms``; the duel
-search scales its width with ``time_ms``. No ``SUPPORTS``: it plays any table.
+policy's mixing) comes from ``self.rng``; the kept tables hold only functions
+of their keys, so what a process played before does not change a decision. A
+decision takes about a millisecond of CPU (see docs/bots.md) against a budget
+of ``time_ms``; the duel search scales its width with ``time_ms``. No
+``SUPPORTS``: it plays any table.
 """
 
 from __future__ import annotations
@@ -73,7 +87,13 @@ import os
 from collections.abc import Sequence
 from typing import Any
 
-from arena.sdk import CALZA, DUDO, Action, Bid, Bot, MatchInfo, RoundEnd, Turn, bid
+# numpy (a dependency of the arena, so in the site-packages the bot host sees) does the
+# per-hand and per-grid-point arithmetic in arrays. One BLAS thread: OpenBLAS would otherwise
+# start a thread per core at import, inside the sandbox's process allowance, for nothing here.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+import numpy as np  # noqa: E402
+
+from arena.sdk import CALZA, DUDO, Action, Bid, Bot, MatchInfo, RoundEnd, Turn, bid  # noqa: E402
 
 FACES = (1, 2, 3, 4, 5, 6)
 P_ONE = 1.0 / 6.0
@@ -89,6 +109,7 @@ class _Binom:
         self.p = p
         self.pmf: list[list[float]] = []
         self.tail: list[list[float]] = []
+        self.pmf_np: dict[int, np.ndarray] = {}
 
     def _grow(self, n: int) -> None:
         p, q = self.p, 1.0 - self.p
@@ -112,6 +133,12 @@ class _Binom:
         if n >= len(self.pmf):
             self._grow(n)
         return self.pmf[n]
+
+    def pmf_array(self, n: int) -> np.ndarray:
+        got = self.pmf_np.get(n)
+        if got is None:
+            got = self.pmf_np[n] = np.array(self.pmf_row(n))
+        return got
 
 
 BINOM = {P_ONE: _Binom(P_ONE), P_WILD: _Binom(P_WILD)}
@@ -138,7 +165,7 @@ def face_p(face: int, wild: bool) -> float:
 class _Hands:
     """Hands of ``n`` dice: count vectors, multinomial prior, matching counts per face."""
 
-    __slots__ = ("n", "counts", "prior", "kwild", "kplain")
+    __slots__ = ("n", "counts", "prior", "kwild", "kplain", "_arrays", "_prior")
 
     def __init__(self, n: int, counts: list[tuple[int, ...]], prior: list[float]) -> None:
         self.n = n
@@ -147,6 +174,42 @@ class _Hands:
         # k[f - 1]: dice counting for face f (aces included for f != 1 when wild)
         self.kwild = [(c[0],) + tuple(c[0] + c[i] for i in range(1, 6)) for c in counts]
         self.kplain = [tuple(c) for c in counts]
+        self._arrays: dict[bool, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
+        self._prior: np.ndarray | None = None
+
+    def weights(self) -> np.ndarray:
+        """The prior as a fresh array (a belief multiplies its own copy)."""
+        if self._prior is None:
+            self._prior = np.array(self.prior)
+        return self._prior.copy()
+
+    def arrays(self, wild: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(K, cell, flat): K[i, f - 1] the dice of hand i counting for face f; cell[(f - 1) H + i]
+        the hand's cell of :meth:`HandBelief.joint`'s six tables, raveled ((f - 1) (n + 1)^2 +
+        k (n + 1) + m, k its dice for f, m for its best other face; H hands); flat[i, f - 1] = (f - 1) (n + 1) + K[i, f - 1], where
+        a (6, n + 1) table per face and k, raveled, holds hand i's entry for face f. Made once per
+        hand set, kept with it."""
+        got = self._arrays.get(wild)
+        if got is None:
+            kv = self.kwild if wild else self.kplain
+            others = range(1, 6) if wild else range(6)
+            side = self.n + 1
+            cell = np.zeros((6, len(kv)), dtype=np.int64)
+            for i, k in enumerate(kv):
+                t1 = t2 = -1
+                f1 = -1
+                for g in others:
+                    x = k[g]
+                    if x > t1:
+                        t2, t1, f1 = t1, x, g
+                    elif x > t2:
+                        t2 = x
+                for f in range(6):
+                    cell[f, i] = k[f] * side + (t2 if f == f1 else t1)
+            K = np.array(kv, dtype=np.int64).reshape(len(kv), 6)
+            cell += (side * side * np.arange(6))[:, None]  # face f's table at f (n + 1)^2, raveled
+            got = self._arrays[wild] = (K, cell.ravel(), K + side * np.arange(6))
+        return got
 
 
 def _compositions(n: int, parts: int) -> list[tuple[int, ...]]:
@@ -280,6 +343,114 @@ def p_seen(unseen: int, p: float, need: int, credited: int, kappa: float) -> flo
     return got
 
 
+# Rows over a need (the dice still needed for a bid), padded so that any need an array of
+# them can hold is an index: row[PAD + need]. No clipping, one lookup per array.
+PAD = 128
+_SEEN_ROWS: dict[tuple[int, float, int, float], np.ndarray] = {}
+_EXACT_ROWS: dict[tuple[int, float], np.ndarray] = {}
+
+
+def seen_row(unseen: int, p: float, credited: int, kappa: float) -> np.ndarray:
+    """``row[PAD + need]`` = :func:`p_seen` (1 at or below need 0, 0 above ``unseen``). Kept
+    across decisions and matches: the arguments take few values."""
+    if not kappa or not credited:
+        credited, kappa = 0, 0.0
+    key = (unseen, p, credited, kappa)
+    row = _SEEN_ROWS.get(key)
+    if row is None:
+        row = np.zeros(unseen + 1 + 2 * PAD)
+        row[:PAD] = 1.0
+        row[PAD:PAD + unseen + 1] = [p_seen(unseen, p, need, credited, kappa) for need in range(unseen + 1)]
+        _SEEN_ROWS[key] = row
+    return row
+
+
+_SEEN_LISTS: dict[tuple[int, float, int, float], list[float]] = {}
+
+
+def seen_list(unseen: int, p: float, credited: int, kappa: float) -> list[float]:
+    """:func:`seen_row` as a list, for lookups one at a time (a list index is much cheaper than an
+    array's)."""
+    if not kappa or not credited:
+        credited, kappa = 0, 0.0
+    key = (unseen, p, credited, kappa)
+    got = _SEEN_LISTS.get(key)
+    if got is None:
+        got = _SEEN_LISTS[key] = seen_row(unseen, p, credited, kappa).tolist()
+    return got
+
+
+def exact_row(unseen: int, p: float) -> np.ndarray:
+    """``row[PAD + need]`` = :func:`exact_p` (0 outside 0..unseen)."""
+    key = (unseen, p)
+    row = _EXACT_ROWS.get(key)
+    if row is None:
+        row = np.zeros(unseen + 1 + 2 * PAD)
+        row[PAD:PAD + unseen + 1] = BINOM[p].pmf_array(unseen)
+        _EXACT_ROWS[key] = row
+    return row
+
+
+def padded(dists: np.ndarray, tails: bool) -> np.ndarray:
+    """Per face (rows of ``dists``, distributions of a count): ``out[f, PAD + need]`` = P(count >= need)
+    (1 at or below 0, as :func:`tail`), or with ``tails`` false P(count = need)."""
+    faces, n = dists.shape
+    out = np.zeros((faces, n + 2 * PAD))
+    if tails:
+        out[:, :PAD] = 1.0
+        out[:, PAD:PAD + n] = np.minimum(1.0, np.cumsum(dists[:, ::-1], axis=1)[:, ::-1])
+        out[:, PAD] = 1.0
+    else:
+        out[:, PAD:PAD + n] = dists
+    return out
+
+
+_CONV: dict[tuple[int, int], np.ndarray] = {}
+
+
+def convolve6(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Row by row (one per face), the distribution of the sum of two independent counts: every
+    product a[f, i] b[f, j] added into cell (f, i + j) by one bincount."""
+    la, lb = a.shape[1], b.shape[1]
+    if la == 1:
+        out: np.ndarray = b * a
+        return out
+    size = la + lb - 1
+    cells = _CONV.get((la, lb))
+    if cells is None:
+        cells = _CONV[(la, lb)] = (np.add.outer(np.arange(la), np.arange(lb)).ravel()
+                                   + size * np.arange(6)[:, None]).ravel()
+    products = a[:, :, None] * b[:, None, :]
+    return np.bincount(cells, weights=products.ravel(), minlength=6 * size).reshape(6, size)
+
+
+_KS = np.arange(64)  # 0..63: the dice of one hand, sliced to n + 1
+_BY_FACE: dict[tuple[str, int, bool], np.ndarray] = {}
+
+
+def by_face(kind: str, n: int, wild: bool) -> np.ndarray:
+    """Per face (rows 0-5), kept: ``"naive"`` the :func:`seen_row` of ``n`` unseen dice with no
+    credit, ``"exact"`` the :func:`exact_row` of ``n`` dice, ``"pmf"`` the binomial pmf of ``n`` dice
+    (a hand of ``n`` dice before any bid)."""
+    key = (kind, n, wild)
+    got = _BY_FACE.get(key)
+    if got is None:
+        if kind == "naive":
+            rows = [seen_row(n, face_p(f, wild), 0, 0.0) for f in FACES]
+        elif kind == "exact":
+            rows = [exact_row(n, face_p(f, wild)) for f in FACES]
+        else:
+            rows = [BINOM[face_p(f, wild)].pmf_array(n) for f in FACES]
+        got = _BY_FACE[key] = np.stack(rows)
+    return got
+
+
+def sigmoid_np(x: np.ndarray) -> np.ndarray:
+    # the models' slopes and thresholds keep |x| under 100: exp cannot overflow
+    out: np.ndarray = 1.0 / (1.0 + np.exp(-x))
+    return out
+
+
 class Context:
     """What a player faced at one point of a round (public information only): ``mins`` are its
     smallest legal quantities per face, ``credit[f - 1]`` the other players who had bid face f."""
@@ -306,11 +477,13 @@ def credit_of(seat: int, before: Sequence[tuple[int, Bid]]) -> tuple[int, ...]:
 
 
 def context(rules: Any, seat: int, before: Sequence[tuple[int, Bid]], counts: Sequence[int], palifico: bool,
-            wild: bool) -> Context:
-    """What ``seat`` faces after the bids ``before`` (empty: it opens the round)."""
+            wild: bool, mins: dict[int, int] | None = None) -> Context:
+    """What ``seat`` faces after the bids ``before`` (empty: it opens the round); ``mins``, if
+    given, are :func:`legal_mins` for it (the bot keeps them)."""
     standing = before[-1][1] if before else None
     total = sum(counts)
-    mins = legal_mins(rules, standing, total, palifico, counts[seat] == 1)
+    if mins is None:
+        mins = legal_mins(rules, standing, total, palifico, counts[seat] == 1)
     return Context(seat, counts[seat], total, wild, palifico, standing, mins,
                    standing is not None and calza_allowed(rules, counts), credit_of(seat, before))
 
@@ -321,24 +494,69 @@ def face_feature(ctx: Context, face: int, k: int, kappa: float) -> float:
     average, if higher) is true."""
     p = face_p(face, ctx.wild)
     ref = max(ctx.mins[face], int(ctx.total * p + 0.5))
-    return p_seen(ctx.total - ctx.n, p, ref - k, ctx.credit[face - 1], kappa)
+    return seen_list(ctx.total - ctx.n, p, ctx.credit[face - 1], kappa)[PAD + ref - k]
 
 
-def raise_tables(ctx: Context, kappa: float) -> list[tuple[int, list[float]]]:
+def face_row(ctx: Context, face: int, kappa: float) -> np.ndarray:
+    """:func:`face_feature` for k = 0..n, as an array."""
+    p = face_p(face, ctx.wild)
+    ref = max(ctx.mins[face], int(ctx.total * p + 0.5))
+    unseen = ctx.total - ctx.n
+    return seen_row(unseen, p, ctx.credit[face - 1], kappa)[PAD + ref - _KS[: ctx.n + 1]]
+
+
+def raise_tables(ctx: Context, kappa: float) -> list[tuple[int, np.ndarray]]:
     """For each legal face: (face index, the player's chance its smallest raise is true, per k)."""
     unseen = ctx.total - ctx.n
-    out = []
+    ks = _KS[: ctx.n + 1]
+    return [(f - 1, seen_row(unseen, face_p(f, ctx.wild), ctx.credit[f - 1], kappa)[PAD + low - ks])
+            for f, low in ctx.mins.items()]
+
+
+def face_tables(ctx: Context, kappa: float, reference: bool) -> np.ndarray:
+    """(6, n + 1): for each legal face f (row f - 1; zero rows for the others), over k = 0..n,
+    :func:`face_feature` (``reference``) or the chance that its smallest raise is true (the rows
+    of :func:`raise_tables`). Kept: the table's size, the legal faces and the credits recur."""
+    key = (ctx.total, ctx.n, ctx.wild, tuple(ctx.mins.items()), ctx.credit, kappa, reference)
+    got = _FACE_TABLES.get(key)
+    if got is None:
+        if len(_FACE_TABLES) > 20000:
+            _FACE_TABLES.clear()
+        got = _FACE_TABLES[key] = _make_face_tables(ctx, kappa, reference)
+    return got
+
+
+_FACE_TABLES: dict[tuple[Any, ...], np.ndarray] = {}
+
+
+def _make_face_tables(ctx: Context, kappa: float, reference: bool) -> np.ndarray:
+    n = ctx.n
+    unseen = ctx.total - n
+    out = [[0.0] * (n + 1)] * 6
     for f, low in ctx.mins.items():
         p = face_p(f, ctx.wild)
-        c = ctx.credit[f - 1]
-        out.append((f - 1, [p_seen(unseen, p, low - k, c, kappa) for k in range(ctx.n + 1)]))
-    return out
+        if reference:
+            low = max(low, int(ctx.total * p + 0.5))
+        i = PAD + low
+        out[f - 1] = seen_list(unseen, p, ctx.credit[f - 1], kappa)[i - n:i + 1][::-1]  # need low - k
+    return np.array(out)
 
 
-def best_raise_p(tables: list[tuple[int, list[float]]], kv: Sequence[int]) -> float:
+def best_raise_of(ctx: Context, kappa: float, kv: Sequence[int]) -> float:
+    """:func:`best_raise_p` of :func:`raise_tables` for one hand ``kv``, without the tables."""
+    unseen = ctx.total - ctx.n
+    best = 0.0
+    for f, low in ctx.mins.items():
+        x = seen_list(unseen, face_p(f, ctx.wild), ctx.credit[f - 1], kappa)[PAD + low - kv[f - 1]]
+        if x > best:
+            best = x
+    return best
+
+
+def best_raise_p(tables: list[tuple[int, np.ndarray]], kv: Sequence[int]) -> float:
     best = 0.0
     for fi, row in tables:
-        x = row[kv[fi]]
+        x = float(row[kv[fi]])
         if x > best:
             best = x
     return best
@@ -384,26 +602,54 @@ class Model:
         e = self.eps_calza
         return 0.5 * e + (1.0 - e) * _sigmoid(self.calza_a * (p_exact - self.calza_t))
 
+    def p_dudo_np(self, p_standing: np.ndarray, p_raise: np.ndarray) -> np.ndarray:
+        e = self.eps_dudo
+        return 0.5 * e + (1.0 - e) * sigmoid_np(self.dudo_a * (self.dudo_t - p_standing - self.dudo_w * p_raise))
+
+    def p_calza_np(self, p_exact: np.ndarray) -> np.ndarray:
+        e = self.eps_calza
+        return 0.5 * e + (1.0 - e) * sigmoid_np(self.calza_a * (p_exact - self.calza_t))
+
+
+_LEGAL: dict[tuple[int, ...], np.ndarray] = {}
+
+
+def _legal_mask(mins: dict[int, int]) -> np.ndarray:
+    key = tuple(mins)
+    got = _LEGAL.get(key)
+    if got is None:
+        got = _LEGAL[key] = np.array([1.0 if f in mins else 0.0 for f in FACES])
+    return got
+
+
+_QTABLES: dict[tuple[Any, ...], np.ndarray] = {}
+
 
 def q_table(ctx: Context, face: int, qty: int, pi_min: float, delta: float, sigma: float, eps_q: float,
-            ) -> list[float]:
-    """P(quantity ``qty`` | face ``face`` chosen, k of the player's dice count for it), k = 0..n."""
+            ) -> np.ndarray:
+    """P(quantity ``qty`` | face ``face`` chosen, k of the player's dice count for it), k = 0..n.
+    Kept: the arguments recur."""
+    key = (ctx.mins[face], ctx.total, ctx.n, face_p(face, ctx.wild), ctx.standing is not None, qty, pi_min, delta,
+           sigma, eps_q)
+    got = _QTABLES.get(key)
+    if got is None:
+        if len(_QTABLES) > 10000:
+            _QTABLES.clear()
+        got = _QTABLES[key] = _make_q_table(ctx, face, qty, pi_min, delta, sigma, eps_q)
+    return got
+
+
+def _make_q_table(ctx: Context, face: int, qty: int, pi_min: float, delta: float, sigma: float, eps_q: float,
+                  ) -> np.ndarray:
     lo, hi = ctx.mins[face], ctx.total
     width = hi - lo + 1
-    base = (ctx.total - ctx.n) * face_p(face, ctx.wild) - delta
+    mu = (ctx.total - ctx.n) * face_p(face, ctx.wild) - delta + np.arange(ctx.n + 1)
     inv = 1.0 / (2.0 * sigma * sigma)
     atom = pi_min if ctx.standing is not None else 0.0
-    out = []
-    exp = math.exp
-    for k in range(ctx.n + 1):
-        mu = base + k
-        z = 0.0
-        for q in range(lo, hi + 1):
-            z += exp(-(q - mu) ** 2 * inv)
-        g = exp(-(qty - mu) ** 2 * inv) / z if z > 0 else 1.0 / width
-        pm = atom * (1.0 if qty == lo else 0.0) + (1.0 - atom) * g
-        out.append((1.0 - eps_q) * pm + eps_q / width)
-    return out
+    z = np.exp(-((np.arange(lo, hi + 1)[None, :] - mu[:, None]) ** 2) * inv).sum(axis=1)
+    g = np.where(z > 0, np.exp(-((qty - mu) ** 2) * inv) / np.where(z > 0, z, 1.0), 1.0 / width)
+    pm = atom * (1.0 if qty == lo else 0.0) + (1.0 - atom) * g
+    return (1.0 - eps_q) * pm + eps_q / width
 
 
 # ---------------------------------------------------------------------------
@@ -458,61 +704,118 @@ PRIOR, PRIOR_SOURCE = _load_params()
 __version__ = f"1.0, {PRIOR_SOURCE}"  # sent in ready: a run records which fitted prior played
 
 
+# The grids as arrays, so that a shown decision is scored under every point of a grid at once
+_BETAS = np.array(sorted({g[0] for g in FACE_GRID}))
+_FACE_BI = np.array([int(np.searchsorted(_BETAS, g[0])) for g in FACE_GRID])
+_FACE_E = np.array([g[1] for g in FACE_GRID])
+_FACE_CI = np.array([KAPPAS.index(g[2]) for g in FACE_GRID])
+_DS = sorted({(g[1], g[2]) for g in QTY_GRID})
+_DS_D = np.array([d for d, _ in _DS])
+_DS_INV = np.array([1.0 / (2.0 * s * s) for _, s in _DS])
+_QTY_DSI = np.array([_DS.index((g[1], g[2])) for g in QTY_GRID])
+_QTY_PM = np.array([g[0] for g in QTY_GRID])
+_QTY_E = np.array([g[3] for g in QTY_GRID])
+_DUDO_T = np.array([g[0] for g in DUDO_GRID])
+_DUDO_W = np.array([g[1] for g in DUDO_GRID])
+_DUDO_A = np.array([g[2] for g in DUDO_GRID])
+_DUDO_CI = np.array([KAPPAS.index(g[3]) for g in DUDO_GRID])
+_CALZA_T = np.array([g[0] for g in CALZA_GRID])
+_CALZA_A = np.array([g[1] for g in CALZA_GRID])
+_CALZA_E = np.array([g[2] for g in CALZA_GRID])
+_LOGSIG_NP = np.array(_LOGSIG)
+
+
+# A shown decision's log-likelihood under every point of a grid depends on a few numbers (the
+# player's chances as it reckoned them, the quantity's place): the arrays are kept by those
+# numbers, which recur from round to round and match to match. Bounded: a full cache starts over.
+_SCORES_MAX = {"face": 8192, "qty": 8192, "dudo": 2048, "calza": 2048}  # about 20 MB at most
+_FACE_SCORES: dict[tuple[Any, ...], np.ndarray] = {}
+_QTY_SCORES: dict[tuple[Any, ...], np.ndarray] = {}
+_DUDO_SCORES: dict[tuple[Any, ...], np.ndarray] = {}
+_CALZA_SCORES: dict[tuple[Any, ...], np.ndarray] = {}
+
+
+def _scores(cache: dict[tuple[Any, ...], np.ndarray], key: tuple[Any, ...], make: Any, part: str) -> np.ndarray:
+    got = cache.get(key)
+    if got is None:
+        if len(cache) >= _SCORES_MAX[part]:
+            cache.clear()
+        got = cache[key] = make(*key)
+    return got
+
+
+def _face_scores(unseen: int, chosen: int, *at: tuple[float, int, int]) -> np.ndarray:
+    """The face part: a softmax over the legal faces of beta x face_feature (``at``: per face its p,
+    the index of its reference need, its credit), the face at ``chosen`` picked."""
+    feats = np.array([[seen_list(unseen, p, cr, c)[i] for p, i, cr in at] for c in KAPPAS])  # face_feature
+    z = np.exp(_BETAS[:, None, None] * (feats[None, :, :] - 1.0)).sum(axis=2)  # beta x kappa
+    num = np.exp(_BETAS[:, None] * (feats[None, :, chosen] - 1.0))
+    share = (num / z)[_FACE_BI, _FACE_CI]
+    out: np.ndarray = np.log((1.0 - _FACE_E) * share + _FACE_E / len(at))
+    return out
+
+
+def _qty_scores(lo: int, total: int, n: int, p: float, k: int, qty: int, atom_on: bool) -> np.ndarray:
+    """The quantity part: ``qty`` of ``lo``..``total`` bid with ``k`` dice for the face."""
+    width = total - lo + 1
+    mu = (total - n) * p + k - _DS_D  # per (delta, sigma)
+    qs = np.arange(lo, total + 1)
+    z = np.exp(-((qs[None, :] - mu[:, None]) ** 2) * _DS_INV[:, None]).sum(axis=1)
+    g = np.exp(-((qty - mu) ** 2) * _DS_INV)
+    g = np.where(z > 0, g / np.where(z > 0, z, 1.0), 1.0 / width)[_QTY_DSI]
+    if atom_on:
+        g = _QTY_PM * (1.0 if qty == lo else 0.0) + (1.0 - _QTY_PM) * g
+    out: np.ndarray = np.log((1.0 - _QTY_E) * g + _QTY_E / width)
+    return out
+
+
+def _calza_scores(x: float, called: bool) -> np.ndarray:
+    """The calza part, ``x`` the chance that the standing bid is exact."""
+    pz = 0.5 * _CALZA_E + (1.0 - _CALZA_E) * sigmoid_np(_CALZA_A * (x - _CALZA_T))
+    out: np.ndarray = np.log(pz if called else 1.0 - pz)
+    return out
+
+
+def _dudo_scores(called: bool, *chances: float) -> np.ndarray:
+    """The dudo part: ``chances`` are the standing bid's chance, then the best raise's, per kappa."""
+    ps = np.array(chances[:3])[_DUDO_CI]
+    pr = np.array(chances[3:])[_DUDO_CI]
+    sign = 1.0 if called else -1.0  # log(1 - sigmoid(z)) with eps is the table at -z
+    # the table's index as int() would take it (truncated towards zero), then clamped
+    j = ((sign * _DUDO_A * (_DUDO_T - ps - _DUDO_W * pr) + _ZMAX) * _STEP + 0.5).astype(np.int64)
+    out: np.ndarray = _LOGSIG_NP[np.clip(j, 0, _LOGSIG_TOP)]
+    return out
+
+
 class Profile:
     """What a match has shown of one opponent: the log-posterior of every grid point,
     part by part (the parts' likelihoods factorise, so each is fitted on its own)."""
 
     def __init__(self, prior: dict[str, list[float]] | None = None) -> None:
         prior = PRIOR if prior is None else prior
-        self.logp = {name: list(prior[name]) for name, _ in PARTS}
+        self.logp = {name: np.array(prior[name], dtype=float) for name, _ in PARTS}
         self.model = self.best()
 
     def best(self) -> Model:
-        """The most probable point of each grid."""
-        pick = []
-        for name, grid in PARTS:
-            lp = self.logp[name]
-            pick.append(grid[max(range(len(grid)), key=lp.__getitem__)])
-        return Model(*pick)
+        """The most probable point of each grid (the first of equals)."""
+        return Model(*(grid[int(self.logp[name].argmax())] for name, grid in PARTS))
 
     def observe_bid(self, ctx: Context, kv: Sequence[int], b: Bid) -> None:
         """A shown hand (``kv``: dice counting per face) bid ``b`` in ``ctx``."""
         if ctx.standing is not None:
             self.observe_call(ctx, kv, None)
         faces = list(ctx.mins)
-        nf = len(faces)
-        exp, log = math.exp, math.log
-        if nf > 1:
-            lp = self.logp["face"]
-            soft: dict[tuple[float, float], tuple[float, float]] = {}
-            for c in KAPPAS:
-                feats = [face_feature(ctx, f, kv[f - 1], c) for f in faces]
-                mine = face_feature(ctx, b.face, kv[b.face - 1], c)
-                for beta in {g[0] for g in FACE_GRID}:
-                    z = 0.0
-                    for x in feats:
-                        z += exp(beta * (x - 1.0))
-                    soft[(beta, c)] = (exp(beta * (mine - 1.0)), z)
-            for i, (beta, eps, c) in enumerate(FACE_GRID):
-                num, z = soft[(beta, c)]
-                lp[i] += log((1.0 - eps) * num / z + eps / nf)
-        k = kv[b.face - 1]
-        lo, hi = ctx.mins[b.face], ctx.total
-        width = hi - lo + 1
-        mu0 = (ctx.total - ctx.n) * face_p(b.face, ctx.wild) + k
+        if len(faces) > 1:
+            unseen = ctx.total - ctx.n
+            at = []  # per face: its p, the index of its reference need for this hand, its credit
+            for f in faces:
+                p = face_p(f, ctx.wild)
+                at.append((p, PAD + max(ctx.mins[f], int(ctx.total * p + 0.5)) - kv[f - 1], ctx.credit[f - 1]))
+            key = (unseen, faces.index(b.face), *at)
+            self.logp["face"] += _scores(_FACE_SCORES, key, _face_scores, "face")
         atom_on = ctx.standing is not None
-        cache: dict[tuple[float, float], float] = {}
-        lp = self.logp["qty"]
-        for i, (pm, d, s, e) in enumerate(QTY_GRID):
-            g = cache.get((d, s))
-            if g is None:
-                mu = mu0 - d
-                inv = 1.0 / (2.0 * s * s)
-                z = sum(exp(-(q - mu) ** 2 * inv) for q in range(lo, hi + 1))
-                g = cache[(d, s)] = exp(-(b.quantity - mu) ** 2 * inv) / z if z > 0 else 1.0 / width
-            atom = pm if atom_on else 0.0
-            p = atom * (1.0 if b.quantity == lo else 0.0) + (1.0 - atom) * g
-            lp[i] += log((1.0 - e) * p + e / width)
+        key = (ctx.mins[b.face], ctx.total, ctx.n, face_p(b.face, ctx.wild), kv[b.face - 1], b.quantity, atom_on)
+        self.logp["qty"] += _scores(_QTY_SCORES, key, _qty_scores, "qty")
 
     def observe_call(self, ctx: Context, kv: Sequence[int], call: str | None) -> None:
         """A shown hand facing ``ctx.standing`` called ``call`` ("dudo", "calza"; None: it raised)."""
@@ -522,24 +825,14 @@ class Profile:
         unseen = ctx.total - ctx.n
         k = kv[s.face - 1]
         if ctx.calza:
-            x = exact_p(unseen, p, s.quantity - k)
-            lp = self.logp["calza"]
-            for i, (t, a, e) in enumerate(CALZA_GRID):
-                pz = 0.5 * e + (1.0 - e) * _sigmoid(a * (x - t))
-                lp[i] += math.log(pz if call == "calza" else 1.0 - pz)
+            self.logp["calza"] += _scores(_CALZA_SCORES, (exact_p(unseen, p, s.quantity - k), call == "calza"),
+                                          _calza_scores, "calza")
         if call == "calza":
             return
-        sign = 1.0 if call == "dudo" else -1.0  # log(1 - sigmoid(z)) with eps is the table at -z
-        feats = {}
         credit = ctx.credit[s.face - 1]
-        for c in KAPPAS:
-            feats[c] = (p_seen(unseen, p, s.quantity - k, credit, c), best_raise_p(raise_tables(ctx, c), kv))
-        lp = self.logp["dudo"]
-        table, top, step, zmax = _LOGSIG, _LOGSIG_TOP, _STEP, _ZMAX
-        for i, (t, w, a, c) in enumerate(DUDO_GRID):
-            ps, pr = feats[c]
-            j = int((sign * a * (t - ps - w * pr) + zmax) * step + 0.5)
-            lp[i] += table[0 if j < 0 else (top if j > top else j)]
+        key = (call == "dudo", *(p_seen(unseen, p, s.quantity - k, credit, c) for c in KAPPAS),
+               *(best_raise_of(ctx, c, kv) for c in KAPPAS))
+        self.logp["dudo"] += _scores(_DUDO_SCORES, key, _dudo_scores, "dudo")
 
     def refresh(self) -> None:
         self.model = self.best()
@@ -553,16 +846,17 @@ class Profile:
 class HandBelief:
     """The posterior over one opponent's hand this round, updated bid by bid."""
 
-    __slots__ = ("hands", "kv", "w", "informed", "_marg", "_joint", "wild")
+    __slots__ = ("hands", "kv", "K", "cell", "flat", "w", "informed", "_marg", "_joint", "wild")
 
     def __init__(self, hands: _Hands, wild: bool) -> None:
         self.hands = hands
         self.wild = wild
         self.kv = hands.kwild if wild else hands.kplain
-        self.w = list(hands.prior)
+        self.K, self.cell, self.flat = hands.arrays(wild)
+        self.w = hands.weights()
         self.informed = False  # no bid seen yet: the marginals are plain binomials
-        self._marg: list[list[float]] | None = None
-        self._joint: list[list[list[float]]] | None = None
+        self._marg: np.ndarray | None = None
+        self._joint: np.ndarray | None = None
 
     def update(self, model: Model, ctx: Context, b: Bid) -> None:
         """Bayes' rule for one bid: weight each hand by the model's chance of that bid."""
@@ -570,121 +864,62 @@ class HandBelief:
         fi = b.face - 1
         faces = [f - 1 for f in ctx.mins]
         nf = len(faces)
-        exp = math.exp
-        E: list[list[float]] = [[] for _ in range(6)]
+        K = self.K
+        like = q_table(ctx, b.face, b.quantity, model.pi_min, model.delta, model.sigma, model.eps_q)[K[:, fi]]
         if nf > 1:
-            beta = model.beta
-            for f in faces:
-                E[f] = [exp(beta * (face_feature(ctx, f + 1, k, model.face_kappa) - 1.0)) for k in range(n + 1)]
-        Q = q_table(ctx, b.face, b.quantity, model.pi_min, model.delta, model.sigma, model.eps_q)
+            # the face's softmax: every hand's six entries of the (face, k) table in one lookup
+            E = np.exp(model.beta * (face_tables(ctx, model.face_kappa, True) - 1.0))
+            E *= _legal_mask(ctx.mins)[:, None]
+            Eh = E.ravel()[self.flat]
+            ef = model.eps_face
+            like *= (1.0 - ef) * Eh[:, fi] / Eh.sum(axis=1) + ef / nf
         standing = ctx.standing
-        w = self.w
-        kv = self.kv
         if standing is not None:
             # it did not call: (1 - P(calza)) (1 - P(dudo)), dudo depending on its best raise too
             si = standing.face - 1
             p = face_p(standing.face, ctx.wild)
             unseen = ctx.total - n
             kd = model.dudo_kappa
-            credit = ctx.credit[si]
-            PS = [p_seen(unseen, p, standing.quantity - k, credit, kd) for k in range(n + 1)]
+            at_q = PAD + standing.quantity - K[:, si]
+            ps = seen_row(unseen, p, ctx.credit[si], kd)[at_q]
+            pr = face_tables(ctx, kd, False).ravel()[self.flat].max(axis=1)
+            keep = 1.0 - model.p_dudo_np(ps, pr)
             if ctx.calza:
-                Z = [1.0 - model.p_calza(exact_p(unseen, p, standing.quantity - k)) for k in range(n + 1)]
-            else:
-                Z = [1.0] * (n + 1)
-            tables = raise_tables(ctx, kd)
-            memo: dict[tuple[int, float], float] = {}
-        ef = model.eps_face
-        a = 1.0 - ef
-        u = ef / nf if nf else 0.0
-        Ef = E[fi]
-        total = 0.0
-        for i, k in enumerate(kv):
-            wi = w[i]
-            if wi == 0.0:
-                continue
-            kf = k[fi]
-            if nf > 1:
-                z = 0.0
-                for f in faces:
-                    z += E[f][k[f]]
-                wi *= (a * Ef[kf] / z + u) * Q[kf]
-            else:
-                wi *= Q[kf]
-            if standing is not None:
-                ks = k[si]
-                pr = 0.0
-                for tf, row in tables:
-                    x = row[k[tf]]
-                    if x > pr:
-                        pr = x
-                key = (ks, pr)
-                r = memo.get(key)
-                if r is None:
-                    r = memo[key] = Z[ks] * (1.0 - model.p_dudo(PS[ks], pr))
-                wi *= r
-            w[i] = wi
-            total += wi
+                keep *= 1.0 - model.p_calza_np(exact_row(unseen, p)[at_q])
+            like *= keep
+        w = self.w * like
+        total = float(w.sum())
         if not total > 0.0:  # the model ruled out every hand: forget this bid
             return
-        if total < 1e-150:
-            inv = 1.0 / total
-            self.w = [x * inv for x in w]
+        self.w = w / total if total < 1e-150 else w
         self.informed = True
         self._marg = None
         self._joint = None
 
-    def marginals(self) -> list[list[float]]:
-        """marg[f - 1][k]: P(k of this hand's dice count for face f)."""
+    def marginals(self) -> np.ndarray:
+        """marg[f - 1, k]: P(k of this hand's dice count for face f)."""
         if self._marg is None:
-            n = self.hands.n
-            m = [[0.0] * (n + 1) for _ in range(6)]
-            m0, m1, m2, m3, m4, m5 = m
-            total = 0.0
-            for wi, k in zip(self.w, self.kv):
-                if wi:
-                    total += wi
-                    m0[k[0]] += wi
-                    m1[k[1]] += wi
-                    m2[k[2]] += wi
-                    m3[k[3]] += wi
-                    m4[k[4]] += wi
-                    m5[k[5]] += wi
-            inv = 1.0 / total
-            self._marg = [[x * inv for x in row] for row in m]
+            side = self.hands.n + 1
+            w = self.w
+            m = np.bincount(self.flat.ravel(), weights=np.repeat(w, 6), minlength=6 * side)
+            self._marg = (m / w.sum()).reshape(6, side)
         return self._marg
 
-    def joint(self) -> list[list[list[float]]]:
-        """joint[f - 1][k][m]: P(k dice count for face f, and m for its best other face)
+    def joint(self) -> np.ndarray:
+        """joint[f - 1, k, m]: P(k dice count for face f, and m for its best other face)
         (aces left out of "other" when wild): what the next player's answer to a bid on f
         depends on."""
         if self._joint is None:
-            n = self.hands.n
-            J = [[[0.0] * (n + 1) for _ in range(n + 1)] for _ in range(6)]
-            others = range(1, 6) if self.wild else range(6)
-            total = 0.0
-            for wi, k in zip(self.w, self.kv):
-                if not wi:
-                    continue
-                total += wi
-                t1 = t2 = -1
-                f1 = -1
-                for g in others:
-                    x = k[g]
-                    if x > t1:
-                        t2, t1, f1 = t1, x, g
-                    elif x > t2:
-                        t2 = x
-                for f in range(6):
-                    J[f][k[f]][t2 if f == f1 else t1] += wi
-            inv = 1.0 / total
-            self._joint = [[[x * inv for x in row] for row in face] for face in J]
+            side = self.hands.n + 1
+            w = self.w
+            J = np.bincount(self.cell, weights=np.tile(w, 6), minlength=6 * side * side)
+            self._joint = (J / w.sum()).reshape(6, side, side)
         return self._joint
 
     def sample(self, count: int, rng: Any) -> list[tuple[tuple[int, ...], float]]:
         """``count`` hands (matching-count vectors) drawn by systematic resampling, each with weight
         1/count; all hands with their exact weights if there are no more than ``count`` of them."""
-        w = self.w
+        w = self.w.tolist()
         total = sum(w)
         if len(w) <= count:
             return [(k, x / total) for k, x in zip(self.kv, w) if x]
@@ -703,31 +938,17 @@ class HandBelief:
         return out
 
 
-def convolve(a: list[float], b: list[float]) -> list[float]:
-    if len(a) == 1:
-        return b
-    if len(b) == 1:
-        return a
-    out = [0.0] * (len(a) + len(b) - 1)
-    for i, x in enumerate(a):
-        if x < 1e-12:
-            continue
-        for j, y in enumerate(b):
-            out[i + j] += x * y
-    return out
-
-
-def tail(dist: Sequence[float], need: int) -> float:
+def tail(dist: np.ndarray, need: int) -> float:
     """P(X >= need) for X distributed as ``dist``."""
     if need <= 0:
         return 1.0
     if need >= len(dist):
         return 0.0
-    return min(1.0, sum(dist[need:]))
+    return min(1.0, float(dist[need:].sum()))
 
 
-def at(dist: Sequence[float], k: int) -> float:
-    return dist[k] if 0 <= k < len(dist) else 0.0
+def at(dist: np.ndarray, k: int) -> float:
+    return float(dist[k]) if 0 <= k < len(dist) else 0.0
 
 
 # ---------------------------------------------------------------------------
@@ -826,6 +1047,41 @@ def solved_action(turn: Turn, rng: Any) -> Action | None:
     return action if turn.legal.is_legal(action) else None
 
 
+_DOUBTS: dict[tuple[Any, ...], np.ndarray] = {}
+
+
+def chain_doubts(model: Model, unseen: int, wild: bool) -> np.ndarray:
+    """``row[f - 1, PAD + need]``: the chance that a player of ``model`` with ``unseen`` dice unseen
+    doubts a bid of face f that needs ``need`` more of its own dice, reckoning naively (the bid's
+    chance, and its smallest raise's one more). Kept: a model and a table size recur."""
+    key = (model.dudo_t, model.dudo_w, model.dudo_a, model.eps_dudo, unseen, wild)
+    got = _DOUBTS.get(key)
+    if got is None:
+        if len(_DOUBTS) > 500:
+            _DOUBTS.clear()
+        naive = by_face("naive", unseen, wild)
+        raised = np.zeros_like(naive)
+        raised[:, :-1] = naive[:, 1:]
+        got = _DOUBTS[key] = model.p_dudo_np(naive, raised)
+    return got
+
+
+class Candidates:
+    """Candidate raises (``bids``; ``fi`` their faces - 1, ``qa`` their quantities) and, after each,
+    whether the next player can raise the same face (``same``) and the smallest quantity of its
+    best other face (``other``; aces left out when wild, 0 if none)."""
+
+    __slots__ = ("bids", "fi", "qa", "same", "other")
+
+    def __init__(self, bids: list[Bid], fi: np.ndarray, qa: np.ndarray, same: np.ndarray, other: np.ndarray) -> None:
+        self.bids, self.fi, self.qa, self.same, self.other = bids, fi, qa, same, other
+
+
+_MINS: dict[tuple[Any, ...], dict[int, int]] = {}
+_LEAVES: dict[tuple[Any, ...], float] = {}
+_CANDIDATES: dict[tuple[Any, ...], Candidates] = {}
+
+
 class Bayes(Bot):
     def start(self, match: MatchInfo) -> None:
         self.me = match.seat
@@ -838,6 +1094,10 @@ class Bayes(Bot):
         self.counts: tuple[int, ...] = ()
         self.palifico = False
         self.wild = False
+        # what legal_mins reads of the rules: the key of the tables kept across matches
+        self._order = (self.rules.ones, self.rules.open_on_ones, self.rules.palifico_change_face)
+        self._cache: dict[int, np.ndarray] = {}
+        self._nxt = -1
 
     # --- this round's beliefs ---
 
@@ -862,7 +1122,9 @@ class Bayes(Bot):
             belief = self.beliefs.get(seat)
             if belief is None:
                 continue
-            ctx = context(self.rules, seat, hist[:i], turn.counts, turn.palifico, turn.wild)
+            ctx = context(self.rules, seat, hist[:i], turn.counts, turn.palifico, turn.wild,
+                          self._mins_after(hist[i - 1][1] if i else None, turn.total, turn.palifico,
+                                           turn.counts[seat] == 1))
             low = ctx.mins.get(b.face)
             if low is None or not low <= b.quantity <= ctx.total:
                 continue  # not a legal bid by our reckoning: learn nothing from it
@@ -870,31 +1132,79 @@ class Bayes(Bot):
         self.seen = len(hist)
         self.history = hist
 
-    def _marg(self, seat: int, face: int) -> list[float]:
+    def _table(self, seat: int) -> np.ndarray:
+        """marg[f - 1, k] of ``seat``'s hand (the binomial before it has bid)."""
         belief = self.beliefs[seat]
         if belief.informed:
-            return belief.marginals()[face - 1]
-        return BINOM[face_p(face, self.wild)].pmf_row(belief.hands.n)
+            return belief.marginals()
+        return by_face("pmf", belief.hands.n, self.wild)
 
-    def _dist(self, face: int, exclude: int = -1) -> list[float]:
-        """Distribution of the opponents' dice counting for ``face`` (leaving out ``exclude``)."""
-        key = (face, exclude)
-        got = self._cache.get(key)
+    def _dists(self, exclude: int = -1) -> np.ndarray:
+        """dists[f - 1]: distribution of the opponents' dice counting for face f (leaving out
+        ``exclude``), every face at once; kept for the decision."""
+        got = self._cache.get(exclude)
         if got is not None:
             return got
-        plain = 0
-        dist = [1.0]
-        for s, belief in self.beliefs.items():
-            if s == exclude:
-                continue
-            if belief.informed:
-                dist = convolve(dist, belief.marginals()[face - 1])
-            else:
-                plain += belief.hands.n
-        if plain:
-            dist = convolve(dist, BINOM[face_p(face, self.wild)].pmf_row(plain))
-        self._cache[key] = dist
-        return dist
+        nxt = self._nxt
+        if exclude == -1 and nxt in self.beliefs:  # the next player's share on top of the rest's
+            got = convolve6(self._dists(nxt), self._table(nxt))
+        else:
+            plain = 0
+            got = np.ones((6, 1))
+            for s, belief in self.beliefs.items():
+                if s == exclude:
+                    continue
+                if belief.informed:
+                    got = convolve6(got, belief.marginals())
+                else:
+                    plain += belief.hands.n
+            if plain:
+                got = convolve6(got, by_face("pmf", plain, self.wild))
+        self._cache[exclude] = got
+        return got
+
+    def _dist(self, face: int, exclude: int = -1) -> np.ndarray:
+        """Distribution of the opponents' dice counting for ``face`` (leaving out ``exclude``)."""
+        row: np.ndarray = self._dists(exclude)[face - 1]
+        return row
+
+    def _mins(self, q: int, f: int, total: int, palifico: bool, one_die: bool) -> dict[int, int]:
+        """:func:`legal_mins` over the bid (q, f), kept across decisions and matches."""
+        key = (self._order, q, f, total, palifico, one_die)
+        got = _MINS.get(key)
+        if got is None:
+            if len(_MINS) > 20000:
+                _MINS.clear()
+            got = _MINS[key] = legal_mins(self.rules, bid(q, f), total, palifico, one_die)
+        return got
+
+    def _mins_after(self, standing: Bid | None, total: int, palifico: bool, one_die: bool) -> dict[int, int]:
+        if standing is None:
+            return legal_mins(self.rules, None, total, palifico, one_die)
+        return self._mins(standing.quantity, standing.face, total, palifico, one_die)
+
+    def _candidates(self, turn: Turn, one_die: bool) -> Candidates:
+        """Our candidate raises here and what the next player could answer each with; kept across
+        decisions and matches (it depends on the legal table and the table's size only)."""
+        legal = turn.legal
+        key = (self._order, tuple(legal.min_quantity.items()), legal.max_quantity, turn.total, turn.palifico,
+               one_die, turn.wild)
+        got = _CANDIDATES.get(key)
+        if got is None:
+            if len(_CANDIDATES) > 5000:
+                _CANDIDATES.clear()
+            cand: list[tuple[int, int]] = []  # (face, quantity)
+            for face, low in legal.min_quantity.items():
+                for q in range(low, min(low + RAISE_SPAN - 1, legal.max_quantity) + 1):
+                    cand.append((face, q))
+            same, other = [], []
+            for face, q in cand:
+                mins = self._mins(q, face, turn.total, turn.palifico, one_die)
+                same.append(face in mins)
+                other.append(min((m for g, m in mins.items() if g != face and (g != 1 or not turn.wild)), default=0))
+            got = _CANDIDATES[key] = Candidates([bid(q, f) for f, q in cand], np.array([f - 1 for f, _ in cand]),
+                                                np.array([q for _, q in cand]), np.array(same), np.array(other))
+        return got
 
     # --- the decision ---
 
@@ -925,11 +1235,12 @@ class Bayes(Bot):
         if turn.round != self.round or turn.counts != self.counts or len(turn.history) < self.seen:
             self._new_round(turn)
         self._fold(turn)
-        self._cache: dict[tuple[int, int], list[float]] = {}
+        self._cache = {}
         rules = self.rules
         legal = turn.legal
         standing = turn.standing
         alive = [s for s, c in enumerate(turn.counts) if c > 0]
+        self._nxt = self._next_seats(turn, alive)[0]
         duel = len(alive) == 2
         other = 1.0 if duel else OTHER_LOSS
         options: list[tuple[float, Action]] = []
@@ -979,7 +1290,8 @@ class Bayes(Bot):
     def _raise_values(self, turn: Turn, alive: list[int], other: float) -> list[tuple[float, Action]]:
         """One step of search for every candidate raise: the next player's answer, computed
         exactly over its posterior (its dice for the face and for its best other face), and
-        the rest of the round followed player by player."""
+        the rest of the round followed player by player. All candidates at once: arrays over
+        (candidate, the next player's dice for the face, its dice for its best other face)."""
         legal = turn.legal
         if not legal.min_quantity:
             return []
@@ -991,87 +1303,66 @@ class Bayes(Bot):
         unseen_j = total - n_j
         model = self.profiles[nxt].model
         kd = model.dudo_kappa
-        joint = self.beliefs[nxt].joint()
-        calza_j = calza_allowed(rules, turn.counts)
-        regain = rules.calza_reward == "regain"
         wild = turn.wild
-        p_other = P_WILD if wild else P_ONE
-        out: list[tuple[float, Action]] = []
-        chain_cache: dict[tuple[int, int, int], float] = {}
-        for face, low in legal.min_quantity.items():
-            J = joint[face - 1]
-            p = face_p(face, wild)
-            mine = turn.mine(face)
-            rest = self._dist(face, exclude=nxt)
-            top = min(low + RAISE_SPAN - 1, legal.max_quantity)
-            # the next player's credit for this face once we have bid it (we count as a bidder)
-            cj = credit_of(nxt, turn.history + ((turn.seat, bid(low, face)),))[face - 1]
-            for q in range(low, top + 1):
-                b = bid(q, face)
-                mins_j = legal_mins(rules, b, total, turn.palifico, n_j == 1)
-                same = [p_seen(unseen_j, p, q + 1 - k, cj, kd) for k in range(n_j + 1)] if face in mins_j \
-                    else [0.0] * (n_j + 1)
-                qo = min((m for g, m in mins_j.items() if g != face and (g != 1 or not wild)), default=0)
-                oth = [p_true_naive(unseen_j, p_other, qo - m) if qo else 0.0 for m in range(n_j + 1)]
-                cont = self._chain(turn, order, b, other, chain_cache)
-                v = 0.0
-                for k in range(n_j + 1):
-                    row = J[k]
-                    wk = sum(row)
-                    if wk < 1e-9:
-                        continue
-                    need = q - mine - k
-                    pt = tail(rest, need)
-                    v_dudo = pt * other - (1.0 - pt)
-                    ps = p_seen(unseen_j, p, q - k, cj, kd)
-                    pz = model.p_calza(exact_p(unseen_j, p, q - k)) if calza_j else 0.0
-                    if pz:
-                        pe = at(rest, need)
-                        v_calza = (-pe * other * 0.5 if regain else -pe) + (1.0 - pe) * other
-                    else:
-                        v_calza = 0.0
-                    sk = same[k]
-                    acc = 0.0
-                    for m, wm in enumerate(row):
-                        if wm < 1e-9:
-                            continue
-                        om = oth[m]
-                        pd = model.p_dudo(ps, sk if sk > om else om)
-                        acc += wm * (pd * v_dudo + (1.0 - pd) * cont)
-                    v += pz * wk * v_calza + (1.0 - pz) * acc
-                out.append((v, b))
-        return out
+        cands = self._candidates(turn, n_j == 1)
+        fi, qa = cands.fi, cands.qa
+        mine = np.array(_kvec_cache(turn.dice, wild))[fi]
+        # the next player's chance a bid is true as it reckons it, per face (its credit for the
+        # face once we have bid it: we count as a bidder)
+        credit = credit_of(nxt, turn.history + tuple((turn.seat, bid(1, f)) for f in FACES))
+        seen = np.array([seen_row(unseen_j, face_p(f, wild), credit[f - 1], kd) for f in FACES])
+        # what the next player could raise to: the same face, and its best other one
+        raise_same, qo = cands.same, cands.other
+        k = _KS[: n_j + 1]
+        F = fi[:, None]
+        at_q = PAD + qa[:, None] - k  # (candidate, k): index of the need q - k
+        ps = seen[F, at_q]
+        same = seen[F, at_q + 1] * raise_same[:, None]
+        oth = seen_row(unseen_j, P_WILD if wild else P_ONE, 0, 0.0)[PAD + qo[:, None] - k] * (qo > 0)[:, None]
+        rest = self._dists(nxt)
+        at_need = at_q - mine[:, None]  # index of the rest of the table's dice needed
+        pt = padded(rest, True)[F, at_need]
+        v_dudo = pt * other - (1.0 - pt)
+        cont = self._chain(turn, order, fi, qa, other)
+        pd = model.p_dudo_np(ps[:, :, None], np.maximum(same[:, :, None], oth[:, None, :]))
+        J = self.beliefs[nxt].joint()[fi]  # (candidate, k, m)
+        Jm = J * (J >= 1e-9)
+        acc = (Jm * (pd * v_dudo[:, :, None] + (1.0 - pd) * cont[:, None, None])).sum(axis=2)
+        wk = J.sum(axis=2)
+        if calza_allowed(rules, turn.counts):
+            pz = model.p_calza_np(by_face("exact", unseen_j, wild)[F, at_q])
+            pe = padded(rest, False)[F, at_need]
+            v_calza = (-pe * other * 0.5 if rules.calza_reward == "regain" else -pe) + (1.0 - pe) * other
+            per_k = pz * wk * v_calza + (1.0 - pz) * acc
+        else:
+            per_k = acc
+        v = np.where(wk < 1e-9, 0.0, per_k).sum(axis=1)
+        return list(zip(v.tolist(), cands.bids))
 
-    def _chain(self, turn: Turn, order: list[int], b: Bid, other: float,
-               cache: dict[tuple[int, int, int], float]) -> float:
-        """The round goes on past the next player: each later player calls (someone else loses a
-        die) or raises by about ``CHAIN_STEP``; back at us, we doubt or raise again."""
+    def _chain(self, turn: Turn, order: list[int], fi: np.ndarray, qa: np.ndarray, other: float) -> np.ndarray:
+        """For each candidate bid (faces ``fi`` + 1, quantities ``qa``), the round going on past the
+        next player: each later player calls (someone else loses a die) or raises by about
+        ``CHAIN_STEP``; back at us, we doubt or raise again."""
         if len(order) == 1:  # heads-up: the next raise comes straight back to us
-            return RAISE_AGAIN
-        face = b.face
-        p = face_p(face, self.wild)
+            return np.full(len(qa), RAISE_AGAIN)
         total = turn.total
-        survive = 1.0
-        v = 0.0
+        F = fi[:, None]
+        survive = np.ones(len(qa))
+        v = np.zeros(len(qa))
         for i, seat in enumerate(order[1:], 1):
-            q = int(b.quantity + i * CHAIN_STEP + 0.5)
-            key = (seat, face, q)
-            c = cache.get(key)
-            if c is None:
-                model = self.profiles[seat].model
-                n = turn.counts[seat]
-                unseen = total - n
-                c = 0.0
-                for k, pk in enumerate(self._marg(seat, face)):
-                    if pk > 1e-9:
-                        c += pk * model.p_dudo(p_true_naive(unseen, p, q - k), p_true_naive(unseen, p, q + 1 - k))
-                cache[key] = c
+            model = self.profiles[seat].model
+            n = turn.counts[seat]
+            marg = self._table(seat)[fi]  # (candidate, k)
+            at_q = PAD + (qa + i * CHAIN_STEP + 0.5).astype(np.int64)[:, None] - _KS[: n + 1]
+            c = (marg * (marg > 1e-9) * chain_doubts(model, total - n, self.wild)[F, at_q]).sum(axis=1)
             v += survive * c * other
             survive *= 1.0 - c
-        q = int(b.quantity + len(order) * CHAIN_STEP + 0.5)
-        p_true = tail(self._dist(face), q - turn.mine(face))
-        back = max(-p_true + (1.0 - p_true) * other, RAISE_AGAIN)
-        return v + survive * back
+        mine = np.array(_kvec_cache(turn.dice, self.wild))[fi]
+        q = (qa + len(order) * CHAIN_STEP + 0.5).astype(np.int64)
+        p_true = padded(self._dists(), True)[fi, PAD + q - mine]
+        back = np.maximum(-p_true + (1.0 - p_true) * other, RAISE_AGAIN)
+        out: np.ndarray = v + survive * back
+        return out
 
     def _duel_search(self, turn: Turn, raises: list[tuple[float, Action]], alive: list[int],
                      ) -> list[tuple[float, Action]]:
@@ -1081,7 +1372,8 @@ class Bayes(Bot):
         for each deal the model gives its answer to our raise: a call, settled by the deal, or a
         raise r. Deals are grouped by r, the only thing we would see, and against each r we take
         the better of doubting it (true in the share of r's deals where it is true) and raising
-        again (a leaf estimate): our choice depends on what we know, not on the deal."""
+        again (a leaf estimate): our choice depends on what we know, not on the deal. All deals
+        of a candidate at once: arrays over (deal, the opponent's raise face, its quantity)."""
         effort = min(1.0, max(0.05, turn.time_ms / 1000.0))
         count = max(8, int(DUEL_HANDS * effort))
         k_best = max(2, int(DUEL_CANDIDATES * effort + 0.5))
@@ -1089,84 +1381,85 @@ class Bayes(Bot):
         opp = alive[0] if alive[1] == turn.seat else alive[1]
         belief = self.beliefs[opp]
         deals = belief.sample(count, self.rng)
+        D = np.array([kv for kv, _ in deals], dtype=np.int64).reshape(len(deals), 6)
+        W = np.array([w for _, w in deals])
         model = self.profiles[opp].model
         rules = self.rules
         total = turn.total
         n_o = turn.counts[opp]
+        side = n_o + 1
         unseen = total - n_o
         wild = turn.wild
-        mine_all = _kvec_cache(turn.dice, wild)
+        mine_all = np.array(_kvec_cache(turn.dice, wild))
         calza_o = calza_allowed(rules, turn.counts)
-        regain = rules.calza_reward == "regain"
-        exp = math.exp
+        exact_value = -0.5 if rules.calza_reward == "regain" else -1.0
+        beta, kf, ef, kd = model.beta, model.face_kappa, model.eps_face, model.dudo_kappa
+        flat = D + side * np.arange(6)  # a deal's entry of a (face, k) table, raveled
+        have = mine_all + D  # our dice and the deal's, per face
+        span = np.arange(RAISE_SPAN)
+        leaves: dict[tuple[int, int], float] = {}
+        mine_key = (self._order, total, turn.palifico, wild, n_o, len(turn.dice), _kvec_cache(turn.dice, wild))
         refined: list[tuple[float, Action]] = []
         for _value, b in ranked[:k_best]:
             assert isinstance(b, Bid)
             q, f = b.quantity, b.face
-            ctx = context(rules, opp, turn.history + ((turn.seat, b),), turn.counts, turn.palifico, wild)
+            ctx = context(rules, opp, turn.history + ((turn.seat, b),), turn.counts, turn.palifico, wild,
+                          self._mins(q, f, total, turn.palifico, n_o == 1))
             faces = list(ctx.mins)
-            kd = model.dudo_kappa
-            tables = raise_tables(ctx, kd)
-            credit = ctx.credit[f - 1]
             p = face_p(f, wild)
-            beta = model.beta
-            kf = model.face_kappa
-            ff = {g: [exp(beta * (face_feature(ctx, g, k, kf) - 1.0)) for k in range(n_o + 1)] for g in faces}
-            qd = {g: _quantity_rows(ctx, g, model) for g in faces}
-            ef = model.eps_face
-            nf = len(faces)
-            groups: dict[tuple[int, int], list[float]] = {}
-            v_call = 0.0
-            for kv, w in deals:
-                k = kv[f - 1]
-                true_b = mine_all[f - 1] + k >= q
-                pz = model.p_calza(exact_p(unseen, p, q - k)) if calza_o else 0.0
-                pd = model.p_dudo(p_seen(unseen, p, q - k, credit, kd), best_raise_p(tables, kv))
-                if pz:
-                    exact = mine_all[f - 1] + k == q
-                    v_call += w * pz * ((-0.5 if regain else -1.0) if exact else 1.0)
-                v_call += w * (1.0 - pz) * pd * (1.0 if true_b else -1.0)
-                p_raise = w * (1.0 - pz) * (1.0 - pd)
-                if p_raise < 1e-9 or not faces:
-                    continue
-                z = 0.0
-                for g in faces:
-                    z += ff[g][kv[g - 1]]
-                for g in faces:
-                    kg = kv[g - 1]
-                    pf = p_raise * ((1.0 - ef) * ff[g][kg] / z + ef / nf)
-                    if pf < 1e-9:
-                        continue
-                    have = mine_all[g - 1] + kg
-                    lo = ctx.mins[g]
-                    for j, pq in enumerate(qd[g][kg]):
-                        m = pf * pq
-                        if m < 1e-9:
-                            continue
-                        r = (lo + j, g)
-                        acc = groups.get(r)
-                        if acc is None:
-                            acc = groups[r] = [0.0, 0.0]
-                        acc[0] += m
-                        if have >= lo + j:
-                            acc[1] += m
-            v = v_call
-            for (rq, rf), (wr, tr) in groups.items():
-                p_true = tr / wr
-                v += wr * max(1.0 - 2.0 * p_true, self._duel_leaf(turn, rq, rf, n_o))
+            k = D[:, f - 1]
+            pr = face_tables(ctx, kd, False).ravel()[flat].max(axis=1)
+            at_q = PAD + q - k
+            pd = model.p_dudo_np(seen_row(unseen, p, ctx.credit[f - 1], kd)[at_q], pr)
+            have_b = have[:, f - 1]
+            if calza_o:
+                pz = model.p_calza_np(exact_row(unseen, p)[at_q])
+                v = float(W @ (pz * np.where(have_b == q, exact_value, 1.0)))
+                p_call = 1.0 - pz
+            else:
+                v = 0.0
+                p_call = np.ones(len(D))
+            wc = W * p_call
+            v += float(wc @ (pd * np.where(have_b >= q, 1.0, -1.0)))
+            if faces:
+                p_raise = wc * (1.0 - pd)
+                legal = _legal_mask(ctx.mins)
+                FF = (np.exp(beta * (face_tables(ctx, kf, True) - 1.0)) * legal[:, None]).ravel()[flat]  # (deal, face)
+                pf = p_raise[:, None] * ((1.0 - ef) * FF / FF.sum(axis=1)[:, None] + ef / len(faces)) * legal
+                pf *= (pf >= 1e-9) & (p_raise >= 1e-9)[:, None]
+                m = pf[:, :, None] * _quantity_table(ctx, model)[flat]  # (deal, face, j)
+                m *= m >= 1e-9
+                lo = np.array([ctx.mins.get(g, 0) for g in FACES])
+                wr = m.sum(axis=0)
+                tr = (m * (have[:, :, None] >= lo[None, :, None] + span)).sum(axis=0)
+                for a, j in zip(*np.nonzero(wr > 0)):
+                    key = (int(lo[a] + j), int(a) + 1)
+                    leaf = leaves.get(key)
+                    if leaf is None:
+                        leaf = leaves[key] = self._duel_leaf(turn, key[0], key[1], n_o, mine_key)
+                    w_r = float(wr[a, j])
+                    v += w_r * max(1.0 - 2.0 * float(tr[a, j]) / w_r, leaf)
             refined.append((v, b))
         return refined  # the others ranked lower one step deep; their values are not comparable
 
-    def _duel_leaf(self, turn: Turn, q: int, f: int, n_o: int) -> float:
+    def _duel_leaf(self, turn: Turn, q: int, f: int, n_o: int, mine_key: tuple[Any, ...]) -> float:
         """Heads-up: the value of raising over (q, f): about ``DUEL_LEAF`` times the chance that our
-        best smallest raise is false, on our own dice and the opponent's as unknown."""
-        mins = legal_mins(self.rules, bid(q, f), turn.total, turn.palifico, len(turn.dice) == 1)
+        best smallest raise is false, on our own dice and the opponent's as unknown. Kept by
+        ``mine_key`` (the table, our dice) and the bid: the same raises come up again."""
+        key = (mine_key, q, f)
+        got = _LEAVES.get(key)
+        if got is not None:
+            return got
+        mins = self._mins(q, f, turn.total, turn.palifico, len(turn.dice) == 1)
         best = 0.0
         for g, low in mins.items():
             x = p_true_naive(n_o, face_p(g, turn.wild), low - turn.mine(g))
             if x > best:
                 best = x
-        return -DUEL_LEAF * (1.0 - best) if mins else -1.0
+        if len(_LEAVES) > 30000:
+            _LEAVES.clear()
+        got = _LEAVES[key] = -DUEL_LEAF * (1.0 - best) if mins else -1.0
+        return got
 
     # --- learning from the shown hands ---
 
@@ -1189,10 +1482,12 @@ class Bayes(Bot):
             known = len(hist)
         touched = set()
         rules = self.rules
+        total = sum(counts)
         for i, (seat, b) in enumerate(hist):
             if seat == self.me or not hands[seat] or (i >= known and i > 0):
                 continue
-            ctx = context(rules, seat, hist[:i], counts, self.palifico, wild)
+            ctx = context(rules, seat, hist[:i], counts, self.palifico, wild,
+                          self._mins_after(hist[i - 1][1] if i else None, total, self.palifico, counts[seat] == 1))
             low = ctx.mins.get(b.face)
             if low is None or not low <= b.quantity <= ctx.total:
                 continue
@@ -1201,7 +1496,8 @@ class Bayes(Bot):
         if result.call is not None and result.bid is not None:
             caller, kind = result.call
             if caller != self.me and 0 <= caller < len(hands) and hands[caller]:
-                ctx = context(rules, caller, hist, counts, self.palifico, wild)  # hist ends with result.bid
+                ctx = context(rules, caller, hist, counts, self.palifico, wild,  # hist ends with result.bid
+                              self._mins_after(hist[-1][1], total, self.palifico, counts[caller] == 1))
                 self.profiles[caller].observe_call(ctx, kvec_of(hands[caller], wild), kind)
                 touched.add(caller)
         for seat in touched:
@@ -1230,26 +1526,57 @@ class Bayes(Bot):
                           result.count < best.quantity and called, self.match.names[nxt]))
 
 
-def _quantity_rows(ctx: Context, face: int, model: Model) -> list[list[float]]:
-    """rows[k][j]: P(the player bids quantity mins[face] + j | face chosen, k dice for it),
-    the first ``RAISE_SPAN`` quantities, the rest of the mass on the last."""
+_QROWS: dict[tuple[Any, ...], np.ndarray] = {}
+
+
+_QTABLE6: dict[tuple[Any, ...], np.ndarray] = {}
+
+
+def _quantity_table(ctx: Context, model: Model) -> np.ndarray:
+    """(6 (n + 1), RAISE_SPAN): row (f - 1) (n + 1) + k is :func:`_quantity_rows` of face f at k,
+    for each legal face (zeros for the others). Kept."""
+    key = (tuple(ctx.mins.items()), ctx.total, ctx.n, ctx.wild, ctx.standing is not None, model.delta, model.sigma,
+           model.pi_min, model.eps_q)
+    got = _QTABLE6.get(key)
+    if got is None:
+        if len(_QTABLE6) > 5000:
+            _QTABLE6.clear()
+        out = np.zeros((6, ctx.n + 1, RAISE_SPAN))
+        for g in ctx.mins:
+            out[g - 1] = _quantity_rows(ctx, g, model)
+        got = _QTABLE6[key] = out.reshape(6 * (ctx.n + 1), RAISE_SPAN)
+    return got
+
+
+def _quantity_rows(ctx: Context, face: int, model: Model) -> np.ndarray:
+    """rows[k, j]: P(the player bids quantity mins[face] + j | face chosen, k dice for it),
+    the first ``RAISE_SPAN`` quantities, the rest of the mass on the last (zeros past the top).
+    Kept (it depends on few things, which recur from candidate to candidate and decision to decision)."""
+    key = (ctx.mins[face], ctx.total, ctx.n, face_p(face, ctx.wild), ctx.standing is not None, model.delta,
+           model.sigma, model.pi_min, model.eps_q)
+    rows = _QROWS.get(key)
+    if rows is None:
+        if len(_QROWS) > 10000:
+            _QROWS.clear()
+        rows = _QROWS[key] = _make_quantity_rows(ctx, face, model)
+    return rows
+
+
+def _make_quantity_rows(ctx: Context, face: int, model: Model) -> np.ndarray:
     lo, hi = ctx.mins[face], ctx.total
     width = hi - lo + 1
     span = min(RAISE_SPAN, width)
-    base = (ctx.total - ctx.n) * face_p(face, ctx.wild) - model.delta
-    inv = 1.0 / (2.0 * model.sigma * model.sigma)
+    mu = (ctx.total - ctx.n) * face_p(face, ctx.wild) - model.delta + np.arange(ctx.n + 1)
+    g = np.exp(-((np.arange(lo, hi + 1)[None, :] - mu[:, None]) ** 2) / (2.0 * model.sigma * model.sigma))
+    z = g.sum(axis=1)
+    z = np.where(z > 0, z, 1.0)
     atom = model.pi_min if ctx.standing is not None else 0.0
     e = model.eps_q
-    rows = []
-    for k in range(ctx.n + 1):
-        mu = base + k
-        g = [math.exp(-(q - mu) ** 2 * inv) for q in range(lo, hi + 1)]
-        z = sum(g) or 1.0
-        probs = [(1.0 - e) * (1.0 - atom) * x / z + e / width for x in g]
-        probs[0] += (1.0 - e) * atom
-        row = probs[:span]
-        row[-1] += sum(probs[span:])
-        rows.append(row)
+    probs = (1.0 - e) * (1.0 - atom) * g / z[:, None] + e / width
+    probs[:, 0] += (1.0 - e) * atom
+    rows = np.zeros((ctx.n + 1, RAISE_SPAN))
+    rows[:, :span] = probs[:, :span]
+    rows[:, span - 1] += probs[:, span:].sum(axis=1)
     return rows
 
 

@@ -88,6 +88,37 @@ def test_same_seed_same_actions() -> None:
         assert sum(x.startswith("bayes") for x in a) > 20
 
 
+def test_what_a_process_kept_does_not_change_its_play() -> None:
+    """The bot keeps tables from decision to decision and match to match (a league's bot process
+    plays hundreds of matches): a match must go the same in a fresh process as in one that has
+    played other matches, other presets and table sizes, before it."""
+
+    def played(module: Any, rules: Rules, seed: int) -> list[str]:
+        log: list[str] = []
+
+        def make() -> Bot:
+            bot = module.Bayes()
+            act = bot.act
+
+            def logged(turn: Turn) -> Any:
+                reply = act(turn)
+                log.append(f"{turn.round}:{len(turn.history)}:{reply}")
+                return reply
+
+            bot.act = logged  # type: ignore[method-assign]
+            return bot
+
+        play_inprocess(rules, [make, factory("calza"), factory("random"), make, factory("bluffer")], seed)
+        return log
+
+    classic = Rules.preset("classic")
+    fresh = played(bayes_module(), classic, 21)
+    used = bayes_module()
+    for i, preset in enumerate(("plain", "lizumo", "classic", "wikipedia")):
+        played(used, Rules.preset(preset, {"dice": 3 + i}), 300 + i)
+    assert len(fresh) > 20 and played(used, classic, 21) == fresh
+
+
 def test_plays_the_solved_policy_where_it_covers_the_state() -> None:
     """Two players, one die each, neller rules: the bot's opening bids follow the solved mixed
     strategy (the frequencies over match seeds are the policy file's probabilities)."""

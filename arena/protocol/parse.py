@@ -329,10 +329,10 @@ def parse_round_end(msg: RawMessage, match: MatchInfo) -> RoundEnd:
                 and type(palifico) is bool and flat is not None and len(flat) == 3 * len(hist)
                 and _INT.issuperset(map(type, flat)) and _SEATS[n].issuperset(flat[0::3])
                 and (not flat or min(flat[1::3]) >= 1) and _FACES.issuperset(flat[2::3])):
-            history = tuple([(flat[i], bid(flat[i + 1], flat[i + 2])) for i in range(0, len(flat), 3)])
+            said = tuple([(flat[i], bid(flat[i + 1], flat[i + 2])) for i in range(0, len(flat), 3)])
             return _build_round_end(rnd, tuple(map(tuple, hands)), tuple(counts), (b[0], bid(b[1], b[2])),
                                     (call["seat"], call["kind"]), count, (change["seat"], change["delta"]), None,
-                                    history, palifico)
+                                    said, palifico)
     except (KeyError, TypeError, ValueError, IndexError):
         pass
     what = "round_end"
