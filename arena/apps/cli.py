@@ -209,7 +209,9 @@ def run_cmd(config: str, workers: int | None, matches: int | None, seed: int | N
     paths = {e.label: str(e.spec.path) for e in cfg.entrants}
     standings = LiveStandings.for_terminal(sys.stderr.isatty(), live, live_every, _write_err, paths)
     bar = _ProgressLine()
-    result = run(cfg, force=force, new=new, progress=live_progress(bar, standings), keep_records=True,
+    # Records are not kept in memory: parsing each line here would take CPU from the
+    # workers while they play, and the Elo table reads the tables the run writes as it stops.
+    result = run(cfg, force=force, new=new, progress=live_progress(bar, standings),
                  observer=standings.observe,
                  on_plan=lambda plan: _echo("\n".join(plan.messages()), err=True))
     if result.note:
@@ -223,10 +225,10 @@ def run_cmd(config: str, workers: int | None, matches: int | None, seed: int | N
               err=True)
     elif result.skipped:
         _echo(f"resumed: {result.skipped} matches were already recorded", err=True)
-    # The per-bot summary (matches, wins, mean place, faults by kind) is part of the Elo table: from the
-    # records in memory when this run played them all (else from the folder's matches.parquet).
+    # The per-bot summary (matches, wins, mean place, faults by kind) is part of the Elo table,
+    # from the folder's tables (written from memory as the run stopped).
     steps = _StepProgress()
-    text = end_of_run_text(cfg.out, result.records if not result.skipped else None, note=_note, progress=steps)
+    text = end_of_run_text(cfg.out, note=_note, progress=steps)
     steps.finish()
     _echo("\n" + text)
     if html_report and result.status == "complete":
