@@ -129,3 +129,63 @@ def test_bot_keys_are_the_solvers() -> None:
             want = "".join(map(str, sorted(hand))) + "|" + ag.key(node)
             assert key(list(hand), [game.ladder[b] for b in bids], recall) == want
             assert key(list(hand), [game.ladder[b] for b in bids], 0).count(",") == len(bids) - 1
+
+
+# --- the shipped 2-dice policies and the equilibrium bot ----------------------------------
+
+SHIPPED = [("neller-2", "neller", {}), ("plain-wild-2", "plain", {"wild_ones": True}), ("classic-2", "classic", {})]
+
+
+@pytest.mark.parametrize("name,preset,over", SHIPPED)
+def test_shipped_two_dice_policy(name: str, preset: str, over: dict[str, object]) -> None:
+    """Every round of the 2-dice match is in the file, and the 1-2 round's
+    figures, recomputed from the file's own strategy over its full tree (with
+    the file's 1-1 figures as continuations), are the ones it states."""
+    data = read_policy(BOTS / "equilibrium" / f"{name}.json.gz")
+    assert data["dice"] == 2 and not data["unsolved"] and set(data["rounds"]) == {"1-1", "1-2", "2-2"}
+    assert data["exploitability"] == data["rounds"]["2-2"]["exploitability"] < 0.1
+    one, entry = data["rounds"]["1-1"], data["rounds"]["1-2"]
+    rules = Rules.preset(preset, {**over, "dice": 2})
+    ag = abstract_game(round_game(rules, (1, 2), tree=False), entry["recall"])
+    prof = abstract_profile(ag, entry["infosets"])
+    solver = AbstractSolver(ag, _cont((1, 2), {(1, 1): one["value"]}))
+    assert solver.value(prof) == pytest.approx(entry["value"], abs=1e-5)
+    pay_open, pay_other = _br_payoffs(ag.game, (1, 2), {(1, 1): one["br_opener"]}, {(1, 1): one["br_other"]})
+    assert best_response_full(ag, prof, OPENER, pay_open) == pytest.approx(entry["br_opener"], abs=1e-5)
+    assert best_response_full(ag, prof, OTHER, pay_other) == pytest.approx(entry["br_other"], abs=1e-5)
+
+
+def test_equilibrium_bot_plays_the_abstract_policy() -> None:
+    """In the 2-2 round, past the bids it remembers, the bot draws from the
+    file's probabilities for its abstract information set."""
+    from arena.engine.rules import Bid, apply, deal
+    from arena.protocol.messages import match_start_message, turn_message
+    from arena.protocol.parse import parse_match_start, parse_turn
+    from arena.solve.game import round_start
+
+    cls = load_python_bot(BOTS / "equilibrium.py").make
+    rules = neller(2)
+    entry = read_policy(BOTS / "equilibrium" / "neller-2.json.gz")["rounds"]["2-2"]
+    # A history of five bids: two forgotten ("*2"), three remembered.
+    bids = [Bid(1, 2), Bid(1, 3), Bid(1, 5), Bid(2, 3), Bid(2, 4)]
+    seat = len(bids) % 2
+    tail = ",".join(f"{b.quantity}x{b.face}" for b in bids[-3:])
+    hand, want = next((k.split("|")[0], v) for k, v in entry["infosets"].items()
+                      if k.endswith(f"|*2,{tail}") and len(v) > 1)
+    hands = [(2, 2), (2, 2)]
+    hands[seat] = tuple(int(c) for c in hand)
+    state = deal(round_start(rules, (2, 2)), hands)
+    for b in bids:
+        state = apply(state, b)
+    seen: dict[str, int] = {}
+    n = 2000
+    for seed in range(n):
+        start = match_start_message("m", seat, ["a", "b"], rules.to_dict(), seed)
+        turn = parse_turn(turn_message("m", state, 1000), parse_match_start(start), random.Random(seed))
+        bot = cls()
+        bot.rng, bot.match = turn.rng, turn.match
+        a = str(bot.act(turn))
+        seen[a] = seen.get(a, 0) + 1
+    assert set(seen) <= set(want)
+    for a, p in want.items():
+        assert abs(seen.get(a, 0) / n - p) < 4 * (p * (1 - p) / n) ** 0.5 + 1e-3, a
