@@ -86,9 +86,61 @@ def decisions_of(line: bytes) -> int:
 
 
 def children_cpu() -> float:
-    """CPU seconds of every waited-for descendant so far (the command, its workers, their bots)."""
+    """CPU seconds of every waited-for descendant so far. Not every bot's: a
+    sandboxed bot's time reaches its referee's only if every process between
+    them waits for its child, and a worker that ends before its bots are
+    reaped loses theirs; hence :class:`CommandCpu`."""
     ru = resource.getrusage(resource.RUSAGE_CHILDREN)
     return ru.ru_utime + ru.ru_stime
+
+
+class CommandCpu:
+    """The CPU time of a command and every process it starts, bots included,
+    from a CPU-accounting cgroup the command is started in (a bot's own cgroup
+    is made inside its referee's, and a cgroup's counter keeps what its
+    removed children used). Without a cgroup we may create: the rusage of
+    waited-for children, which can miss bots (``source`` says which)."""
+
+    def __init__(self, tag: str) -> None:
+        self.path: str | None = None
+        self.source = "rusage of waited-for children (bots may be missing)"
+        for base, counter in (("/sys/fs/cgroup/cpuacct", "cpuacct.usage"), ("/sys/fs/cgroup/unified", "cpu.stat"),
+                              ("/sys/fs/cgroup", "cpu.stat")):
+            if os.path.exists(os.path.join(base, counter)):
+                path = os.path.join(base, f"league_vs_bare-{os.getpid()}-{tag}")
+                try:
+                    os.mkdir(path)
+                except OSError:
+                    continue
+                self.path, self.counter = path, counter
+                self.source = f"the command's cgroup ({counter}), bots included"
+                break
+        self._ru0 = children_cpu()
+
+    def source_and_remove(self) -> str:
+        """What :meth:`seconds` counts, for the report (the cgroup is not used)."""
+        if self.path is not None:
+            os.rmdir(self.path)
+            self.path = None
+        return self.source
+
+    def preexec(self) -> None:
+        """Runs in the child before exec: join the cgroup."""
+        if self.path is not None:
+            with open(os.path.join(self.path, "cgroup.procs"), "w") as f:
+                f.write("0")
+
+    def seconds(self) -> float:
+        """CPU seconds so far (call after the command ended); removes the cgroup."""
+        if self.path is None:
+            return children_cpu() - self._ru0
+        with open(os.path.join(self.path, self.counter)) as f:
+            text = f.read()
+        os.rmdir(self.path)
+        self.path = None
+        if self.counter == "cpuacct.usage":
+            return int(text) / 1e9
+        return int(text.split("usage_usec", 1)[1].split()[0]) / 1e6
 
 
 def run_project(config: Path, out: Path, workers: int) -> dict[str, float]:
@@ -110,13 +162,14 @@ def run_project(config: Path, out: Path, workers: int) -> dict[str, float]:
             time.sleep(0.002)
 
     watcher = threading.Thread(target=watch, daemon=True)
-    cpu0 = children_cpu()
+    meter = CommandCpu("project")
     t0 = time.perf_counter()
     watcher.start()
     proc = subprocess.run([sys.executable, "-m", "arena", "run", str(config), "--workers", str(workers),
-                           "--out", str(out)], cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+                           "--out", str(out)], cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                          preexec_fn=meter.preexec)
     whole = time.perf_counter() - t0
-    cpu = children_cpu() - cpu0
+    cpu = meter.seconds()
     stop.set()
     watcher.join()
     if proc.returncode != 0:
@@ -139,14 +192,14 @@ def run_project(config: Path, out: Path, workers: int) -> dict[str, float]:
 
 
 def run_bare(decisions: int, workers: int) -> dict[str, float]:
-    cpu0 = children_cpu()
+    meter = CommandCpu("bare")
     t0 = time.perf_counter()
     out = subprocess.run([sys.executable, str(HERE / "bare_referee.py"), str(decisions), "--par", str(workers),
-                          "--pin"], check=True, stdout=subprocess.PIPE).stdout
+                          "--pin"], check=True, stdout=subprocess.PIPE, preexec_fn=meter.preexec).stdout
     whole = time.perf_counter() - t0
     res: dict[str, float] = json.loads(out)
     res["whole_wall"] = whole  # the command as typed, interpreter start-up included
-    res["cpu"] = children_cpu() - cpu0
+    res["cpu"] = meter.seconds()
     res["match_decisions"] = res["decisions"]
     return res
 
@@ -198,7 +251,8 @@ def throughput(args: argparse.Namespace) -> list[str]:
                      f"{r['p_whole']:,.0f} ({r['p_whole_s']:.1f} s) | {r['b_match']:,.0f} | "
                      f"{r['b_whole']:,.0f} ({r['b_whole_s']:.1f} s) | {r['r_match']:.2f} | {r['r_whole']:.2f} | "
                      f"{r['p_cpu']:.0f} / {r['b_cpu']:.0f} |")
-    lines += ["", f"Median ratio: match phase **{statistics.median(r['r_match'] for r in rows):.2f}**, "
+    lines += ["", f"CPU time from {CommandCpu('probe').source_and_remove()}.",
+              "", f"Median ratio: match phase **{statistics.median(r['r_match'] for r in rows):.2f}**, "
               f"whole command **{statistics.median(r['r_whole'] for r in rows):.2f}**."]
     return lines
 
@@ -278,13 +332,14 @@ def profile_once(bot: Path, matches: int, seed: int, tmp: Path) -> dict[str, Any
     from _sampler import Sampler
 
     from arena.running.config import load_config
-    from arena.running.runner import preflight, schedule_for
+    from arena.running.planning import plan_run
+    from arena.running.runner import preflight
     from arena.running.worker import Worker
 
     config = write_config(tmp, bot, matches, seed, "sandbox: {stderr_tail: 4194304, output_bytes: 67108864}\n")
     cfg = load_config(str(config), (), workers=1, out=str(tmp / f"run-{bot.stem}"))
     preflight(cfg)
-    specs = schedule_for(cfg, seed)
+    specs = plan_run(cfg).specs
     os.sched_setaffinity(0, {sorted(os.sched_getaffinity(0))[0]})  # the worker and its bots on one core
     worker = Worker([(e.label, e.spec) for e in cfg.entrants], cfg.sandbox, cfg.time)
     for spec in specs[:5]:  # every bot started before sampling: start-up is not per decision

@@ -92,6 +92,34 @@ def test_every_message_of_a_match_parses_back_to_what_was_built(preset: str) -> 
                                info_for(final, 0)) == final.placements
 
 
+@pytest.mark.parametrize("preset", sorted(PRESETS))
+def test_a_usual_round_end_takes_the_bulk_checks(preset: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A bot reads about one ``round_end`` per decision it makes: the usual
+    message (a call's result, with the bidding) must pass the bulk checks,
+    not fall through to the field-by-field ones (which would parse it twice),
+    and give what those give."""
+    import arena.protocol.parse as parse_mod
+
+    ends = [(wire(round_end_message("m-1", s)), info_for(s, 0))
+            for seed in range(3) for s in states(seed, preset)
+            if s.dice is None and s.last is not None and s.last.fault is None]
+    assert ends
+    fast = [parse_round_end(msg, info) for msg, info in ends]
+
+    def not_in_bulk(*_: object) -> None:
+        raise TypeError("as if the bulk checks had failed")
+
+    with monkeypatch.context() as m:
+        m.setattr(parse_mod, "_build_round_end", not_in_bulk)
+        assert [parse_round_end(msg, info) for msg, info in ends] == fast  # the field-by-field result
+
+    def field_by_field(*_: object) -> None:
+        raise AssertionError("the round_end fell through to the field-by-field checks")
+
+    monkeypatch.setattr(parse_mod, "_type", field_by_field)
+    assert [parse_round_end(msg, info) for msg, info in ends] == fast
+
+
 def test_match_start_and_a_void_round_parse_back() -> None:
     rules = Rules.preset("wikipedia", {"dice": 2})
     info = parse_match_start(wire(match_start_message("m-9", 1, NAMES, rules.to_dict(), 2**62)))

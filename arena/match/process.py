@@ -138,8 +138,8 @@ class BotProcess:
         try:
             proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                     stderr=subprocess.PIPE, env=env, cwd=cwd, bufsize=0,
-                                    close_fds=True, pass_fds=box.pass_fds, start_new_session=True,
-                                    preexec_fn=box.preexec())
+                                    close_fds=True, pass_fds=box.pass_fds, start_new_session=box.new_session,
+                                    process_group=None if box.new_session else 0, preexec_fn=box.preexec())
         except (OSError, subprocess.SubprocessError) as exc:
             box.cleanup()
             raise BotCrashed(f"bot {self.spec.name}: could not start {clip(' '.join(argv[-3:]))}: {exc}") from None

@@ -215,6 +215,7 @@ _FACES: Final = frozenset(range(1, 7))
 _INT: Final = frozenset({int})
 _LIST: Final = frozenset({list})
 _CALLS: Final = ("dudo", "calza")
+_SEATS: Final = tuple(frozenset(range(n)) for n in range(64))  # seats of an n-player table
 _build_round_end: Callable[..., RoundEnd] = _fast_init(RoundEnd)
 _chain = chain
 
@@ -312,7 +313,9 @@ def parse_round_end(msg: RawMessage, match: MatchInfo) -> RoundEnd:
     try:
         hands, counts, rnd, b = msg["dice"], msg["counts"], msg["round"], msg["bid"]
         call, count, change = msg["call"], msg["count"], msg["change"]
+        hist, palifico = msg["history"], msg["palifico"]
         n = match.players
+        flat = list(_chain.from_iterable(hist)) if type(hist) is list and _LIST.issuperset(map(type, hist)) else None
         if (type(msg) is dict and msg["type"] == "round_end" and "fault" not in msg
                 and type(rnd) is int and rnd >= 1 and type(count) is int and count >= 0
                 and type(hands) is list and len(hands) == n and _LIST.issuperset(map(type, hands))
@@ -322,10 +325,15 @@ def parse_round_end(msg: RawMessage, match: MatchInfo) -> RoundEnd:
                 and min(counts) >= 0
                 and type(b) is list and len(b) == 3 and _INT.issuperset(map(type, b))
                 and type(call) is dict and type(call["seat"]) is int and call["kind"] in _CALLS
-                and type(change) is dict and type(change["seat"]) is int and type(change["delta"]) is int):
+                and type(change) is dict and type(change["seat"]) is int and type(change["delta"]) is int
+                and type(palifico) is bool and flat is not None and len(flat) == 3 * len(hist)
+                and _INT.issuperset(map(type, flat)) and _SEATS[n].issuperset(flat[0::3])
+                and (not flat or min(flat[1::3]) >= 1) and _FACES.issuperset(flat[2::3])):
+            history = tuple([(flat[i], bid(flat[i + 1], flat[i + 2])) for i in range(0, len(flat), 3)])
             return _build_round_end(rnd, tuple(map(tuple, hands)), tuple(counts), (b[0], bid(b[1], b[2])),
-                                    (call["seat"], call["kind"]), count, (change["seat"], change["delta"]), None)
-    except (KeyError, TypeError, ValueError):
+                                    (call["seat"], call["kind"]), count, (change["seat"], change["delta"]), None,
+                                    history, palifico)
+    except (KeyError, TypeError, ValueError, IndexError):
         pass
     what = "round_end"
     _type(msg, what)

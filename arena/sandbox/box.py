@@ -95,6 +95,8 @@ class Sandbox:
         self._tree: procfs.TreeCpu | None = None  # CPU time from /proc, without cpuacct
         self._pid: int | None = None
         self.pass_fds: tuple[int, ...] = ()  # descriptors the child must inherit (the filter's pipe)
+        # Whether the bot needs a session of its own (set by command()): see shares_session.
+        self.new_session = True
 
     # -- set up --------------------------------------------------------------
 
@@ -137,8 +139,18 @@ class Sandbox:
             inner = [*quotas.launcher(self.limits, root=os.geteuid() == 0, pids_cgroup=self.cgroups.has("pids")),
                      *inner]
         if self.mech.bwrap:
-            args = mounts.bwrap_args(self.mech.bwrap, self.spec, self.limits, inner)
-            if self.limits.mode != "off" and seccomp.unavailable() is None:
+            filtered = self.limits.mode != "off" and seccomp.unavailable() is None
+            # A session of its own cuts a bot off the user's terminal, but on a
+            # busy machine it also costs every turn a hand-over between the
+            # scheduler's session groups (sched_autogroup; docs/performance.md,
+            # "Sessions"). With the filter (TIOCSTI and TIOCLINUX refused) and
+            # /dev/tty masked (mounts.system_args) the terminal is out of reach
+            # anyway, so the bot stays in the referee's session, in a process
+            # group of its own (kill(0) cannot reach the referee; the PID
+            # namespace hides every other group).
+            self.new_session = not filtered
+            args = mounts.bwrap_args(self.mech.bwrap, self.spec, self.limits, inner, new_session=self.new_session)
+            if filtered:
                 fd = seccomp.pipe_fd()
                 self.pass_fds = (fd,)
                 args[1:1] = ["--seccomp", str(fd)]

@@ -38,10 +38,12 @@ def python_paths() -> tuple[str, str, str]:
     return exe, pkg_parent, sysconfig.get_paths()["purelib"]
 
 
-def bwrap_args(bwrap: str, spec: BotSpec, limits: SandboxLimits, inner: list[str]) -> list[str]:
+def bwrap_args(bwrap: str, spec: BotSpec, limits: SandboxLimits, inner: list[str], *,
+               new_session: bool = True) -> list[str]:
     """The whole bwrap command line that runs ``inner`` for ``spec``: the
     system part, then the bot's own view, then the finishing touches."""
-    return [bwrap, *system_args(limits), *view_args(spec), "--remount-ro", "/", "--chdir", WORK, "--", *inner]
+    return [bwrap, *system_args(limits, new_session=new_session), *view_args(spec),
+            "--remount-ro", "/", "--chdir", WORK, "--", *inner]
 
 
 # /proc files that show the whole machine's kernel state and that no runtime
@@ -106,9 +108,12 @@ def tmpfs_sizes(limits: SandboxLimits) -> dict[str, int]:
     return {WORK: total - shm, "/dev/shm": shm}
 
 
-def system_args(limits: SandboxLimits) -> list[str]:
-    """Namespaces, capabilities, the read-only system, /proc, /dev and the private /tmp."""
-    a = ["--unshare-all", "--die-with-parent", "--new-session", "--cap-drop", "ALL", "--ro-bind", "/usr", "/usr"]
+def system_args(limits: SandboxLimits, *, new_session: bool = True) -> list[str]:
+    """Namespaces, capabilities, the read-only system, /proc, /dev and the
+    private /tmp; ``new_session=False`` (only with the system-call filter, see
+    :meth:`arena.sandbox.box.Sandbox.command`) leaves out ``--new-session``."""
+    a = ["--unshare-all", "--die-with-parent", *(["--new-session"] if new_session else []),
+         "--cap-drop", "ALL", "--ro-bind", "/usr", "/usr"]
     for top in ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"):
         if os.path.islink(top):
             a += ["--symlink", os.readlink(top), top]
@@ -127,7 +132,10 @@ def system_args(limits: SandboxLimits) -> list[str]:
     # links, pts), but its tmpfs has no size: it is made read-only, and
     # /dev/shm gets a sized tmpfs of its own (the remount is not recursive,
     # so /dev/shm and the device nodes stay writable).
-    a += ["--dev", "/dev", "--size", str(sizes["/dev/shm"]), "--tmpfs", "/dev/shm", "--remount-ro", "/dev"]
+    # /dev/tty opens the caller's controlling terminal: the user's, when the
+    # bot shares the referee's session. It is /dev/null here, always.
+    a += ["--dev", "/dev", "--ro-bind", "/dev/null", "/dev/tty",
+          "--size", str(sizes["/dev/shm"]), "--tmpfs", "/dev/shm", "--remount-ro", "/dev"]
     a += ["--size", str(sizes[WORK]), "--tmpfs", WORK]
     return a
 
