@@ -136,8 +136,13 @@ def test_refusals_name_the_reason() -> None:
     with pytest.raises(SolveError, match="opens only the first round"):
         round_start(rules_of("neller", {}, dice=2), (2, 1))
     assert round_states(2) == [(1, 1), (1, 2), (2, 2)]
-    sol = solve_match(rules_of("neller", {}, dice=2), 1)
+    # Abstraction off (it solves 2-2 by default: tests/test_abstract.py), 2-2 is refused, saying why.
+    sol = solve_match(rules_of("neller", {}, dice=2), 1, abstract_from=5)
     assert set(sol.rounds) == {(1, 1), (1, 2)} and "2^24" in sol.unsolved[(2, 2)]
+    # Five dice in play and more: beyond the exact best response that would certify an abstraction.
+    sol = solve_match(rules_of("neller", {}, dice=3), 1, abstract_from=5)
+    assert "beyond 2^24" in sol.unsolved[(2, 3)] and "beyond 2^24" in sol.unsolved[(3, 3)]
+    assert "a round it leads to is unsolved" in sol.unsolved[(1, 3)] or "2^24" in sol.unsolved[(1, 3)]
 
 
 def test_policy_file_round_trip(tmp_path: Path) -> None:

@@ -553,17 +553,23 @@ def report_cmd(run: str, output: str | None) -> None:
               help="CFR+ iterations per round.")
 @click.option("--every", type=click.IntRange(1), default=100, show_default=True,
               help="Print value and exact exploitability every this many iterations.")
+@click.option("--recall", type=click.IntRange(1), default=3, show_default=True,
+              help="Bids remembered in an abstracted round (the last RECALL bids of the round).")
+@click.option("--abstract-from", "abstract_from", type=click.IntRange(2), default=4, show_default=True,
+              help="Rounds with this many dice in play or more are solved in the imperfect-recall abstraction "
+                   "(4: those beyond the exact tree; 3: the 1-2 round too, for a small policy).")
 @click.option("--out", type=click.Path(dir_okay=False), help="Write the policy file here (.json or .json.gz).")
 @click.option("--curve", type=click.Path(dir_okay=False), help="Write the convergence table here (CSV).")
 @_friendly
-def solve_cmd(preset: str, sets: tuple[str, ...], iterations: int, every: int, out: str | None,
-              curve: str | None) -> None:
+def solve_cmd(preset: str, sets: tuple[str, ...], iterations: int, every: int, recall: int, abstract_from: int,
+              out: str | None, curve: str | None) -> None:
     """Solve the two-player game PRESET (with --set overrides) by CFR+ (docs/solver.md).
 
-    Every round of the match that fits is solved, fewest dice first; the
+    Every round of the match is solved, fewest dice first: exactly where the
+    tree fits, else in an abstraction remembering the last RECALL bids. The
     value is the opener's, in matches (+1 won, -1 lost), and the
-    exploitability is exact: what a best response wins per match, seats drawn
-    at random.
+    exploitability is exact, over the full tree: what a best response wins
+    per match, seats drawn at random.
     """
     from arena.engine.rules import Rules, parse_sets
     from arena.solve.match import solve_match, to_policy
@@ -574,15 +580,19 @@ def solve_cmd(preset: str, sets: tuple[str, ...], iterations: int, every: int, o
 
     def progress(counts: tuple[int, int], cp: Any) -> None:
         rate = cp.iterations / cp.seconds if cp.seconds else 0.0
-        _echo(f"round {counts[0]}-{counts[1]}  it {cp.iterations:>6}  {cp.seconds:8.1f} s  ({rate:6.1f} it/s)  "
+        tag = f" (last {recall} bids)" if sum(counts) >= abstract_from else ""
+        _echo(f"round {counts[0]}-{counts[1]}{tag}  it {cp.iterations:>6}  {cp.seconds:8.1f} s  ({rate:6.1f} it/s)  "
               f"value {cp.value:+.6f}  exploitability {cp.exploitability:.6f}")
         rows.append(f"{counts[0]}-{counts[1]},{cp.iterations},{cp.seconds:.3f},{cp.value:.9f},"
                     f"{cp.br_opener:.9f},{cp.br_other:.9f},{cp.exploitability:.9f}")
 
-    sol = solve_match(rules, iterations, every=every, progress=progress)
+    sol = solve_match(rules, iterations, every=every, progress=progress, recall=recall, abstract_from=abstract_from)
     data = to_policy(sol)
     for name, entry in data["rounds"].items():
-        _echo(f"round {name} (opener's dice - other's): value {entry['value']:+.6f}, exploitability "
+        how = f", remembering the last {entry['recall']} bids" if "recall" in entry else ""
+        if "ran" in entry:
+            how += f"; kept the least exploitable checkpoint of {entry['ran']} iterations"
+        _echo(f"round {name} (opener's dice - other's{how}): value {entry['value']:+.6f}, exploitability "
               f"{entry['exploitability']:.6f} after {entry['iterations']} iterations "
               f"({len(entry['infosets'])} information sets written)")
     for name, why in data["unsolved"].items():

@@ -232,15 +232,20 @@ def round_start(rules: Rules, counts: tuple[int, int], opener: int = 0) -> State
 MAX_NODES = 1 << 19
 
 
-def round_game(rules: Rules, counts: tuple[int, int]) -> RoundGame:
-    """Build the round where the opener holds ``counts[0]`` dice and the other ``counts[1]``."""
+def round_game(rules: Rules, counts: tuple[int, int], tree: bool = True) -> RoundGame:
+    """Build the round where the opener holds ``counts[0]`` dice and the other ``counts[1]``.
+
+    With ``tree=False`` the history tree is left out (``levels`` empty): the
+    hands, ladder, openers and call outcomes only, which is what the abstract
+    solver and the bitmask best response (:mod:`arena.solve.abstract`) need
+    for rounds whose tree does not fit."""
     check_solvable(rules)
     c0, c1 = counts
     if c0 < 1 or c1 < 1:
         raise SolveError(f"counts {counts}: both players need dice")
     total = c0 + c1
     n_bids = 6 * total
-    if 1 << n_bids > MAX_NODES:
+    if tree and 1 << n_bids > MAX_NODES:
         raise SolveError(f"a round with {total} dice in play has {n_bids} bids and 2^{n_bids} histories; "
                          f"the solver walks at most {MAX_NODES} (3 dice in play)")
     ladder = tuple(sorted((bid(q, f) for q in range(1, total + 1) for f in FACES),
@@ -255,6 +260,11 @@ def round_game(rules: Rules, counts: tuple[int, int]) -> RoundGame:
     if not openers:
         raise SolveError("no opening bid is legal under these rules")
 
+    true, loss = _outcomes(rules, ladder, h0, h1)
+    if not tree:
+        none = np.zeros(0, dtype=np.int64)
+        return RoundGame(rules, (c0, c1), (h0, h1), (w0, w1), ladder, np.array(openers), [], 0, true, loss,
+                         none, none, none)
     # Breadth-first tree of histories.
     tops = [np.array([-1])]
     parents = [np.array([-1])]
@@ -290,8 +300,15 @@ def round_game(rules: Rules, counts: tuple[int, int]) -> RoundGame:
     node_parent = np.concatenate(parents)
     node_depth = np.concatenate([np.full(len(t), d) for d, t in enumerate(tops)])
 
-    # Every call's outcome, per hand pair: the count of the bid's face (aces
-    # wild as the engine counts them) against its quantity.
+    return RoundGame(rules, (c0, c1), (h0, h1), (w0, w1), ladder, np.array(openers), levels,
+                     len(node_top), true, loss, node_top, node_depth, node_parent)
+
+
+def _outcomes(rules: Rules, ladder: tuple[Bid, ...], h0: list[tuple[int, ...]],
+              h1: list[tuple[int, ...]]) -> tuple[np.ndarray, np.ndarray]:
+    """Every call's outcome, per hand pair: the count of the bid's face (aces
+    wild as the engine counts them) against its quantity, and the dice lost."""
+    n_bids = len(ladder)
     true = np.zeros((n_bids, len(h0), len(h1)), dtype=bool)
     loss = np.ones((n_bids, len(h0), len(h1)), dtype=np.int64)
     for t, b in enumerate(ladder):
@@ -302,5 +319,4 @@ def round_game(rules: Rules, counts: tuple[int, int]) -> RoundGame:
                 true[t, i, j] = count >= b.quantity
                 if rules.penalty == "difference":
                     loss[t, i, j] = max(1, abs(b.quantity - count))
-    return RoundGame(rules, (c0, c1), (h0, h1), (w0, w1), ladder, np.array(openers), levels,
-                     len(node_top), true, loss, node_top, node_depth, node_parent)
+    return true, loss

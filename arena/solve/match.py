@@ -32,6 +32,16 @@ a sum of per-round approximations.
 Which round states exist: the loser of a round opens the next, so an opener
 holding all its dice opens only the first round; with 2 dice each the rounds
 are (2, 2), (1, 2) and (1, 1).
+
+Rounds too large for the exact tree (4 dice in play: the 2-2 round) are
+solved in an imperfect-recall abstraction (:mod:`arena.solve.abstract`,
+remembering the last ``recall`` bids), and certified by the exact best
+response over their full tree (:mod:`arena.solve.fullbr`); ``abstract_from``
+sets from how many dice in play rounds are abstracted (3: the 1-2 round too,
+for a policy small enough to ship). CFR is not guaranteed to converge with
+imperfect recall (the exploitability of the average strategy can rise again),
+so an abstract round keeps the average strategy of its least exploitable
+checkpoint, every checkpoint being certified exactly.
 """
 
 from __future__ import annotations
@@ -41,10 +51,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from arena.engine.rules import Rules
+from arena.solve.abstract import AbstractGame, AbstractProfile, AbstractSolver, abstract_game
 from arena.solve.cfr import Profile, RoundSolver, best_response_value
+from arena.solve.fullbr import best_response_full
 from arena.solve.game import MAX_NODES, OPENER, OTHER, RoundGame, SolveError, check_solvable, round_game
 
-__all__ = ["Checkpoint", "RoundSolution", "MatchSolution", "round_states", "solve_match"]
+__all__ = ["Checkpoint", "RoundSolution", "MatchSolution", "round_states", "solve_match", "ABSTRACT_FROM"]
+
+ABSTRACT_FROM = 4  # default: rounds with this many dice in play or more are abstracted (beyond the exact tree)
+MAX_FULL_BR = 1 << 24  # the exact best response walks 2^bids histories: up to 4 dice in play
 
 
 def round_states(dice: int) -> list[tuple[int, int]]:
@@ -77,13 +92,23 @@ class Checkpoint:
 class RoundSolution:
     counts: tuple[int, int]
     game: RoundGame
-    solver: RoundSolver
-    profile: Profile
+    solver: RoundSolver | AbstractSolver
+    profile: Profile | AbstractProfile
     curve: list[Checkpoint] = field(default_factory=list)
+    abstract: AbstractGame | None = None  # the abstraction, when the round was solved in one
+    kept: int = 0  # abstract rounds: the iteration whose average strategy is kept (least exploitable)
 
     @property
     def last(self) -> Checkpoint:
         return self.curve[-1]
+
+    @property
+    def best(self) -> Checkpoint:
+        """The checkpoint of the strategy kept: the last one, or for an abstract
+        round the least exploitable."""
+        if self.abstract is None or not self.kept:
+            return self.curve[-1]
+        return next(cp for cp in self.curve if cp.iterations == self.kept)
 
 
 @dataclass
@@ -118,18 +143,49 @@ def _cont(counts: tuple[int, int], values: dict[tuple[int, int], float],
     return cont
 
 
+def _br_payoffs(game: RoundGame, counts: tuple[int, int], br_open: dict[tuple[int, int], float],
+                br_other: dict[tuple[int, int], float]) -> tuple[Any, Any]:
+    """Best-response payoffs of a round: the best responder's own values of the rounds after."""
+    pay_open = game.payoff(_cont(counts, br_open, br_other))  # BR as opener: its values
+    pay_other = game.payoff(_cont(counts, {s: -v for s, v in br_other.items()},
+                                  {s: -v for s, v in br_open.items()}))
+    return pay_open, pay_other
+
+
+def _figures(sol: RoundSolution, prof: Profile | AbstractProfile, pay_open: Any,
+             pay_other: Any) -> tuple[float, float, float]:
+    """Value, and the exact best responses as the opener and as the other player."""
+    solver = sol.solver
+    if isinstance(solver, AbstractSolver):
+        assert isinstance(prof, AbstractProfile) and sol.abstract is not None
+        return (solver.value(prof), best_response_full(sol.abstract, prof, OPENER, pay_open),
+                best_response_full(sol.abstract, prof, OTHER, pay_other))
+    assert isinstance(prof, Profile)
+    return (solver.value(prof), best_response_value(solver, prof, OPENER, pay_open),
+            best_response_value(solver, prof, OTHER, pay_other))
+
+
 def solve_match(rules: Rules, iterations: int, *, every: int = 0,
-                progress: Callable[[tuple[int, int], Checkpoint], None] | None = None) -> MatchSolution:
+                progress: Callable[[tuple[int, int], Checkpoint], None] | None = None,
+                recall: int = 3, abstract_from: int = ABSTRACT_FROM, upto: int | None = None) -> MatchSolution:
     """Solve every round of a match of ``rules.dice`` dice each that fits, bottom-up.
 
-    ``iterations`` CFR+ iterations per round; a checkpoint (value and exact
-    best responses) every ``every`` iterations (and at the end). A round whose
-    continuation is unsolved, or too large for the tree, is listed in
-    ``unsolved`` with the reason.
+    ``iterations`` iterations per round; a checkpoint (value and exact best
+    responses) every ``every`` iterations (and at the end). Rounds with at
+    least ``abstract_from`` dice in play are solved in the abstraction
+    remembering the last ``recall`` bids (the default: those beyond the exact
+    tree), keeping their least exploitable checkpoint; with ``upto``, only
+    rounds with at most that many dice in play are solved. A round whose
+    continuation is unsolved, or too large, is listed in ``unsolved`` with
+    the reason.
     """
     check_solvable(rules)
     if iterations < 1:
         raise SolveError(f"iterations {iterations}: give at least 1")
+    if abstract_from < 2:
+        raise SolveError(f"abstract_from {abstract_from}: a round has at least 2 dice in play")
+    if recall < 1:
+        raise SolveError(f"recall {recall}: remember at least the standing bid (recall >= 1)")
     values: dict[tuple[int, int], float] = {}
     br_open: dict[tuple[int, int], float] = {}  # best response's value as the opener of a round
     br_other: dict[tuple[int, int], float] = {}  # ... as the other player
@@ -142,35 +198,49 @@ def solve_match(rules: Rules, iterations: int, *, every: int = 0,
         needed = [(c_o - k, c_n) for k in range(1, most + 1) if k < c_o] + \
                  [(c_n - k, c_o) for k in range(1, most + 1) if k < c_n]
         missing = [s for s in needed if s not in values]
-        if not fits(counts):
-            unsolved[counts] = (f"{sum(counts)} dice in play make {6 * sum(counts)} bids and "
-                                f"2^{6 * sum(counts)} histories per deal, beyond the tabular solver")
+        bids = 6 * sum(counts)
+        use_abstract = sum(counts) >= abstract_from
+        if upto is not None and sum(counts) > upto:
+            unsolved[counts] = f"not asked for (only rounds of at most {upto} dice in play)"
+            continue
+        if not fits(counts) and not use_abstract:
+            unsolved[counts] = (f"{sum(counts)} dice in play make {bids} bids and "
+                                f"2^{bids} histories per deal, beyond the tabular solver (abstract_from "
+                                f"{abstract_from})")
+            continue
+        if use_abstract and 1 << bids > MAX_FULL_BR:
+            unsolved[counts] = (f"{sum(counts)} dice in play make {bids} bids: the exact best response that "
+                                f"certifies an abstract strategy walks 2^{bids} histories, beyond 2^24")
             continue
         if missing:
             unsolved[counts] = "a round it leads to is unsolved: " + ", ".join(map(str, missing))
             continue
-        game = round_game(rules, counts)
-        solver = RoundSolver(game, _cont(counts, values))
-        # Best-response payoffs: the best responder's own values of the rounds after.
-        pay_open = game.payoff(_cont(counts, br_open, br_other))  # BR as opener: its values
-        pay_other = game.payoff(_cont(counts, {s: -v for s, v in br_other.items()},
-                                      {s: -v for s, v in br_open.items()}))
-        sol = RoundSolution(counts, game, solver, solver.average())
+        game = round_game(rules, counts, tree=not use_abstract)
+        pay_open, pay_other = _br_payoffs(game, counts, br_open, br_other)
+        if use_abstract:
+            ag = abstract_game(game, recall)
+            asolver = AbstractSolver(ag, _cont(counts, values))
+            sol = RoundSolution(counts, game, asolver, asolver.average(), abstract=ag)
+        else:
+            solver = RoundSolver(game, _cont(counts, values))
+            sol = RoundSolution(counts, game, solver, solver.average())
         step = every if every > 0 else iterations
-        while solver.iterations < iterations:
-            solver.iterate(min(step, iterations - solver.iterations))
-            avg = solver.average()
-            b0 = best_response_value(solver, avg, OPENER, pay_open)
-            b1 = best_response_value(solver, avg, OTHER, pay_other)
-            cp = Checkpoint(solver.iterations, solver.seconds, solver.value(avg), b0, b1)
+        while sol.solver.iterations < iterations:
+            sol.solver.iterate(min(step, iterations - sol.solver.iterations))
+            avg = sol.solver.average()
+            v, b0, b1 = _figures(sol, avg, pay_open, pay_other)
+            cp = Checkpoint(sol.solver.iterations, sol.solver.seconds, v, b0, b1)
+            if sol.abstract is not None and (not sol.kept or cp.exploitability < sol.best.exploitability):
+                sol.profile, sol.kept = avg, cp.iterations
             sol.curve.append(cp)
             if progress is not None:
                 progress(counts, cp)
-        sol.profile = solver.average()
+        if sol.abstract is None:
+            sol.profile = sol.solver.average()
         rounds[counts] = sol
-        values[counts] = sol.last.value
-        br_open[counts] = sol.last.br_opener
-        br_other[counts] = sol.last.br_other
+        values[counts] = sol.best.value
+        br_open[counts] = sol.best.br_opener
+        br_other[counts] = sol.best.br_other
     return MatchSolution(rules, rules.dice, rounds, unsolved)
 
 
@@ -190,14 +260,22 @@ def to_policy(sol: MatchSolution, eps: float | None = None) -> dict[str, Any]:
     rounds: dict[str, Any] = {}
     for counts, rs in sol.rounds.items():
         game, solver = rs.game, rs.solver
-        pruned = policy.prune(solver, rs.profile, eps)
-        pay_open = game.payoff(_cont(counts, br_open, br_other))
-        pay_other = game.payoff(_cont(counts, {s: -v for s, v in br_other.items()},
-                                      {s: -v for s, v in br_open.items()}))
+        pay_open, pay_other = _br_payoffs(game, counts, br_open, br_other)
         # The value at equilibrium uses the pruned values of the rounds after.
-        solver_v = RoundSolver(game, _cont(counts, values))
-        entry = policy.round_entry(solver_v, pruned, pay_open, pay_other)
-        entry["iterations"] = solver.iterations
+        if isinstance(solver, AbstractSolver):
+            from arena.solve import abstract as ab
+
+            assert rs.abstract is not None and isinstance(rs.profile, AbstractProfile)
+            a_v = AbstractSolver(rs.abstract, _cont(counts, values))
+            entry = policy.abstract_round_entry(a_v, ab.prune(a_v, rs.profile, eps), pay_open, pay_other)
+        else:
+            assert isinstance(rs.profile, Profile)
+            pruned = policy.prune(solver, rs.profile, eps)
+            solver_v = RoundSolver(game, _cont(counts, values))
+            entry = policy.round_entry(solver_v, pruned, pay_open, pay_other)
+        entry["iterations"] = rs.kept or solver.iterations
+        if rs.kept:
+            entry["ran"] = solver.iterations  # iterations run; the strategy kept is the average at "iterations"
         entry["seconds"] = round(solver.seconds, 3)
         rounds[f"{counts[0]}-{counts[1]}"] = entry
         values[counts] = entry["value"]

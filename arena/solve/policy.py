@@ -27,6 +27,22 @@ counts and information set (docs/solver.md has the format with an example).
   out have probability 0; probabilities are rounded to 6 digits (renormalise
   on reading).
 
+A round solved in the imperfect-recall abstraction (:mod:`arena.solve.abstract`;
+with two dice each the 2-2 round, or every round with ``--abstract all``)
+has ``"recall": K`` in its entry (absent: perfect recall, as above) and
+``"algorithm": "fsicfr, cfr+ updates"``. Its strategy remembers the last K
+bids only, so its keys are:
+
+- ``"HAND|BIDS"`` as above while the round has at most K bids (the whole
+  history is remembered);
+- after that ``"HAND|*1,BIDS"`` or ``"HAND|*2,BIDS"``, BIDS the last K bids:
+  ``*1`` when an odd number of earlier bids was forgotten, ``*2`` an even
+  number (at least two). With K = 3, after ``1x2,1x4,2x3,2x5,3x2`` the other
+  player looks up ``"HAND|*2,2x3,2x5,3x2"``.
+
+A reader that does not know ``recall`` finds no ``*`` key and so plays
+elsewhere past the K-th bid; a file without it reads exactly as before.
+
 Only information sets the strategy itself can reach are written (one whose
 own earlier bids the strategy never makes with that hand is never met by a
 player following it), and probabilities below :data:`PRUNE` are dropped
@@ -44,11 +60,14 @@ from typing import Any
 import numpy as np
 
 from arena.engine.rules import Rules
+from arena.solve.abstract import AbstractGame, AbstractProfile, AbstractSolver
 from arena.solve.cfr import Profile, RoundSolver, _segsum, best_response_value, expected_value
+from arena.solve.fullbr import best_response_full
 from arena.solve.game import OTHER, RoundGame, SolveError
 
 __all__ = ["FORMAT", "VERSION", "PRUNE", "ROUND_KEYS", "rules_key", "prune", "infosets", "write_policy",
-           "read_policy", "hand_key", "history_key"]
+           "read_policy", "hand_key", "history_key", "abstract_infosets", "abstract_round_entry",
+           "abstract_profile"]
 
 FORMAT = "dudo-arena-policy"
 VERSION = 1
@@ -130,6 +149,73 @@ def round_entry(solver: RoundSolver, prof: Profile, pay_open: Any = None, pay_ot
     b1 = best_response_value(solver, prof, OTHER, pay_other)
     return {"counts": list(solver.game.counts), "value": expected_value(solver, prof), "br_opener": b0,
             "br_other": b1, "exploitability": (b0 + b1) / 2, "infosets": infosets(solver, prof)}
+
+
+def abstract_infosets(solver: AbstractSolver, prof: AbstractProfile,
+                      digits: int = 6) -> dict[str, dict[str, float]]:
+    """The abstract information sets ``prof`` reaches itself, keyed as the module says."""
+    ag = solver.ag
+    game = ag.game
+    reach = solver.reach(prof)
+    bid_text = [f"{b.quantity}x{b.face}" for b in game.ladder]
+    hkeys = [[hand_key(h) for h in game.hands[p]] for p in (0, 1)]
+    starts = np.searchsorted(ag.e_parent, np.arange(ag.n_nodes + 1))
+    out: dict[str, dict[str, float]] = {}
+    for node in range(ag.n_nodes):
+        p = int(ag.actor[node])
+        live = np.nonzero(reach[p][node] > 0)[0]
+        if not len(live):
+            continue
+        hist = ag.key(node)
+        es, ee = int(starts[node]), int(starts[node + 1])
+        for h in live:
+            acts: dict[str, float] = {}
+            probs = prof.edge[es:ee, h]
+            for k in np.nonzero(probs > 0)[0]:
+                acts[bid_text[int(ag.e_bid[es + k])]] = round(float(probs[k]), digits)
+            if ag.top[node] >= 0 and prof.dudo[node, h] > 0:
+                acts["dudo"] = round(float(prof.dudo[node, h]), digits)
+            out[f"{hkeys[p][h]}|{hist}"] = acts
+    return out
+
+
+def abstract_round_entry(solver: AbstractSolver, prof: AbstractProfile, pay_open: Any,
+                         pay_other: Any) -> dict[str, Any]:
+    """One abstract round of the file: its figures (exact, over the full tree) and information sets."""
+    ag = solver.ag
+    b0 = best_response_full(ag, prof, 0, pay_open)
+    b1 = best_response_full(ag, prof, OTHER, pay_other)
+    return {"counts": list(ag.game.counts), "recall": ag.recall, "algorithm": "fsicfr, cfr+ updates",
+            "value": solver.value(prof), "br_opener": b0, "br_other": b1, "exploitability": (b0 + b1) / 2,
+            "infosets": abstract_infosets(solver, prof)}
+
+
+def abstract_profile(ag: AbstractGame, infosets_: dict[str, dict[str, float]]) -> AbstractProfile:
+    """The strategy a file's abstract round holds, on ``ag`` (the same round and
+    recall): information sets the file leaves out get probability 0 everywhere
+    (the strategy never reaches them itself, so no figure depends on them)."""
+    game = ag.game
+    hw = max(len(game.hands[0]), len(game.hands[1]))
+    edge = np.zeros((ag.n_edges, hw))
+    dudo = np.zeros((ag.n_nodes, hw))
+    bid_text = [f"{b.quantity}x{b.face}" for b in game.ladder]
+    starts = np.searchsorted(ag.e_parent, np.arange(ag.n_nodes + 1))
+    for node in range(ag.n_nodes):
+        p = int(ag.actor[node])
+        hist = ag.key(node)
+        es, ee = int(starts[node]), int(starts[node + 1])
+        col = {bid_text[int(ag.e_bid[e])]: e for e in range(es, ee)}
+        for h, hand in enumerate(game.hands[p]):
+            acts = infosets_.get(f"{hand_key(hand)}|{hist}")
+            if not acts:
+                continue
+            total = sum(acts.values())
+            for text, prob in acts.items():
+                if text == "dudo":
+                    dudo[node, h] = prob / total
+                else:
+                    edge[col[text], h] = prob / total
+    return AbstractProfile(edge, dudo)
 
 
 def write_policy(path: str | Path, data: dict[str, Any]) -> Path:
