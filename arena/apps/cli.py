@@ -9,6 +9,7 @@ flag or argument click itself refuses is a usage error, exit status 2.
 from __future__ import annotations
 
 import sys
+import time
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -18,6 +19,11 @@ from arena import __version__
 from arena.errors import ArenaError
 from arena.running.store import RATINGS, REPORT, VARIANT_STATS
 from arena.untrusted import printable
+
+# When the command started (set as each invocation begins, in main): an
+# analysis command's second before progress shows counts its imports too,
+# which are most of a short command's wait.
+_STARTED = time.monotonic()
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -54,6 +60,8 @@ def _friendly(fn: F) -> F:
 @click.version_option(__version__, prog_name="arena")
 def main() -> None:
     """Dudo Arena: sandboxed, seeded, parallel tournaments for Dudo bots."""
+    global _STARTED
+    _STARTED = time.monotonic()
 
 
 # --- arena rules -----------------------------------------------------------
@@ -136,11 +144,9 @@ class _StepProgress:
     once the command has taken a second: a redrawn line on a terminal,
     otherwise a line per step."""
 
-    def __init__(self) -> None:
-        import time
-
+    def __init__(self, since: float | None = None) -> None:
         self.clock = time.monotonic
-        self.start = self.clock()
+        self.start = self.clock() if since is None else since
         self.tty = sys.stderr.isatty()
         self.step = ""
         self.drawn = False
@@ -407,7 +413,7 @@ def ratings_cmd(run: str, variant: str | None, drop_admin_faults: bool, resample
     from arena.analysis.format import csv_text, format_ratings, ratings_json
 
     name, elo = _anchor(anchor)
-    steps = _StepProgress()
+    steps = _StepProgress(since=_STARTED)
     report = rate_run(run, write=not no_write, variant=variant, drop_admin_faults=drop_admin_faults,
                       resamples=resamples, seed=seed, anchor=name, anchor_elo=elo, note=_note, progress=steps)
     steps.finish()
@@ -441,7 +447,7 @@ def stats_cmd(run: str | None, variant: str | None, drop_admin_faults: bool, res
         return
     if run is None:
         raise click.UsageError("Missing argument 'RUN' (a run folder, e.g. results/variants).")
-    steps = _StepProgress()
+    steps = _StepProgress(since=_STARTED)
     table = stats_run(run, write=not no_write, variant=variant, drop_admin_faults=drop_admin_faults,
                       resamples=resamples, seed=seed, note=_note, progress=steps)
     steps.finish()
@@ -537,7 +543,7 @@ def report_cmd(run: str, output: str | None) -> None:
     """Write one self-contained HTML page about run folder RUN (docs/report.md)."""
     from arena.analysis.report import write_report
 
-    steps = _StepProgress()
+    steps = _StepProgress(since=_STARTED)
     path = write_report(run, output, progress=steps)
     steps.finish()
     _echo(str(path))
