@@ -14,8 +14,8 @@ Then, per folder, the five targets of fast analysis:
 
 - end of run: what ``arena run`` does after its last match (close the run
   folder, which writes matches.parquet and the analysis tables from the rows
-  the workers sent with each record, and print the Elo table), given the
-  records in memory as the runner holds them: target 2 s;
+  the workers sent with each record, and print the Elo table from them):
+  target 2 s;
 - ``arena ratings RUN``: target 3 s;  ``arena stats RUN``: target 5 s;
   ``arena report RUN``: target 10 s (each the command as a user types it,
   interpreter start included);
@@ -114,7 +114,7 @@ def _end_of_run(folder: Path, records: list[MatchRecord]) -> tuple[float, float,
     rows = sorted((row for got, _ in sent for row in got), key=lambda row: str(row[0]))
     write_matches_parquet(folder, rows)
     write_tables(folder, [part for _, part in sent if part is not None])
-    end_of_run_text(folder, records)
+    end_of_run_text(folder)
     return time.perf_counter() - t, time.process_time() - c, False
 
 

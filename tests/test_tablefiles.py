@@ -22,6 +22,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 import synth_records as S  # noqa: E402
+from test_run import write_config  # noqa: E402
 
 from arena.analysis.results import Results, from_records, load  # noqa: E402
 from arena.analysis.stats import run_stats  # noqa: E402
@@ -56,23 +57,13 @@ def assert_same_as_the_records(folder: Path) -> None:
     assert list(fast.records) == list(slow.records)
 
 
-def write_config(folder: Path, **extra: object) -> Path:
-    cfg = {"name": "t", "seed": 23, "bots": ["random", "probabilistic", "cautious", "bluffer", "calza"],
-           "players": [3, 4], "matches": 10, "variants": {"classic": {"preset": "classic"},
-                                                        "lizumo": {"preset": "lizumo"}}}
-    cfg.update(extra)
-    path = folder / "c.yaml"
-    path.write_text(json.dumps(cfg))  # JSON is YAML
-    return path
-
-
 def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([*ARENA, *args], cwd=ROOT, capture_output=True, text=True, timeout=600)
 
 
 def test_a_played_run_writes_tables_that_give_the_records_statistics(tmp_path: Path) -> None:
     out = tmp_path / "o"
-    done = run_cli("run", str(write_config(tmp_path)), "--workers", "2", "--out", str(out))
+    done = run_cli("run", str(write_config(tmp_path, seed=23, matches=10)), "--workers", "2", "--out", str(out))
     assert done.returncode == 0, done.stderr
     assert all(RunFolder(out).table(name).is_file() for name in NAMES)
     assert_same_as_the_records(out)
@@ -84,7 +75,7 @@ def test_a_played_run_writes_tables_that_give_the_records_statistics(tmp_path: P
 
 
 def test_the_tables_after_ctrl_c_and_after_the_resume(tmp_path: Path) -> None:
-    cfg = write_config(tmp_path, matches=600, variants={"c": {"preset": "classic"}})
+    cfg = write_config(tmp_path, seed=23, matches=600, variants={"c": {"preset": "classic"}})
     out = tmp_path / "o"
     proc = subprocess.Popen([*ARENA, "run", str(cfg), "--out", str(out)], cwd=ROOT, stdout=subprocess.DEVNULL,
                             stderr=subprocess.PIPE, text=True, start_new_session=True)

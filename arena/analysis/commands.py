@@ -72,15 +72,12 @@ def stats_run(run: str | Path, *, write: bool = True, variant: str | None = None
     return table
 
 
-def end_of_run_text(run: str | Path, records: Sequence[MatchRecord] | None = None, *, resamples: int = 200,
-                    seed: int = 0, note: Note | None = None, progress: Progress | None = None) -> str:
-    """:func:`elo_table_text` at the end of a run: from the matches.parquet
-    the run has just written when it is fresh (the seat table is all rating
-    needs), else from the records the runner holds in memory (every record
-    of the folder), else from the folder."""
-    if records is not None and load(run, seats_only=True).seats_only:
-        records = None  # the parquet is fresh: cheaper than tabulating every round of every record
-    return elo_table_text(run, resamples=resamples, seed=seed, note=note, progress=progress, records=records)
+def end_of_run_text(run: str | Path, *, resamples: int = 200, seed: int = 0, note: Note | None = None,
+                    progress: Progress | None = None) -> str:
+    """:func:`elo_table_text` at the end of a run: from the matches.parquet and
+    tables the run has just written as it stopped (the seat table is all
+    rating needs), else from the folder's records."""
+    return elo_table_text(run, resamples=resamples, seed=seed, note=note, progress=progress)
 
 
 def elo_table_text(run: str | Path, *, resamples: int = 200, seed: int = 0, note: Note | None = None,

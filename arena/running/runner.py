@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from arena.botfile.spec import RAISABLE
-from arena.engine.records import MatchRecord, MatchSpec
+from arena.engine.records import MatchSpec
 from arena.errors import ArenaError, BotFault, RunError
 from arena.match.process import BotProcess
 from arena.running.backends import Backend
@@ -40,7 +40,6 @@ class RunResult:
     skipped: int
     total: int
     seconds: float
-    records: list[MatchRecord] = field(default_factory=list)
     error: str | None = None
     already: bool = False  # the folder held this run, finished: nothing was played
     ended: str | None = None  # when that finished run ended (run.json)
@@ -122,7 +121,7 @@ def make_backend(config: RunConfig, slots: int = 1) -> Backend:
 
 
 def run(config: RunConfig, *, force: bool = False, new: bool = False, progress: Progress | None = None,
-        keep_records: bool = False, observer: Observer | None = None,
+        observer: Observer | None = None,
         extra_meta: Callable[[], dict[str, Any]] | None = None,
         schedule: Callable[[RunConfig, int], list[MatchSpec]] | None = None,
         on_plan: Callable[[PoolPlan], Any] | None = None, sprt_test: SprtTest | None = None) -> RunResult:
@@ -196,16 +195,12 @@ def run(config: RunConfig, *, force: bool = False, new: bool = False, progress: 
                                f"please report it); recorded matches are kept:\n{item['error']}")
             store.append_line(item["line"], item.get("rows"), item.get("tables"))
             _write_stderr(store, item)
-            # A line is parsed once: as a typed record when the caller keeps them, and the
-            # observer is told from that record; otherwise the observer reads only its few fields.
-            rec = MatchRecord.from_json(item["line"]) if keep_records else None
-            if rec is not None:
-                result.records.append(rec)
             result.played += 1
             if progress:
                 progress(result.skipped + result.played, result.total, time.monotonic() - start)
             if observer is not None:
-                if observer(Finished.of(rec) if rec is not None else Finished.from_line(item["line"])):
+                # The line is not parsed into a record here: the observer reads only its few fields.
+                if observer(Finished.from_line(item["line"])):
                     stopped = True
                     break
         if not stopped:
