@@ -9,7 +9,9 @@ calls (``start``, ``act``, ``round_end``, ``match_end``: in a sandbox the work
 done on a notification is charged to the next turn's CPU), divided by its
 decisions. The baseline is ``bots/bayes.py`` and ``bots/bayes/`` as committed at
 ``--baseline`` (extracted with ``git archive``); the two play each match in turn,
-alternating which goes first, and the figure that matters is the per-trial ratio. ``--profile``
+alternating which goes first, and the figure that matters is the per-trial ratio.
+Each match's decisions of the two versions are compared too: the last line says in
+how many matches they were all the same (a cut that keeps the method exact keeps them). ``--profile``
 instead runs cProfile over the current version's matches and prints the top of it.
 """
 
@@ -46,6 +48,7 @@ class Meter:
     def __init__(self) -> None:
         self.cpu = 0.0
         self.decisions = 0
+        self.actions: list[str] = []  # every decision's action, in order: the versions must agree
 
     def wrap(self, factory: BotFactory) -> Callable[[], Bot]:
         def make() -> Bot:
@@ -59,10 +62,13 @@ class Meter:
         def call(*args: Any) -> Any:
             t0 = time.thread_time()
             try:
-                return fn(*args)
+                out = fn(*args)
             finally:
                 self.cpu += time.thread_time() - t0
                 self.decisions += counts
+            if counts:
+                self.actions.append(str(out))
+            return out
         return call
 
 
@@ -109,6 +115,7 @@ def main() -> None:
     others = {name: load_python_bot(ROOT / "bots" / f"{name}.py") for name in OTHERS}
     current = load_python_bot(ROOT / "bots" / "bayes.py")
     if args.profile:
+        play(current, others, tables(args.warmup, args.seed - 1))  # warm, as in the timed runs
         prof = cProfile.Profile()
         prof.enable()
         m = play(current, others, tables(args.matches, args.seed))
@@ -125,6 +132,7 @@ def main() -> None:
         print(f"load: {os.getloadavg()[0]:.2f} (1 min)  matches per trial: {args.matches}, after {args.warmup} unmeasured")
         print(f"{'trial':>5} {'baseline ms':>12} {'current ms':>11} {'ratio':>7} {'decisions':>10}")
         ratios, per_base, per_cur = [], [], []
+        same = played = 0
         for t in range(args.trials):
             got = {"base": Meter(), "cur": Meter()}
             # match by match, alternating which version plays it first: a load that comes and
@@ -133,8 +141,13 @@ def main() -> None:
                 order: list[tuple[str, BotFactory]] = [("base", base), ("cur", current)]
                 if (i + t) % 2:
                     order.reverse()
+                marks = {label: len(m.actions) for label, m in got.items()}
                 for label, bot in order:
                     play(bot, others, [one], got[label])
+                # the same seeds and the same other bots: the match goes the same if, and only
+                # if, every one of the bot's decisions is the same
+                same += got["base"].actions[marks["base"]:] == got["cur"].actions[marks["cur"]:]
+                played += 1
             b = 1000 * got["base"].cpu / got["base"].decisions
             c = 1000 * got["cur"].cpu / got["cur"].decisions
             per_base.append(b)
@@ -143,6 +156,7 @@ def main() -> None:
             print(f"{t:>5} {b:12.3f} {c:11.3f} {b / c:6.2f}x {got['cur'].decisions:>5}/{got['base'].decisions}")
         print(f"median: baseline {statistics.median(per_base):.3f} ms, current {statistics.median(per_cur):.3f} ms,"
               f" speed-up {statistics.median(ratios):.2f}x  (load now {os.getloadavg()[0]:.2f})")
+        print(f"identical decisions in {same} of {played} matches")
 
 if __name__ == "__main__":
     main()
