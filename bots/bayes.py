@@ -425,6 +425,8 @@ def convolve6(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 
 _KS = np.arange(64)  # 0..63: the dice of one hand, sliced to n + 1
+_G6 = np.arange(6)
+_C_ROWS = np.arange(64)  # row indices of a stack of per-candidate tables
 _BY_FACE: dict[tuple[str, int, bool], np.ndarray] = {}
 
 
@@ -1007,7 +1009,7 @@ class Candidates:
 
 
 _MINS: dict[tuple[Any, ...], dict[int, int]] = {}
-_LEAVES: dict[tuple[Any, ...], float] = {}
+_MIN_TABLES: dict[tuple[Any, ...], tuple[np.ndarray, np.ndarray]] = {}
 _CANDIDATES: dict[tuple[Any, ...], Candidates] = {}
 
 
@@ -1111,6 +1113,21 @@ class Bayes(Bot):
         if standing is None:
             return legal_mins(self.rules, None, total, palifico, one_die)
         return self._mins(standing.quantity, standing.face, total, palifico, one_die)
+
+    def _min_table(self, total: int, palifico: bool, one_die: bool) -> tuple[np.ndarray, np.ndarray]:
+        """(low, ok): over every bid (q, f), q = 0..total, :func:`legal_mins` as arrays, ``low[q, f - 1,
+        g - 1]`` the smallest quantity of face g that tops it and ``ok`` whether g may be bid at all
+        (row 0 is unused). One table per rules, table size and palifico: few, so all kept."""
+        key = (self._order, total, palifico, one_die)
+        got = _MIN_TABLES.get(key)
+        if got is None:
+            low = np.zeros((total + 1, 6, 6), dtype=np.int64)
+            for q in range(1, total + 1):
+                for f in FACES:
+                    for g, m in legal_mins(self.rules, bid(q, f), total, palifico, one_die).items():
+                        low[q, f - 1, g - 1] = m
+            got = _MIN_TABLES[key] = (low, low > 0)
+        return got
 
     def _candidates(self, turn: Turn, one_die: bool) -> Candidates:
         """Our candidate raises here and what the next player could answer each with; kept across
@@ -1326,69 +1343,86 @@ class Bayes(Bot):
         flat = D + side * np.arange(6)  # a deal's entry of a (face, k) table, raveled
         have = mine_all + D  # our dice and the deal's, per face
         span = np.arange(RAISE_SPAN)
-        leaves: dict[tuple[int, int], float] = {}
-        mine_key = (self._order, total, turn.palifico, wild, n_o, len(turn.dice), _kvec_cache(turn.dice, wild))
-        refined: list[tuple[float, Action]] = []
-        for _value, b in ranked[:k_best]:
-            assert isinstance(b, Bid)
-            q, f = b.quantity, b.face
-            ctx = context(rules, opp, turn.history + ((turn.seat, b),), turn.counts, turn.palifico, wild,
-                          self._mins(q, f, total, turn.palifico, n_o == 1))
-            faces = list(ctx.mins)
-            p = face_p(f, wild)
-            k = D[:, f - 1]
-            pr = face_tables(ctx, kd, False).ravel()[flat].max(axis=1)
-            at_q = PAD + q - k
-            pd = model.p_dudo_np(seen_row(unseen, p, ctx.credit[f - 1], kd)[at_q], pr)
-            have_b = have[:, f - 1]
-            if calza_o:
-                pz = model.p_calza_np(exact_row(unseen, p)[at_q])
-                v = float(W @ (pz * np.where(have_b == q, exact_value, 1.0)))
-                p_call = 1.0 - pz
-            else:
-                v = 0.0
-                p_call = np.ones(len(D))
-            wc = W * p_call
-            v += float(wc @ (pd * np.where(have_b >= q, 1.0, -1.0)))
-            if faces:
-                p_raise = wc * (1.0 - pd)
-                legal = _legal_mask(ctx.mins)
-                FF = (np.exp(beta * (face_tables(ctx, kf, True) - 1.0)) * legal[:, None]).ravel()[flat]  # (deal, face)
-                pf = p_raise[:, None] * ((1.0 - ef) * FF / FF.sum(axis=1)[:, None] + ef / len(faces)) * legal
-                pf *= (pf >= 1e-9) & (p_raise >= 1e-9)[:, None]
-                m = pf[:, :, None] * _quantity_table(ctx, model)[flat]  # (deal, face, j)
-                m *= m >= 1e-9
-                lo = np.array([ctx.mins.get(g, 0) for g in FACES])
-                wr = m.sum(axis=0)
-                tr = (m * (have[:, :, None] >= lo[None, :, None] + span)).sum(axis=0)
-                for a, j in zip(*np.nonzero(wr > 0)):
-                    key = (int(lo[a] + j), int(a) + 1)
-                    leaf = leaves.get(key)
-                    if leaf is None:
-                        leaf = leaves[key] = self._duel_leaf(turn, key[0], key[1], n_o, mine_key)
-                    w_r = float(wr[a, j])
-                    v += w_r * max(1.0 - 2.0 * float(tr[a, j]) / w_r, leaf)
-            refined.append((v, b))
+        leaf = self._duel_leaves(turn, n_o, mine_all)
+        # every searched candidate at once: arrays over (candidate, deal, ...)
+        bids = [bd for _value, bd in ranked[:k_best]]
+        C = len(bids)
+        qv = np.array([bd.quantity for bd in bids])
+        fv = np.array([bd.face - 1 for bd in bids])
+        ctxs = self._answer_contexts(turn, opp, bids)
+        lows, oks = self._min_table(total, turn.palifico, n_o == 1)
+        lo_c, ok_c = lows[qv, fv], oks[qv, fv]  # (candidate, face): the opponent's smallest raises
+        rows = _C_ROWS[:C, None]
+        pr = np.stack([face_tables(ctx, kd, False).ravel() for ctx in ctxs])[rows[:, :, None], flat].max(axis=2)
+        at_q = PAD + qv[:, None] - D[:, fv].T  # (candidate, deal)
+        ps = np.stack([seen_row(unseen, face_p(bd.face, wild), ctx.credit[bd.face - 1], kd)
+                       for bd, ctx in zip(bids, ctxs)])[rows, at_q]
+        pd = model.p_dudo_np(ps, pr)
+        have_b = have[:, fv].T
+        values = [0.0] * C
+        if calza_o:
+            pz = model.p_calza_np(np.stack([exact_row(unseen, face_p(bd.face, wild)) for bd in bids])[rows, at_q])
+            settled = pz * np.where(have_b == qv[:, None], exact_value, 1.0)
+            values = [float(W @ settled[c]) for c in range(C)]  # one dot per candidate, as ever
+            wc = W * (1.0 - pz)
+        else:
+            wc = W * np.ones((C, len(D)))
+        called = pd * np.where(have_b >= qv[:, None], 1.0, -1.0)
+        for c in range(C):
+            values[c] += float(wc[c] @ called[c])
+        live = [c for c in range(C) if ctxs[c].mins]  # candidates the opponent can raise over
+        if live:
+            L = np.array(live)
+            legal = ok_c[L].astype(float)
+            p_raise = wc[L] * (1.0 - pd[L])
+            lrows = _C_ROWS[: len(live), None, None]
+            E = np.stack([np.exp(beta * (face_tables(ctxs[c], kf, True) - 1.0)).ravel() for c in live])
+            FF = E[lrows, flat] * legal[:, None, :]  # (candidate, deal, face)
+            nf = legal.sum(axis=1)[:, None, None]
+            pf = p_raise[:, :, None] * ((1.0 - ef) * FF / FF.sum(axis=2)[:, :, None] + ef / nf) * legal[:, None, :]
+            pf *= (pf >= 1e-9) & (p_raise >= 1e-9)[:, :, None]
+            Q = np.stack([_quantity_table(ctxs[c], model) for c in live])
+            m = pf[:, :, :, None] * Q[lrows, flat]  # (candidate, deal, face, j)
+            m *= m >= 1e-9
+            lo = lo_c[L]
+            wr = m.sum(axis=1)
+            tr = (m * (have[None, :, :, None] >= lo[:, None, :, None] + span)).sum(axis=1)
+            for i, c in enumerate(live):
+                a, j = np.nonzero(wr[i] > 0)  # each raise the opponent may make, face by face
+                w_r = wr[i, a, j]
+                terms = w_r * np.maximum(1.0 - 2.0 * tr[i, a, j] / w_r, leaf[lo[i, a] + j, a])
+                v = values[c]
+                for x in terms.tolist():  # added one by one, in order: the sum stays exactly as it was
+                    v += x
+                values[c] = v
+        refined: list[tuple[float, Action]] = list(zip(values, bids))
         return refined  # the others ranked lower one step deep; their values are not comparable
 
-    def _duel_leaf(self, turn: Turn, q: int, f: int, n_o: int, mine_key: tuple[Any, ...]) -> float:
-        """Heads-up: the value of raising over (q, f): about ``DUEL_LEAF`` times the chance that our
-        best smallest raise is false, on our own dice and the opponent's as unknown. Kept by
-        ``mine_key`` (the table, our dice) and the bid: the same raises come up again."""
-        key = (mine_key, q, f)
-        got = _LEAVES.get(key)
-        if got is not None:
-            return got
-        mins = self._mins(q, f, turn.total, turn.palifico, len(turn.dice) == 1)
-        best = 0.0
-        for g, low in mins.items():
-            x = p_true_naive(n_o, face_p(g, turn.wild), low - turn.mine(g))
-            if x > best:
-                best = x
-        if len(_LEAVES) > 30000:
-            _LEAVES.clear()
-        got = _LEAVES[key] = -DUEL_LEAF * (1.0 - best) if mins else -1.0
-        return got
+    def _answer_contexts(self, turn: Turn, seat: int, bids: list[Bid]) -> list[Context]:
+        """What ``seat`` faces after each of our raises ``bids`` (:func:`context`, without going over
+        the history once per raise: only the raised face's credit changes, by us)."""
+        rules = self.rules
+        n = turn.counts[seat]
+        before = credit_of(seat, turn.history)
+        after = credit_of(seat, turn.history + tuple((turn.seat, bid(1, f)) for f in FACES))
+        calza = calza_allowed(rules, turn.counts)
+        out = []
+        for b in bids:
+            fi = b.face - 1
+            credit = before if before[fi] == after[fi] else before[:fi] + (after[fi],) + before[fi + 1:]
+            out.append(Context(seat, n, turn.total, turn.wild, turn.palifico, b,
+                               self._mins(b.quantity, b.face, turn.total, turn.palifico, n == 1), calza, credit))
+        return out
+
+    def _duel_leaves(self, turn: Turn, n_o: int, mine: np.ndarray) -> np.ndarray:
+        """Heads-up: ``leaf[q, f - 1]``, the value of raising over the opponent's (q, f): about
+        ``DUEL_LEAF`` times the chance that our best smallest raise is false, on our own dice and the
+        opponent's ``n_o`` as unknown (-1 if nothing tops it). Every bid at once, once a decision."""
+        low, ok = self._min_table(turn.total, turn.palifico, len(turn.dice) == 1)
+        naive = by_face("naive", n_o, turn.wild)  # naive[g - 1, PAD + need]
+        x = naive[_G6, PAD + low - mine] * ok  # (q, f, g): g's smallest raise true
+        out: np.ndarray = np.where(ok.any(axis=2), -DUEL_LEAF * (1.0 - x.max(axis=2)), -1.0)
+        return out
 
     # --- learning from the shown hands ---
 
