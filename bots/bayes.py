@@ -380,6 +380,20 @@ def seen_list(unseen: int, p: float, credited: int, kappa: float) -> list[float]
     return got
 
 
+_SEEN6: dict[tuple[Any, ...], np.ndarray] = {}
+
+
+def seen_rows6(unseen: int, wild: bool, credit: tuple[int, ...], kappa: float) -> np.ndarray:
+    """The six faces' :func:`seen_row` stacked (row f - 1), kept (bounded)."""
+    key = (unseen, wild, credit, kappa)
+    got = _SEEN6.get(key)
+    if got is None:
+        if len(_SEEN6) > 4000:
+            _SEEN6.clear()
+        got = _SEEN6[key] = np.array([seen_row(unseen, face_p(f, wild), credit[f - 1], kappa) for f in FACES])
+    return got
+
+
 def exact_row(unseen: int, p: float) -> np.ndarray:
     """``row[PAD + need]`` = :func:`exact_p` (0 outside 0..unseen)."""
     key = (unseen, p)
@@ -427,6 +441,8 @@ def convolve6(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 _KS = np.arange(64)  # 0..63: the dice of one hand, sliced to n + 1
 _G6 = np.arange(6)
 _C_ROWS = np.arange(64)  # row indices of a stack of per-candidate tables
+_NOT_ACES = _G6 != 0
+_BIG = 1 << 30
 _BY_FACE: dict[tuple[str, int, bool], np.ndarray] = {}
 
 
@@ -742,51 +758,107 @@ def _scores(cache: dict[tuple[Any, ...], np.ndarray], key: tuple[Any, ...], make
     if got is None:
         if len(cache) >= _SCORES_MAX[part]:
             cache.clear()
-        got = cache[key] = make(*key)
+        got = cache[key] = make([key])[0]
     return got
 
 
-def _face_scores(unseen: int, chosen: int, *at: tuple[float, int, int]) -> np.ndarray:
-    """The face part: a softmax over the legal faces of beta x face_feature (``at``: per face its p,
-    the index of its reference need, its credit), the face at ``chosen`` picked."""
-    feats = np.array([[seen_list(unseen, p, cr, c)[i] for p, i, cr in at] for c in KAPPAS])  # face_feature
-    z = np.exp(_BETAS[:, None, None] * (feats[None, :, :] - 1.0)).sum(axis=2)  # beta x kappa
-    num = np.exp(_BETAS[:, None] * (feats[None, :, chosen] - 1.0))
-    share = (num / z)[_FACE_BI, _FACE_CI]
-    out: np.ndarray = np.log((1.0 - _FACE_E) * share + _FACE_E / len(at))
+def _face_scores(keys: list[tuple[Any, ...]]) -> np.ndarray:
+    """The face part, one row per key (unseen, chosen, *at), every key with as many legal faces:
+    a softmax over the legal faces of beta x face_feature (``at``: per face its p, the index of its
+    reference need, its credit), the face at ``chosen`` picked."""
+    feats = np.array([[[seen_list(key[0], p, cr, c)[i] for p, i, cr in key[2:]] for c in KAPPAS]
+                      for key in keys])  # (key, kappa, face): face_feature
+    z = np.exp(_BETAS[None, :, None, None] * (feats[:, None, :, :] - 1.0)).sum(axis=3)  # key x beta x kappa
+    chosen = feats[_C_ROWS[: len(keys)], :, [key[1] for key in keys]]  # (key, kappa)
+    num = np.exp(_BETAS[None, :, None] * (chosen[:, None, :] - 1.0))
+    share = (num / z)[:, _FACE_BI, _FACE_CI]
+    out: np.ndarray = np.log((1.0 - _FACE_E) * share + _FACE_E / (len(keys[0]) - 2))
     return out
 
 
-def _qty_scores(lo: int, total: int, n: int, p: float, k: int, qty: int, atom_on: bool) -> np.ndarray:
-    """The quantity part: ``qty`` of ``lo``..``total`` bid with ``k`` dice for the face."""
+def _qty_scores(keys: list[tuple[Any, ...]]) -> np.ndarray:
+    """The quantity part, one row per key (lo, total, n, p, k, qty, atom_on), every key with as many
+    quantities (total - lo): ``qty`` of ``lo``..``total`` bid with ``k`` dice for the face."""
+    lo, total = keys[0][0], keys[0][1]
     width = total - lo + 1
-    mu = (total - n) * p + k - _DS_D  # per (delta, sigma)
-    qs = np.arange(lo, total + 1)
-    z = np.exp(-((qs[None, :] - mu[:, None]) ** 2) * _DS_INV[:, None]).sum(axis=1)
+    mu = np.array([(t - n) * p + k for _, t, n, p, k, _, _ in keys])[:, None] - _DS_D  # per (delta, sigma)
+    qs = np.array([key[0] for key in keys])[:, None] + np.arange(width)  # lo..total
+    z = np.exp(-((qs[:, None, :] - mu[:, :, None]) ** 2) * _DS_INV[:, None]).sum(axis=2)
+    qty = np.array([key[5] for key in keys])[:, None]
     g = np.exp(-((qty - mu) ** 2) * _DS_INV)
-    g = np.where(z > 0, g / np.where(z > 0, z, 1.0), 1.0 / width)[_QTY_DSI]
-    if atom_on:
-        g = _QTY_PM * (1.0 if qty == lo else 0.0) + (1.0 - _QTY_PM) * g
+    g = np.where(z > 0, g / np.where(z > 0, z, 1.0), 1.0 / width)[:, _QTY_DSI]
+    atom = np.array([key[6] for key in keys])[:, None]
+    if atom.any():
+        lowest = np.array([1.0 if key[5] == key[0] else 0.0 for key in keys])[:, None]
+        g = np.where(atom, _QTY_PM * lowest + (1.0 - _QTY_PM) * g, g)
     out: np.ndarray = np.log((1.0 - _QTY_E) * g + _QTY_E / width)
     return out
 
 
-def _calza_scores(x: float, called: bool) -> np.ndarray:
-    """The calza part, ``x`` the chance that the standing bid is exact."""
+def _calza_scores(keys: list[tuple[Any, ...]]) -> np.ndarray:
+    """The calza part, one row per key (x, called), ``x`` the chance that the standing bid is exact."""
+    x = np.array([key[0] for key in keys])[:, None]
     pz = 0.5 * _CALZA_E + (1.0 - _CALZA_E) * sigmoid_np(_CALZA_A * (x - _CALZA_T))
-    out: np.ndarray = np.log(pz if called else 1.0 - pz)
+    out: np.ndarray = np.log(np.where(np.array([key[1] for key in keys])[:, None], pz, 1.0 - pz))
     return out
 
 
-def _dudo_scores(called: bool, *chances: float) -> np.ndarray:
-    """The dudo part: ``chances`` are the standing bid's chance, then the best raise's, per kappa."""
-    ps = np.array(chances[:3])[_DUDO_CI]
-    pr = np.array(chances[3:])[_DUDO_CI]
-    sign = 1.0 if called else -1.0  # log(1 - sigmoid(z)) with eps is the table at -z
+def _dudo_scores(keys: list[tuple[Any, ...]]) -> np.ndarray:
+    """The dudo part, one row per key (called, *chances): the standing bid's chance, then the best
+    raise's, per kappa."""
+    chances = np.array([key[1:] for key in keys])
+    ps = chances[:, :3][:, _DUDO_CI]
+    pr = chances[:, 3:][:, _DUDO_CI]
+    sign = np.array([1.0 if key[0] else -1.0 for key in keys])[:, None]  # log(1 - sigmoid(z)) with eps: at -z
     # the table's index as int() would take it (truncated towards zero), then clamped
     j = ((sign * _DUDO_A * (_DUDO_T - ps - _DUDO_W * pr) + _ZMAX) * _STEP + 0.5).astype(np.int64)
     out: np.ndarray = _LOGSIG_NP[np.clip(j, 0, _LOGSIG_TOP)]
     return out
+
+
+# part: its kept scores, what makes them, and what a batch of keys must share to be made together
+_PARTS_SCORED: dict[str, tuple[dict[tuple[Any, ...], np.ndarray], Any, Any]] = {
+    "face": (_FACE_SCORES, _face_scores, len),  # as many legal faces
+    "qty": (_QTY_SCORES, _qty_scores, lambda key: key[1] - key[0]),  # as many quantities
+    "dudo": (_DUDO_SCORES, _dudo_scores, lambda key: 0),
+    "calza": (_CALZA_SCORES, _calza_scores, lambda key: 0),
+}
+
+
+class Scoring:
+    """The shown decisions of a round, scored together: each opponent's log-posterior gains the
+    log-likelihood of each decision, in the order they were made (so the sums are as they would be
+    one by one), but the scores not kept yet are made in one pass per part and shape."""
+
+    def __init__(self) -> None:
+        self.jobs: list[tuple[dict[str, np.ndarray], str, tuple[Any, ...]]] = []
+
+    def add(self, logp: dict[str, np.ndarray], part: str, key: tuple[Any, ...]) -> None:
+        self.jobs.append((logp, part, key))
+
+    def run(self) -> None:
+        got: dict[tuple[str, tuple[Any, ...]], np.ndarray] = {}
+        todo: dict[tuple[str, Any], list[tuple[Any, ...]]] = {}
+        for _, part, key in self.jobs:
+            if (part, key) in got:
+                continue
+            cache, _, shape = _PARTS_SCORED[part]
+            kept = cache.get(key)
+            if kept is not None:
+                got[(part, key)] = kept
+            else:
+                group = todo.setdefault((part, shape(key)), [])
+                if key not in group:
+                    group.append(key)
+        for (part, _), keys in todo.items():
+            cache, make, _ = _PARTS_SCORED[part]
+            for key, row in zip(keys, make(keys)):
+                if len(cache) >= _SCORES_MAX[part]:
+                    cache.clear()
+                got[(part, key)] = cache[key] = row
+        for logp, part, key in self.jobs:
+            logp[part] += got[(part, key)]
+        self.jobs = []
 
 
 class Profile:
@@ -802,10 +874,18 @@ class Profile:
         """The most probable point of each grid (the first of equals)."""
         return Model(*(grid[int(self.logp[name].argmax())] for name, grid in PARTS))
 
-    def observe_bid(self, ctx: Context, kv: Sequence[int], b: Bid) -> None:
-        """A shown hand (``kv``: dice counting per face) bid ``b`` in ``ctx``."""
+    def _score(self, part: str, key: tuple[Any, ...], batch: Scoring | None) -> None:
+        if batch is None:
+            cache, make, _ = _PARTS_SCORED[part]
+            self.logp[part] += _scores(cache, key, make, part)
+        else:
+            batch.add(self.logp, part, key)
+
+    def observe_bid(self, ctx: Context, kv: Sequence[int], b: Bid, batch: Scoring | None = None) -> None:
+        """A shown hand (``kv``: dice counting per face) bid ``b`` in ``ctx`` (scored now, or with
+        ``batch`` when it runs)."""
         if ctx.standing is not None:
-            self.observe_call(ctx, kv, None)
+            self.observe_call(ctx, kv, None, batch)
         faces = list(ctx.mins)
         if len(faces) > 1:
             unseen = ctx.total - ctx.n
@@ -814,12 +894,12 @@ class Profile:
                 p = face_p(f, ctx.wild)
                 at.append((p, PAD + max(ctx.mins[f], int(ctx.total * p + 0.5)) - kv[f - 1], ctx.credit[f - 1]))
             key = (unseen, faces.index(b.face), *at)
-            self.logp["face"] += _scores(_FACE_SCORES, key, _face_scores, "face")
+            self._score("face", key, batch)
         atom_on = ctx.standing is not None
         key = (ctx.mins[b.face], ctx.total, ctx.n, face_p(b.face, ctx.wild), kv[b.face - 1], b.quantity, atom_on)
-        self.logp["qty"] += _scores(_QTY_SCORES, key, _qty_scores, "qty")
+        self._score("qty", key, batch)
 
-    def observe_call(self, ctx: Context, kv: Sequence[int], call: str | None) -> None:
+    def observe_call(self, ctx: Context, kv: Sequence[int], call: str | None, batch: Scoring | None = None) -> None:
         """A shown hand facing ``ctx.standing`` called ``call`` ("dudo", "calza"; None: it raised)."""
         s = ctx.standing
         assert s is not None
@@ -827,14 +907,13 @@ class Profile:
         unseen = ctx.total - ctx.n
         k = kv[s.face - 1]
         if ctx.calza:
-            self.logp["calza"] += _scores(_CALZA_SCORES, (exact_p(unseen, p, s.quantity - k), call == "calza"),
-                                          _calza_scores, "calza")
+            self._score("calza", (exact_p(unseen, p, s.quantity - k), call == "calza"), batch)
         if call == "calza":
             return
         credit = ctx.credit[s.face - 1]
         key = (call == "dudo", *(p_seen(unseen, p, s.quantity - k, credit, c) for c in KAPPAS),
                *(best_raise_of(ctx, c, kv) for c in KAPPAS))
-        self.logp["dudo"] += _scores(_DUDO_SCORES, key, _dudo_scores, "dudo")
+        self._score("dudo", key, batch)
 
     def refresh(self) -> None:
         self.model = self.best()
@@ -1002,10 +1081,36 @@ class Candidates:
     whether the next player can raise the same face (``same``) and the smallest quantity of its
     best other face (``other``; aces left out when wild, 0 if none)."""
 
-    __slots__ = ("bids", "fi", "qa", "same", "other")
+    __slots__ = ("bids", "fi", "qa", "same", "other", "_at")
 
     def __init__(self, bids: list[Bid], fi: np.ndarray, qa: np.ndarray, same: np.ndarray, other: np.ndarray) -> None:
         self.bids, self.fi, self.qa, self.same, self.other = bids, fi, qa, same, other
+        self._at: dict[tuple[int, int], np.ndarray] = {}
+
+    def chain_at(self, i: int, n: int) -> np.ndarray:
+        """(candidate, k): the index ``PAD + need`` of the bid about ``i`` raises on (``CHAIN_STEP``
+        each), for a later player with k of its ``n`` dice for the face. Kept with the candidates."""
+        got = self._at.get((i, n))
+        if got is None:
+            got = self._at[(i, n)] = PAD + (self.qa + i * CHAIN_STEP + 0.5).astype(np.int64)[:, None] - _KS[: n + 1]
+        return got
+
+    def other_true(self, unseen: int, n: int, wild: bool) -> np.ndarray:
+        """(candidate, k): the naive chance that the next player's best other raise is true, with
+        k of its ``n`` dice for that face and ``unseen`` others (0 where it has none)."""
+        key = (unseen, n, -2)
+        got = self._at.get(key)
+        if got is None:
+            row = seen_row(unseen, P_WILD if wild else P_ONE, 0, 0.0)
+            got = self._at[key] = row[PAD + self.other[:, None] - _KS[: n + 1]] * (self.other > 0)[:, None]
+        return got
+
+    def back_at(self, seats: int) -> np.ndarray:
+        """``PAD`` + the quantity of each candidate after a round of ``seats`` raises (back at us)."""
+        got = self._at.get((seats, -1))
+        if got is None:
+            got = self._at[(seats, -1)] = PAD + (self.qa + seats * CHAIN_STEP + 0.5).astype(np.int64)
+        return got
 
 
 _MINS: dict[tuple[Any, ...], dict[int, int]] = {}
@@ -1143,13 +1248,14 @@ class Bayes(Bot):
             for face, low in legal.min_quantity.items():
                 for q in range(low, min(low + RAISE_SPAN - 1, legal.max_quantity) + 1):
                     cand.append((face, q))
-            same, other = [], []
-            for face, q in cand:
-                mins = self._mins(q, face, turn.total, turn.palifico, one_die)
-                same.append(face in mins)
-                other.append(min((m for g, m in mins.items() if g != face and (g != 1 or not turn.wild)), default=0))
-            got = _CANDIDATES[key] = Candidates([bid(q, f) for f, q in cand], np.array([f - 1 for f, _ in cand]),
-                                                np.array([q for _, q in cand]), np.array(same), np.array(other))
+            fi = np.array([f - 1 for f, _ in cand], dtype=np.int64)
+            qa = np.array([q for _, q in cand], dtype=np.int64)
+            lows, oks = self._min_table(turn.total, turn.palifico, one_die)
+            low_c, ok_c = lows[qa, fi], oks[qa, fi]  # (candidate, face): the next player's smallest raises
+            ok_o = ok_c & (_G6 != fi[:, None]) & (_NOT_ACES if turn.wild else True)  # its other faces
+            other = np.where(ok_o.any(axis=1), np.where(ok_o, low_c, _BIG).min(axis=1), 0)
+            got = _CANDIDATES[key] = Candidates([bid(q, f) for f, q in cand], fi, qa, ok_c[_C_ROWS[: len(cand)], fi],
+                                                other)
         return got
 
     # --- the decision ---
@@ -1182,6 +1288,8 @@ class Bayes(Bot):
             self._new_round(turn)
         self._fold(turn)
         self._cache = {}
+        self._padded: dict[tuple[int, bool], np.ndarray] = {}
+        self._credits: dict[int, tuple[tuple[int, ...], tuple[int, ...]]] = {}
         rules = self.rules
         legal = turn.legal
         standing = turn.standing
@@ -1251,25 +1359,22 @@ class Bayes(Bot):
         kd = model.dudo_kappa
         wild = turn.wild
         cands = self._candidates(turn, n_j == 1)
-        fi, qa = cands.fi, cands.qa
+        fi = cands.fi
         mine = np.array(_kvec_cache(turn.dice, wild))[fi]
         # the next player's chance a bid is true as it reckons it, per face (its credit for the
         # face once we have bid it: we count as a bidder)
-        credit = credit_of(nxt, turn.history + tuple((turn.seat, bid(1, f)) for f in FACES))
-        seen = np.array([seen_row(unseen_j, face_p(f, wild), credit[f - 1], kd) for f in FACES])
+        seen = seen_rows6(unseen_j, wild, self._credit(turn, nxt)[1], kd)
         # what the next player could raise to: the same face, and its best other one
-        raise_same, qo = cands.same, cands.other
-        k = _KS[: n_j + 1]
+        raise_same = cands.same
         F = fi[:, None]
-        at_q = PAD + qa[:, None] - k  # (candidate, k): index of the need q - k
+        at_q = cands.chain_at(0, n_j)  # (candidate, k): index of the need q - k
         ps = seen[F, at_q]
         same = seen[F, at_q + 1] * raise_same[:, None]
-        oth = seen_row(unseen_j, P_WILD if wild else P_ONE, 0, 0.0)[PAD + qo[:, None] - k] * (qo > 0)[:, None]
-        rest = self._dists(nxt)
+        oth = cands.other_true(unseen_j, n_j, wild)
         at_need = at_q - mine[:, None]  # index of the rest of the table's dice needed
-        pt = padded(rest, True)[F, at_need]
+        pt = self._padded_dists(nxt, True)[F, at_need]
         v_dudo = pt * other - (1.0 - pt)
-        cont = self._chain(turn, order, fi, qa, other)
+        cont = self._chain(turn, order, cands, mine, other)
         pd = model.p_dudo_np(ps[:, :, None], np.maximum(same[:, :, None], oth[:, None, :]))
         J = self.beliefs[nxt].joint()[fi]  # (candidate, k, m)
         Jm = J * (J >= 1e-9)
@@ -1277,7 +1382,7 @@ class Bayes(Bot):
         wk = J.sum(axis=2)
         if calza_allowed(rules, turn.counts):
             pz = model.p_calza_np(by_face("exact", unseen_j, wild)[F, at_q])
-            pe = padded(rest, False)[F, at_need]
+            pe = self._padded_dists(nxt, False)[F, at_need]
             v_calza = (-pe * other * 0.5 if rules.calza_reward == "regain" else -pe) + (1.0 - pe) * other
             per_k = pz * wk * v_calza + (1.0 - pz) * acc
         else:
@@ -1285,12 +1390,13 @@ class Bayes(Bot):
         v = np.where(wk < 1e-9, 0.0, per_k).sum(axis=1)
         return list(zip(v.tolist(), cands.bids))
 
-    def _chain(self, turn: Turn, order: list[int], fi: np.ndarray, qa: np.ndarray, other: float) -> np.ndarray:
-        """For each candidate bid (faces ``fi`` + 1, quantities ``qa``), the round going on past the
+    def _chain(self, turn: Turn, order: list[int], cands: Candidates, mine: np.ndarray, other: float) -> np.ndarray:
+        """For each candidate bid (faces ``fi`` + 1, quantities ``qa``; ``mine`` our dice for each face), the round going on past the
         next player: each later player calls (someone else loses a die) or raises by about
         ``CHAIN_STEP``; back at us, we doubt or raise again."""
         if len(order) == 1:  # heads-up: the next raise comes straight back to us
-            return np.full(len(qa), RAISE_AGAIN)
+            return np.full(len(cands.qa), RAISE_AGAIN)
+        fi, qa = cands.fi, cands.qa
         total = turn.total
         F = fi[:, None]
         survive = np.ones(len(qa))
@@ -1299,13 +1405,10 @@ class Bayes(Bot):
             model = self.profiles[seat].model
             n = turn.counts[seat]
             marg = self._table(seat)[fi]  # (candidate, k)
-            at_q = PAD + (qa + i * CHAIN_STEP + 0.5).astype(np.int64)[:, None] - _KS[: n + 1]
-            c = (marg * (marg > 1e-9) * chain_doubts(model, total - n, self.wild)[F, at_q]).sum(axis=1)
+            c = (marg * (marg > 1e-9) * chain_doubts(model, total - n, self.wild)[F, cands.chain_at(i, n)]).sum(axis=1)
             v += survive * c * other
             survive *= 1.0 - c
-        mine = np.array(_kvec_cache(turn.dice, self.wild))[fi]
-        q = (qa + len(order) * CHAIN_STEP + 0.5).astype(np.int64)
-        p_true = padded(self._dists(), True)[fi, PAD + q - mine]
+        p_true = self._padded_dists(-1, True)[fi, cands.back_at(len(order)) - mine]
         back = np.maximum(-p_true + (1.0 - p_true) * other, RAISE_AGAIN)
         out: np.ndarray = v + survive * back
         return out
@@ -1398,13 +1501,34 @@ class Bayes(Bot):
         refined: list[tuple[float, Action]] = list(zip(values, bids))
         return refined  # the others ranked lower one step deep; their values are not comparable
 
+    def _credit(self, turn: Turn, seat: int) -> tuple[tuple[int, ...], tuple[int, ...]]:
+        """:func:`credit_of` for ``seat`` over this round's bids, and over them and a bid of every face
+        by us (what it credits after our raise); kept for the decision."""
+        got = self._credits.get(seat)
+        if got is None:
+            bidders: list[set[int]] = [set(), set(), set(), set(), set(), set()]
+            for s, b in turn.history:
+                if s != seat:
+                    bidders[b.face - 1].add(s)
+            before = tuple(len(x) for x in bidders)
+            after = before if turn.seat == seat else tuple(c + (turn.seat not in x) for c, x in zip(before, bidders))
+            got = self._credits[seat] = (before, after)
+        return got
+
+    def _padded_dists(self, exclude: int, tails: bool) -> np.ndarray:
+        """:func:`padded` of :meth:`_dists`, kept for the decision."""
+        key = (exclude, tails)
+        got = self._padded.get(key)
+        if got is None:
+            got = self._padded[key] = padded(self._dists(exclude), tails)
+        return got
+
     def _answer_contexts(self, turn: Turn, seat: int, bids: list[Bid]) -> list[Context]:
         """What ``seat`` faces after each of our raises ``bids`` (:func:`context`, without going over
         the history once per raise: only the raised face's credit changes, by us)."""
         rules = self.rules
         n = turn.counts[seat]
-        before = credit_of(seat, turn.history)
-        after = credit_of(seat, turn.history + tuple((turn.seat, bid(1, f)) for f in FACES))
+        before, after = self._credit(turn, seat)
         calza = calza_allowed(rules, turn.counts)
         out = []
         for b in bids:
@@ -1444,6 +1568,7 @@ class Bayes(Bot):
         else:
             known = len(hist)
         touched = set()
+        batch = Scoring()
         rules = self.rules
         total = sum(counts)
         for i, (seat, b) in enumerate(hist):
@@ -1454,15 +1579,16 @@ class Bayes(Bot):
             low = ctx.mins.get(b.face)
             if low is None or not low <= b.quantity <= ctx.total:
                 continue
-            self.profiles[seat].observe_bid(ctx, kvec_of(hands[seat], wild), b)
+            self.profiles[seat].observe_bid(ctx, kvec_of(hands[seat], wild), b, batch)
             touched.add(seat)
         if result.call is not None and result.bid is not None:
             caller, kind = result.call
             if caller != self.me and 0 <= caller < len(hands) and hands[caller]:
                 ctx = context(rules, caller, hist, counts, self.palifico, wild,  # hist ends with result.bid
                               self._mins_after(hist[-1][1], total, self.palifico, counts[caller] == 1))
-                self.profiles[caller].observe_call(ctx, kvec_of(hands[caller], wild), kind)
+                self.profiles[caller].observe_call(ctx, kvec_of(hands[caller], wild), kind, batch)
                 touched.add(caller)
+        batch.run()
         for seat in touched:
             self.profiles[seat].refresh()
 
