@@ -394,6 +394,18 @@ def seen_rows6(unseen: int, wild: bool, credit: tuple[int, ...], kappa: float) -
     return got
 
 
+_SEEN_BY_KAPPA: dict[tuple[int, float, int], list[tuple[float, ...]]] = {}
+
+
+def seen_by_kappa(unseen: int, p: float, credited: int) -> list[tuple[float, ...]]:
+    """``out[PAD + need]``: :func:`seen_list` at that need for each of ``KAPPAS``, kept."""
+    key = (unseen, p, credited)
+    got = _SEEN_BY_KAPPA.get(key)
+    if got is None:
+        got = _SEEN_BY_KAPPA[key] = list(zip(*(seen_list(unseen, p, credited, c) for c in KAPPAS)))
+    return got
+
+
 def exact_row(unseen: int, p: float) -> np.ndarray:
     """``row[PAD + need]`` = :func:`exact_p` (0 outside 0..unseen)."""
     key = (unseen, p)
@@ -569,6 +581,21 @@ def best_raise_of(ctx: Context, kappa: float, kv: Sequence[int]) -> float:
         if x > best:
             best = x
     return best
+
+
+def best_raises_by_kappa(ctx: Context, kv: Sequence[int]) -> list[float]:
+    """:func:`best_raise_of` for each of ``KAPPAS``, in one pass over the faces."""
+    unseen = ctx.total - ctx.n
+    b0 = b1 = b2 = 0.0
+    for f, low in ctx.mins.items():
+        x0, x1, x2 = seen_by_kappa(unseen, face_p(f, ctx.wild), ctx.credit[f - 1])[PAD + low - kv[f - 1]]
+        if x0 > b0:
+            b0 = x0
+        if x1 > b1:
+            b1 = x1
+        if x2 > b2:
+            b2 = x2
+    return [b0, b1, b2]
 
 
 def best_raise_p(tables: list[tuple[int, np.ndarray]], kv: Sequence[int]) -> float:
@@ -766,8 +793,8 @@ def _face_scores(keys: list[tuple[Any, ...]]) -> np.ndarray:
     """The face part, one row per key (unseen, chosen, *at), every key with as many legal faces:
     a softmax over the legal faces of beta x face_feature (``at``: per face its p, the index of its
     reference need, its credit), the face at ``chosen`` picked."""
-    feats = np.array([[[seen_list(key[0], p, cr, c)[i] for p, i, cr in key[2:]] for c in KAPPAS]
-                      for key in keys])  # (key, kappa, face): face_feature
+    feats = np.array([[seen_by_kappa(key[0], p, cr)[i] for p, i, cr in key[2:]]
+                      for key in keys]).transpose(0, 2, 1)  # (key, kappa, face): face_feature
     z = np.exp(_BETAS[None, :, None, None] * (feats[:, None, :, :] - 1.0)).sum(axis=3)  # key x beta x kappa
     chosen = feats[_C_ROWS[: len(keys)], :, [key[1] for key in keys]]  # (key, kappa)
     num = np.exp(_BETAS[None, :, None] * (chosen[:, None, :] - 1.0))
@@ -910,9 +937,8 @@ class Profile:
             self._score("calza", (exact_p(unseen, p, s.quantity - k), call == "calza"), batch)
         if call == "calza":
             return
-        credit = ctx.credit[s.face - 1]
-        key = (call == "dudo", *(p_seen(unseen, p, s.quantity - k, credit, c) for c in KAPPAS),
-               *(best_raise_of(ctx, c, kv) for c in KAPPAS))
+        key = (call == "dudo", *seen_by_kappa(unseen, p, ctx.credit[s.face - 1])[PAD + s.quantity - k],
+               *best_raises_by_kappa(ctx, kv))
         self._score("dudo", key, batch)
 
     def refresh(self) -> None:
@@ -922,6 +948,26 @@ class Profile:
 # ---------------------------------------------------------------------------
 # Beliefs within a round: a posterior over each opponent's hand
 # ---------------------------------------------------------------------------
+
+
+_REPEAT6: dict[int, np.ndarray] = {}
+_TILE6: dict[int, np.ndarray] = {}
+
+
+def _repeat6(n: int) -> np.ndarray:
+    """Indices that take a hand array to ``np.repeat(w, 6)`` (0 0 0 0 0 0 1 1 ...), kept per size."""
+    got = _REPEAT6.get(n)
+    if got is None:
+        got = _REPEAT6[n] = np.repeat(np.arange(n), 6)
+    return got
+
+
+def _tile6(n: int) -> np.ndarray:
+    """Indices that take a hand array to ``np.tile(w, 6)`` (0 1 ... n - 1 0 1 ...), kept per size."""
+    got = _TILE6.get(n)
+    if got is None:
+        got = _TILE6[n] = np.tile(np.arange(n), 6)
+    return got
 
 
 class HandBelief:
@@ -982,7 +1028,7 @@ class HandBelief:
         if self._marg is None:
             side = self.hands.n + 1
             w = self.w
-            m = np.bincount(self.flat.ravel(), weights=np.repeat(w, 6), minlength=6 * side)
+            m = np.bincount(self.flat.ravel(), weights=w[_repeat6(len(w))], minlength=6 * side)
             self._marg = (m / w.sum()).reshape(6, side)
         return self._marg
 
@@ -993,7 +1039,7 @@ class HandBelief:
         if self._joint is None:
             side = self.hands.n + 1
             w = self.w
-            J = np.bincount(self.cell, weights=np.tile(w, 6), minlength=6 * side * side)
+            J = np.bincount(self.cell, weights=w[_tile6(len(w))], minlength=6 * side * side)
             self._joint = (J / w.sum()).reshape(6, side, side)
         return self._joint
 
