@@ -673,28 +673,33 @@ _QTABLES: dict[tuple[Any, ...], np.ndarray] = {}
 def q_table(ctx: Context, face: int, qty: int, pi_min: float, delta: float, sigma: float, eps_q: float,
             ) -> np.ndarray:
     """P(quantity ``qty`` | face ``face`` chosen, k of the player's dice count for it), k = 0..n.
-    Kept: the arguments recur."""
-    key = (ctx.mins[face], ctx.total, ctx.n, face_p(face, ctx.wild), ctx.standing is not None, qty, pi_min, delta,
-           sigma, eps_q)
+    Kept, for every quantity at once: the other arguments recur."""
+    lo = ctx.mins[face]
+    key = (lo, ctx.total, ctx.n, face_p(face, ctx.wild), ctx.standing is not None, pi_min, delta, sigma, eps_q)
     got = _QTABLES.get(key)
     if got is None:
-        if len(_QTABLES) > 10000:
+        if len(_QTABLES) > 4000:
             _QTABLES.clear()
-        got = _QTABLES[key] = _make_q_table(ctx, face, qty, pi_min, delta, sigma, eps_q)
-    return got
+        got = _QTABLES[key] = _make_q_table(ctx, face, pi_min, delta, sigma, eps_q)
+    out: np.ndarray = got[:, qty - lo]
+    return out
 
 
-def _make_q_table(ctx: Context, face: int, qty: int, pi_min: float, delta: float, sigma: float, eps_q: float,
-                  ) -> np.ndarray:
+def _make_q_table(ctx: Context, face: int, pi_min: float, delta: float, sigma: float, eps_q: float) -> np.ndarray:
+    """(k, quantity - lo) over every legal quantity lo..total of ``face``."""
     lo, hi = ctx.mins[face], ctx.total
     width = hi - lo + 1
     mu = (ctx.total - ctx.n) * face_p(face, ctx.wild) - delta + np.arange(ctx.n + 1)
     inv = 1.0 / (2.0 * sigma * sigma)
     atom = pi_min if ctx.standing is not None else 0.0
-    z = np.exp(-((np.arange(lo, hi + 1)[None, :] - mu[:, None]) ** 2) * inv).sum(axis=1)
-    g = np.where(z > 0, np.exp(-((qty - mu) ** 2) * inv) / np.where(z > 0, z, 1.0), 1.0 / width)
-    pm = atom * (1.0 if qty == lo else 0.0) + (1.0 - atom) * g
-    return (1.0 - eps_q) * pm + eps_q / width
+    qs = np.arange(lo, hi + 1)
+    z = np.exp(-((qs[None, :] - mu[:, None]) ** 2) * inv).sum(axis=1)[:, None]
+    g = np.where(z > 0, np.exp(-((qs[None, :] - mu[:, None]) ** 2) * inv) / np.where(z > 0, z, 1.0), 1.0 / width)
+    lowest = np.zeros(width)
+    lowest[0] = 1.0
+    pm = atom * lowest + (1.0 - atom) * g
+    out: np.ndarray = (1.0 - eps_q) * pm + eps_q / width
+    return out
 
 
 # ---------------------------------------------------------------------------
