@@ -557,6 +557,21 @@ def face_tables(ctx: Context, kappa: float, reference: bool) -> np.ndarray:
 
 
 _FACE_TABLES: dict[tuple[Any, ...], np.ndarray] = {}
+_FACE_EXP: dict[tuple[Any, ...], np.ndarray] = {}
+
+
+def face_weights(ctx: Context, kappa: float, beta: float) -> np.ndarray:
+    """``exp(beta (face_feature - 1))`` over :func:`face_tables` (``reference``), zero for the faces
+    that may not be bid, raveled ((f - 1) (n + 1) + k): the face softmax's weights. Kept."""
+    key = (ctx.total, ctx.n, ctx.wild, tuple(ctx.mins.items()), ctx.credit, kappa, beta)
+    got = _FACE_EXP.get(key)
+    if got is None:
+        if len(_FACE_EXP) > 20000:
+            _FACE_EXP.clear()
+        E = np.exp(beta * (face_tables(ctx, kappa, True) - 1.0))
+        E *= _legal_mask(ctx.mins)[:, None]
+        got = _FACE_EXP[key] = E.ravel()
+    return got
 
 
 def _make_face_tables(ctx: Context, kappa: float, reference: bool) -> np.ndarray:
@@ -778,7 +793,7 @@ _LOGSIG_NP = np.array(_LOGSIG)
 # A shown decision's log-likelihood under every point of a grid depends on a few numbers (the
 # player's chances as it reckoned them, the quantity's place): the arrays are kept by those
 # numbers, which recur from round to round and match to match. Bounded: a full cache starts over.
-_SCORES_MAX = {"face": 8192, "qty": 8192, "dudo": 2048, "calza": 2048}  # about 20 MB at most
+_SCORES_MAX = {"face": 8192, "qty": 8192, "dudo": 8192, "calza": 2048}  # about 45 MB at most
 _FACE_SCORES: dict[tuple[Any, ...], np.ndarray] = {}
 _QTY_SCORES: dict[tuple[Any, ...], np.ndarray] = {}
 _DUDO_SCORES: dict[tuple[Any, ...], np.ndarray] = {}
@@ -795,16 +810,15 @@ def _scores(cache: dict[tuple[Any, ...], np.ndarray], key: tuple[Any, ...], make
 
 
 def _face_scores(keys: list[tuple[Any, ...]]) -> np.ndarray:
-    """The face part, one row per key (unseen, chosen, *at), every key with as many legal faces:
-    a softmax over the legal faces of beta x face_feature (``at``: per face its p, the index of its
-    reference need, its credit), the face at ``chosen`` picked."""
-    feats = np.array([[seen_by_kappa(key[0], p, cr)[i] for p, i, cr in key[2:]]
-                      for key in keys]).transpose(0, 2, 1)  # (key, kappa, face): face_feature
+    """The face part, one row per key (chosen, *feats), every key with as many legal faces: a
+    softmax over the legal faces of beta x face_feature (``feats``: per face, its face_feature for
+    each of ``KAPPAS``), the face at ``chosen`` picked."""
+    feats = np.array([key[1:] for key in keys]).transpose(0, 2, 1)  # (key, kappa, face): face_feature
     z = np.exp(_BETAS[None, :, None, None] * (feats[:, None, :, :] - 1.0)).sum(axis=3)  # key x beta x kappa
-    chosen = feats[_C_ROWS[: len(keys)], :, [key[1] for key in keys]]  # (key, kappa)
+    chosen = feats[_C_ROWS[: len(keys)], :, [key[0] for key in keys]]  # (key, kappa)
     num = np.exp(_BETAS[None, :, None] * (chosen[:, None, :] - 1.0))
     share = (num / z)[:, _FACE_BI, _FACE_CI]
-    out: np.ndarray = np.log((1.0 - _FACE_E) * share + _FACE_E / (len(keys[0]) - 2))
+    out: np.ndarray = np.log((1.0 - _FACE_E) * share + _FACE_E / (len(keys[0]) - 1))
     return out
 
 
@@ -921,12 +935,14 @@ class Profile:
         faces = list(ctx.mins)
         if len(faces) > 1:
             unseen = ctx.total - ctx.n
-            at = []  # per face: its p, the index of its reference need for this hand, its credit
+            # keyed by what the score depends on, the face_feature of each legal face per kappa (many
+            # hands and tables share them: a hand with enough dice for a face has 1 whatever else)
+            feats = []
             for f in faces:
                 p = face_p(f, ctx.wild)
-                at.append((p, PAD + max(ctx.mins[f], int(ctx.total * p + 0.5)) - kv[f - 1], ctx.credit[f - 1]))
-            key = (unseen, faces.index(b.face), *at)
-            self._score("face", key, batch)
+                feats.append(seen_by_kappa(unseen, p, ctx.credit[f - 1])[PAD + max(ctx.mins[f], int(ctx.total * p + 0.5))
+                                                                          - kv[f - 1]])
+            self._score("face", (faces.index(b.face), *feats), batch)
         atom_on = ctx.standing is not None
         key = (ctx.mins[b.face], ctx.total, ctx.n, face_p(b.face, ctx.wild), kv[b.face - 1], b.quantity, atom_on)
         self._score("qty", key, batch)
@@ -1000,9 +1016,7 @@ class HandBelief:
         like = q_table(ctx, b.face, b.quantity, model.pi_min, model.delta, model.sigma, model.eps_q)[K[:, fi]]
         if nf > 1:
             # the face's softmax: every hand's six entries of the (face, k) table in one lookup
-            E = np.exp(model.beta * (face_tables(ctx, model.face_kappa, True) - 1.0))
-            E *= _legal_mask(ctx.mins)[:, None]
-            Eh = E.ravel()[self.flat]
+            Eh = face_weights(ctx, model.face_kappa, model.beta)[self.flat]
             ef = model.eps_face
             like *= (1.0 - ef) * Eh[:, fi] / Eh.sum(axis=1) + ef / nf
         standing = ctx.standing
@@ -1530,8 +1544,7 @@ class Bayes(Bot):
             legal = ok_c[L].astype(float)
             p_raise = wc[L] * (1.0 - pd[L])
             lrows = _C_ROWS[: len(live), None, None]
-            E = np.stack([np.exp(beta * (face_tables(ctxs[c], kf, True) - 1.0)).ravel() for c in live])
-            FF = E[lrows, flat] * legal[:, None, :]  # (candidate, deal, face)
+            FF = np.stack([face_weights(ctxs[c], kf, beta) for c in live])[lrows, flat]  # (candidate, deal, face)
             nf = legal.sum(axis=1)[:, None, None]
             pf = p_raise[:, :, None] * ((1.0 - ef) * FF / FF.sum(axis=2)[:, :, None] + ef / nf) * legal[:, None, :]
             pf *= (pf >= 1e-9) & (p_raise >= 1e-9)[:, :, None]
