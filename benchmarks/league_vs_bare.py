@@ -279,7 +279,7 @@ RULES: list[tuple[str, str, str]] = [
     ("arena/protocol/parse.py", "*", "parsing of replies and messages (parse.py)"),
     ("arena/protocol/driver.py", "*", "host: driver (driver.py)"),
     ("arena/protocol/host.py", "*", "host: pipe read, decode, write (host.py)"),
-    ("arena/sdk.py", "*", "SDK (sdk.py)"),
+    ("arena/sdk/__init__.py", "*", "SDK (sdk.py)"),
     ("heuristic_profiled.py", "*", "the bot's own code"),
     ("arena/engine/records.py", "*", "records: built and encoded (records.py)"),
     ("arena/engine/", "*", "rules and dice (engine/)"),

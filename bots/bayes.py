@@ -79,7 +79,6 @@ of ``time_ms``; the duel search scales its width with ``time_ms``. No
 
 from __future__ import annotations
 
-import gzip
 import hashlib
 import json
 import math
@@ -94,6 +93,7 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 import numpy as np  # noqa: E402
 
 from arena.sdk import CALZA, DUDO, Action, Bid, Bot, MatchInfo, RoundEnd, Turn, bid  # noqa: E402
+from arena.sdk.policy import SolvedPolicies  # noqa: E402
 
 FACES = (1, 2, 3, 4, 5, 6)
 P_ONE = 1.0 / 6.0
@@ -973,78 +973,7 @@ FALLBACKS = 0  # decisions that fell back to the plain odds after an internal er
 # ---------------------------------------------------------------------------
 
 DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "bayes")
-ROUND_KEYS = ("wild_ones", "ones", "open_on_ones", "penalty")
-POLICY_FORMAT, POLICY_VERSION = "dudo-arena-policy", 1
-_POLICIES: dict[tuple[Any, ...], dict[str, dict[str, float]]] | None = None
-
-
-def load_policies(folder: str = DATA) -> dict[tuple[Any, ...], dict[str, dict[str, float]]]:
-    """Every solved two-player round in ``folder`` (``arena solve`` policy files), keyed by
-    (round rules, opener's dice, other's dice); of two files solving one round, the less
-    exploitable is kept. An unreadable or foreign file is skipped: the model plays there."""
-    out: dict[tuple[Any, ...], dict[str, dict[str, float]]] = {}
-    best: dict[tuple[Any, ...], float] = {}
-    try:
-        names = sorted(os.listdir(folder))
-    except OSError:
-        return out
-    for name in names:
-        if not name.endswith((".json.gz", ".json")) or name == "params.json":
-            continue
-        try:
-            with open(os.path.join(folder, name), "rb") as fh:
-                raw = fh.read()
-            data = json.loads(gzip.decompress(raw) if raw[:2] == b"\x1f\x8b" else raw)
-            if data.get("format") != POLICY_FORMAT or data.get("version") != POLICY_VERSION \
-                    or data.get("players") != 2:
-                continue
-            rules = tuple(data["rules"].get(k) for k in ROUND_KEYS)
-            for entry in data.get("rounds", {}).values():
-                key = (rules, int(entry["counts"][0]), int(entry["counts"][1]))
-                e = float(entry.get("exploitability", 1.0))
-                if key not in out or e < best[key]:
-                    out[key], best[key] = entry["infosets"], e
-        except (OSError, ValueError, EOFError, KeyError, TypeError, AttributeError):
-            continue
-    return out
-
-
-def solved_action(turn: Turn, rng: Any) -> Action | None:
-    """The solved policy's action here, drawn with ``rng`` (the mixing is what makes it
-    unexploitable), or None where no policy covers the state."""
-    global _POLICIES
-    alive = [s for s, c in enumerate(turn.counts) if c]
-    r = turn.rules
-    if len(alive) != 2 or turn.palifico or turn.legal.calza:
-        return None
-    if (r.calza and r.calza_min_players <= 2) or (r.palifico and r.palifico_min_players <= 2):
-        return None  # a two-player round here is not the plain dudo round that was solved
-    opener = turn.history[0][0] if turn.history else turn.seat
-    other = alive[1] if alive[0] == opener else alive[0]
-    if _POLICIES is None:
-        _POLICIES = load_policies()
-    infosets = _POLICIES.get((tuple(getattr(r, k) for k in ROUND_KEYS), turn.counts[opener], turn.counts[other]))
-    if infosets is None:
-        return None
-    key = "".join(map(str, sorted(turn.dice))) + "|" + ",".join(f"{b.quantity}x{b.face}" for _, b in turn.history)
-    probs = infosets.get(key)
-    if not probs:
-        return None  # a history the solved strategy never reaches with this hand
-    x = rng.random() * sum(probs.values())
-    choice = None
-    for text, p in probs.items():  # file order: fixed, so the draw is reproducible
-        choice = text
-        x -= p
-        if x < 0:
-            break
-    if choice is None:
-        return None
-    if choice == "dudo":
-        action: Action = DUDO
-    else:
-        q, f = choice.split("x")
-        action = bid(int(q), int(f))
-    return action if turn.legal.is_legal(action) else None
+POLICIES = SolvedPolicies(DATA, accept=lambda name: name != "params.json")  # read when first needed
 
 
 _DOUBTS: dict[tuple[Any, ...], np.ndarray] = {}
@@ -1229,7 +1158,7 @@ class Bayes(Bot):
         return b if b is not None else DUDO
 
     def _decide(self, turn: Turn) -> Action:
-        solved = solved_action(turn, self.rng)
+        solved = POLICIES.action(turn, self.rng)
         if solved is not None:
             return solved
         if turn.round != self.round or turn.counts != self.counts or len(turn.history) < self.seen:

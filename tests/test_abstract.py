@@ -108,12 +108,10 @@ def test_policy_file_holds_the_abstract_strategy(tmp_path: Path) -> None:
 
 
 def test_bot_keys_are_the_solvers() -> None:
-    """The key the equilibrium bot builds from a turn's hand and bids is the
+    """The key the bots' policy reader builds from a turn's hand and bids is the
     solver's key of that history's abstract state, on random histories."""
-    import sys
+    from arena.sdk.policy import policy_key as key
 
-    cls = load_python_bot(BOTS / "equilibrium.py").make
-    key = vars(sys.modules[cls.__module__])["_key"]
     game = round_game(neller(2), (1, 2), tree=False)
     rng = random.Random(5)
     for recall in (1, 3):
@@ -141,7 +139,7 @@ def test_shipped_two_dice_policy(name: str, preset: str, over: dict[str, object]
     """Every round of the 2-dice match is in the file, and the 1-2 round's
     figures, recomputed from the file's own strategy over its full tree (with
     the file's 1-1 figures as continuations), are the ones it states."""
-    data = read_policy(BOTS / "equilibrium" / f"{name}.json.gz")
+    data = read_policy(BOTS / "equilibrium" / f"{name}.npz")
     assert data["dice"] == 2 and not data["unsolved"] and set(data["rounds"]) == {"1-1", "1-2", "2-2"}
     assert data["exploitability"] == data["rounds"]["2-2"]["exploitability"] < 0.1
     one, entry = data["rounds"]["1-1"], data["rounds"]["1-2"]
@@ -165,11 +163,12 @@ def test_equilibrium_bot_plays_the_abstract_policy() -> None:
 
     cls = load_python_bot(BOTS / "equilibrium.py").make
     rules = neller(2)
-    entry = read_policy(BOTS / "equilibrium" / "neller-2.json.gz")["rounds"]["2-2"]
-    # A history of five bids: two forgotten ("*2"), three remembered.
-    bids = [Bid(1, 2), Bid(1, 3), Bid(1, 5), Bid(2, 3), Bid(2, 4)]
+    entry = read_policy(BOTS / "equilibrium" / "neller-2.npz")["rounds"]["2-2"]
+    recall = entry["recall"]
+    # Two bids forgotten ("*2"), the last ``recall`` remembered.
+    bids = [Bid(1, 2), Bid(1, 3), Bid(1, 5), Bid(2, 3), Bid(2, 4), Bid(2, 5), Bid(3, 2)][: recall + 2]
     seat = len(bids) % 2
-    tail = ",".join(f"{b.quantity}x{b.face}" for b in bids[-3:])
+    tail = ",".join(f"{b.quantity}x{b.face}" for b in bids[-recall:])
     hand, want = next((k.split("|")[0], v) for k, v in entry["infosets"].items()
                       if k.endswith(f"|*2,{tail}") and len(v) > 1)
     hands = [(2, 2), (2, 2)]

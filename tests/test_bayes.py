@@ -38,9 +38,11 @@ def test_it_ships_a_fitted_prior_and_the_solved_policies() -> None:
     m = bayes_module()
     # a prior that no longer fits the grids silently becomes flat: the version string says which
     assert m.PRIOR_SOURCE.startswith("params "), m.PRIOR_SOURCE
-    policies = m.load_policies()
-    rules = {key[0] for key in policies}
-    assert len(rules) >= 3 and all(key[1:] == (1, 1) for key in policies)
+    from arena.sdk.policy import ROUND_KEYS
+
+    solved = {preset: m.POLICIES.rounds(tuple(Rules.preset(preset).to_dict()[k] for k in ROUND_KEYS))
+              for preset in ("neller", "classic")}
+    assert all(set(r) == {(1, 1)} for r in solved.values()), solved
 
 
 def test_legal_in_every_preset_and_table_size_with_calza_and_palifico_played() -> None:

@@ -564,7 +564,7 @@ def report_cmd(run: str, output: str | None) -> None:
 @click.option("--abstract-from", "abstract_from", type=click.IntRange(2), default=4, show_default=True,
               help="Rounds with this many dice in play or more are solved in the imperfect-recall abstraction "
                    "(4: those beyond the exact tree; 3: the 1-2 round too, for a small policy).")
-@click.option("--out", type=click.Path(dir_okay=False), help="Write the policy file here (.json or .json.gz).")
+@click.option("--out", type=click.Path(dir_okay=False), help="Write the policy file here (.json, .json.gz, or packed .npz for a bot to read fast).")
 @click.option("--curve", type=click.Path(dir_okay=False), help="Write the convergence table here (CSV).")
 @_friendly
 def solve_cmd(preset: str, sets: tuple[str, ...], iterations: int, every: int, recall: int, abstract_from: int,
@@ -612,6 +612,26 @@ def solve_cmd(preset: str, sets: tuple[str, ...], iterations: int, every: int, r
 
         Path(curve).write_text("\n".join(rows) + "\n")
         _echo(f"curve: {curve}", err=True)
+
+
+@main.command("convert")
+@click.argument("policy", type=click.Path(exists=True, dir_okay=False))
+@click.argument("out", type=click.Path(dir_okay=False))
+@_friendly
+def convert_cmd(policy: str, out: str) -> None:
+    """Convert policy file POLICY into OUT, between the JSON form (.json, .json.gz)
+    and the packed form (.npz) a bot reads in milliseconds (docs/solver.md).
+
+    Nothing is lost either way: the same information sets and probabilities.
+    """
+    from arena.solve.policy import read_policy, write_policy
+
+    if not out.endswith((".json", ".json.gz", ".npz")):
+        raise click.BadParameter(f"{out!r}: name it .json, .json.gz or .npz (the form follows the name)",
+                                 param_hint="OUT")
+    data = read_policy(policy)
+    n = sum(len(r.get("infosets", {})) for r in data.get("rounds", {}).values())
+    _echo(f"{policy} -> {write_policy(out, data)}: {len(data.get('rounds', {}))} rounds, {n} information sets")
 
 
 @main.command("exploit")

@@ -219,8 +219,13 @@ def abstract_profile(ag: AbstractGame, infosets_: dict[str, dict[str, float]]) -
 
 
 def write_policy(path: str | Path, data: dict[str, Any]) -> Path:
-    """Write a policy (``.json``, or gzip-compressed ``.json.gz``), atomically."""
+    """Write a policy (``.json``, gzip-compressed ``.json.gz``, or packed ``.npz``:
+    :mod:`arena.solve.packed`), atomically."""
     path = Path(path)
+    if path.suffix == ".npz":
+        from arena.solve.packed import write_packed
+
+        return write_packed(path, data)
     body = json.dumps(data, separators=(",", ":"), sort_keys=False).encode()
     tmp = path.with_name(path.name + ".tmp")
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -237,6 +242,20 @@ def write_policy(path: str | Path, data: dict[str, Any]) -> Path:
 def read_policy(path: str | Path) -> dict[str, Any]:
     """Read and check a policy file; raises :class:`SolveError` naming what is wrong."""
     path = Path(path)
+    if path.suffix == ".npz":
+        from arena.solve.packed import unpack
+
+        data = unpack(path)
+    else:
+        data = _read_json(path)
+    if not isinstance(data, dict) or data.get("format") != FORMAT:
+        raise SolveError(f"{path}: not a policy file (format is not {FORMAT!r})")
+    if data.get("version") != VERSION:
+        raise SolveError(f"{path}: policy version {data.get('version')!r}; this Dudo Arena reads version {VERSION}")
+    return data
+
+
+def _read_json(path: Path) -> Any:
     try:
         raw = path.read_bytes()
         if raw[:2] == b"\x1f\x8b":
@@ -244,8 +263,4 @@ def read_policy(path: str | Path) -> dict[str, Any]:
         data = json.loads(raw)
     except (OSError, ValueError, EOFError) as exc:
         raise SolveError(f"{path}: not a readable policy file ({exc})") from None
-    if not isinstance(data, dict) or data.get("format") != FORMAT:
-        raise SolveError(f"{path}: not a policy file (format is not {FORMAT!r})")
-    if data.get("version") != VERSION:
-        raise SolveError(f"{path}: policy version {data.get('version')!r}; this Dudo Arena reads version {VERSION}")
     return data
