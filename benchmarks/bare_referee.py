@@ -9,6 +9,14 @@ speaking one stdlib-JSON line each way over pipes (``readline``), with no
 sandbox of any kind. The bots play :func:`decide`, the heuristic that
 ``benchmarks/bots/heuristic.py`` plays through the SDK in the project's league.
 
+``--sandbox`` starts each bot in the project's sandbox instead (bubblewrap,
+the seccomp filter, cgroups, rlimits: ``arena.sandbox``, what ``arena run``
+gives every bot) and does per decision what the project's referee does for
+the sandbox: thaw the bot, write, read the reply, read its CPU counter,
+freeze it. Everything else stays bare, so the difference between the two is
+the price of the protections alone, the floor under any referee that keeps
+them (benchmarks/league_vs_bare.py reports it).
+
 ``--par K`` runs K referees at once (each with its own bots), ``--pin`` puts
 referee i and its bots on core i (mod the cores), as the project's local
 backend pins its workers. Each referee plays games until it has made
@@ -65,7 +73,52 @@ def start_bots(n: int) -> list[subprocess.Popen[bytes]]:
     return bots
 
 
-def play(bots: list[subprocess.Popen[bytes]], rng: random.Random, game: int, ndice: int) -> int:
+class Boxed:
+    """The bots of ``--sandbox``: each in the project's sandbox, frozen between its turns."""
+
+    def __init__(self, n: int, folder: str) -> None:
+        import shutil
+
+        sys.path.insert(0, os.path.dirname(HERE))
+        from arena.botfile.spec import load_bot
+        from arena.sandbox import SandboxLimits
+        from arena.sandbox.box import Sandbox
+
+        self.boxes, self.bots = [], []
+        for i in range(n):
+            # A bot sees only its own files (bare0.*, the folder bare0/): a copy of this file each.
+            shutil.copy(os.path.abspath(__file__), os.path.join(folder, f"bare{i}.py"))
+            manifest = os.path.join(folder, f"bare{i}.yaml")
+            with open(manifest, "w") as f:
+                f.write(f'command: [python3, -I, -S, ./bare{i}.py, --bot, "{i}"]\nversion: "1"\n')
+            spec = load_bot(manifest)
+            box = Sandbox(spec, SandboxLimits(mode="strict").for_bot(spec.limits, manifest))
+            argv, env, cwd = box.command()
+            proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env, cwd=cwd,
+                                    close_fds=True, pass_fds=box.pass_fds, start_new_session=box.new_session,
+                                    process_group=None if box.new_session else 0, preexec_fn=box.preexec())
+            box.started(proc.pid)
+            self.boxes.append(box)
+            self.bots.append(proc)
+        for proc, box in zip(self.bots, self.boxes):
+            assert proc.stdout is not None and proc.stdout.readline() == b"ready\n"
+            box.cpu_ns()
+            box.settle()  # frozen from here on, as the project's bots are between turns
+        self.used = [0] * n
+
+    def close(self) -> None:
+        for box in self.boxes:
+            box.thaw()
+        for proc in self.bots:
+            assert proc.stdin is not None
+            proc.stdin.close()
+            proc.wait()
+        for box in self.boxes:
+            box.cleanup()
+
+
+def play(bots: list[subprocess.Popen[bytes]], rng: random.Random, game: int, ndice: int,
+         boxed: Boxed | None = None) -> int:
     """One game; returns the decisions made."""
     n = len(bots)
     pipes = []
@@ -84,10 +137,16 @@ def play(bots: list[subprocess.Popen[bytes]], rng: random.Random, game: int, ndi
         seat = opener
         while True:
             w, r = pipes[seat]
+            if boxed is not None:
+                boxed.boxes[seat].thaw()
             w.write(json.dumps({"type": "decide", "game": game, "round": rnd, "seat": seat, "dice": dice[seat],
                                 "counts": counts, "bid": bid}).encode() + b"\n")
             w.flush()
-            reply = json.loads(r.readline())
+            line = r.readline()
+            if boxed is not None:  # what the project's referee does around a reply
+                boxed.used[seat] = boxed.boxes[seat].cpu_ns()
+                boxed.boxes[seat].freeze()
+            reply = json.loads(line)
             decisions += 1
             if reply.get("action") == "dudo" and bid is not None:
                 qty, face = bid
@@ -108,8 +167,12 @@ def play(bots: list[subprocess.Popen[bytes]], rng: random.Random, game: int, ndi
     return decisions
 
 
-def referee(decisions: int, players: int, ndice: int, seed: int, ready_fd: int | None) -> None:
-    bots = start_bots(players)
+def referee(decisions: int, players: int, ndice: int, seed: int, ready_fd: int | None, sandbox: bool = False) -> None:
+    import tempfile
+
+    tmp = tempfile.TemporaryDirectory(prefix="bare-referee-")
+    boxed = Boxed(players, tmp.name) if sandbox else None
+    bots = boxed.bots if boxed is not None else start_bots(players)
     if ready_fd is not None:  # tell the parent the bots are up, wait for the go
         os.write(ready_fd, b"r")
         sys.stdin.buffer.read(1)
@@ -117,14 +180,18 @@ def referee(decisions: int, players: int, ndice: int, seed: int, ready_fd: int |
     made = games = 0
     t0 = time.perf_counter()
     while made < decisions:
-        made += play(bots, rng, games, ndice)
+        made += play(bots, rng, games, ndice, boxed)
         games += 1
     wall = time.perf_counter() - t0
-    for b in bots:
-        assert b.stdin is not None
-        b.stdin.close()
-    for b in bots:
-        b.wait()
+    if boxed is not None:
+        boxed.close()
+    else:
+        for b in bots:
+            assert b.stdin is not None
+            b.stdin.close()
+        for b in bots:
+            b.wait()
+    tmp.cleanup()
     print(json.dumps({"decisions": made, "games": games, "wall": wall}), flush=True)
 
 
@@ -141,13 +208,14 @@ def main() -> None:
     ap.add_argument("--players", type=int, default=5)
     ap.add_argument("--dice", type=int, default=5)
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--sandbox", action="store_true", help="bots in the project's sandbox, frozen between turns")
     ap.add_argument("--child", type=int, default=None, help=argparse.SUPPRESS)  # fd to say 'ready' on
     ap.add_argument("--cpu", type=int, default=None, help=argparse.SUPPRESS)
     a = ap.parse_args()
     if a.cpu is not None:
         os.sched_setaffinity(0, {a.cpu})
     if a.child is not None:
-        referee(a.decisions, a.players, a.dice, a.seed, a.child)
+        referee(a.decisions, a.players, a.dice, a.seed, a.child, a.sandbox)
         return
     t0 = time.perf_counter()
     cores = sorted(os.sched_getaffinity(0))
@@ -156,7 +224,7 @@ def main() -> None:
         r, w = os.pipe()
         share = a.decisions // a.par + (1 if i < a.decisions % a.par else 0)
         argv = [sys.executable, os.path.abspath(__file__), str(share), "--players", str(a.players),
-                "--dice", str(a.dice), "--seed", str(a.seed + i), "--child", str(w)]
+                "--dice", str(a.dice), "--seed", str(a.seed + i), "--child", str(w)] + (["--sandbox"] * a.sandbox)
         if a.pin:
             argv += ["--cpu", str(cores[i % len(cores)])]
         kids.append((subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, pass_fds=(w,)), r))

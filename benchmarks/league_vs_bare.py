@@ -16,7 +16,12 @@ from trial to trial, so that drifting load hits both alike):
 - the bare referee (``benchmarks/bare_referee.py``): the same heuristic in
   plain child processes, stdlib JSON, no sandbox, no records, one referee per
   worker pinned to a core as the project's workers are, playing the very
-  number of decisions the project's run made.
+  number of decisions the project's run made;
+- the same bare referee with ``--sandbox``: each bot in the project's
+  sandbox (bubblewrap, the seccomp filter, cgroups, rlimits), thawed, read,
+  charged and frozen around each decision as the project's referee does it.
+  Its ratio to the bare one is the price of the protections alone: the most
+  any referee that keeps them could reach.
 
 Reported per trial: decisions per second of both, in the match phase and for
 the whole command, the ratios project / bare, and the CPU time per decision
@@ -191,11 +196,12 @@ def run_project(config: Path, out: Path, workers: int) -> dict[str, float]:
             "match_wall": t_last - t_first, "matches": len(lines), "cpu": cpu}
 
 
-def run_bare(decisions: int, workers: int) -> dict[str, float]:
+def run_bare(decisions: int, workers: int, sandbox: bool = False) -> dict[str, float]:
     meter = CommandCpu("bare")
     t0 = time.perf_counter()
     out = subprocess.run([sys.executable, str(HERE / "bare_referee.py"), str(decisions), "--par", str(workers),
-                          "--pin"], check=True, stdout=subprocess.PIPE, preexec_fn=meter.preexec).stdout
+                          "--pin"] + ["--sandbox"] * sandbox, check=True, stdout=subprocess.PIPE,
+                         preexec_fn=meter.preexec).stdout
     whole = time.perf_counter() - t0
     res: dict[str, float] = json.loads(out)
     res["whole_wall"] = whole  # the command as typed, interpreter start-up included
@@ -209,25 +215,28 @@ def throughput(args: argparse.Namespace) -> list[str]:
     with tempfile.TemporaryDirectory(prefix="league_vs_bare-") as tmp:
         config = write_config(Path(tmp), BOT, args.matches, args.seed)
         for t in range(args.trials):
-            order = ["project", "bare"] if t % 2 == 0 else ["bare", "project"]
+            order = ["project", "bare", "boxed"] if t % 2 == 0 else ["boxed", "bare", "project"]
             got: dict[str, dict[str, float]] = {}
             for side in order:
                 if side == "project":
                     got[side] = run_project(config, Path(tmp) / f"run{t}", args.workers)
                 else:
                     target = int(got["project"]["decisions"]) if "project" in got else args.bare_decisions
-                    got[side] = run_bare(target, args.workers)
-            if "project" in got and got["bare"]["decisions"] < got["project"]["decisions"] * 0.95:
-                # the bare side went first with a guess: rerun it on the project's count
-                got["bare"] = run_bare(int(got["project"]["decisions"]), args.workers)
-            p, b = got["project"], got["bare"]
+                    got[side] = run_bare(target, args.workers, sandbox=side == "boxed")
+            for side in ("bare", "boxed"):
+                if got[side]["decisions"] < got["project"]["decisions"] * 0.95:
+                    # the bare side went first with a guess: rerun it on the project's count
+                    got[side] = run_bare(int(got["project"]["decisions"]), args.workers, sandbox=side == "boxed")
+            p, b, x = got["project"], got["bare"], got["boxed"]
             row = {
                 "trial": t + 1, "load": os.getloadavg()[0], "decisions": p["decisions"], "bare_decisions": b["decisions"],
                 "p_match": p["match_decisions"] / p["match_wall"], "p_whole": p["decisions"] / p["whole_wall"],
                 "b_match": b["match_decisions"] / b["match_wall"], "b_whole": b["decisions"] / b["whole_wall"],
                 "p_cpu": p["cpu"] / p["decisions"] * 1e6, "b_cpu": b["cpu"] / b["decisions"] * 1e6,
                 "p_whole_s": p["whole_wall"], "p_match_s": p["match_wall"], "b_whole_s": b["whole_wall"],
+                "x_match": x["match_decisions"] / x["match_wall"], "x_cpu": x["cpu"] / x["decisions"] * 1e6,
             }
+            row["r_floor"] = row["x_match"] / row["b_match"]
             row["r_match"] = row["p_match"] / row["b_match"]
             row["r_whole"] = row["p_whole"] / row["b_whole"]
             args.bare_decisions = int(p["decisions"])
@@ -235,7 +244,8 @@ def throughput(args: argparse.Namespace) -> list[str]:
             print(f"trial {t + 1} (load {row['load']:.1f}): project {row['p_match']:,.0f} decisions/s in the match "
                   f"phase, {row['p_whole']:,.0f} whole ({p['whole_wall']:.1f} s, of which {p['match_wall']:.1f} s "
                   f"match phase); bare {row['b_match']:,.0f} / {row['b_whole']:,.0f}; ratio "
-                  f"{row['r_match']:.2f} / {row['r_whole']:.2f}", file=sys.stderr, flush=True)
+                  f"{row['r_match']:.2f} / {row['r_whole']:.2f}; bare in the sandbox {row['x_match']:,.0f} "
+                  f"({row['r_floor']:.2f} of bare)", file=sys.stderr, flush=True)
     lines = [
         f"`python benchmarks/league_vs_bare.py --matches {args.matches} --trials {args.trials} "
         f"--workers {args.workers}`, {time.strftime('%Y-%m-%d %H:%M')}, {os.cpu_count()} cores, "
@@ -243,17 +253,21 @@ def throughput(args: argparse.Namespace) -> list[str]:
         "",
         "| trial | load | decisions | project, match phase (decisions/s) | project, whole command | "
         "bare, match phase | bare, whole command | ratio match phase | ratio whole command | "
-        "CPU us per decision, project / bare (whole commands) |",
-        "|---|---|---|---|---|---|---|---|---|---|",
+        "CPU us per decision, project / bare (whole commands) | bare in the sandbox, match phase (x bare) | "
+        "its CPU us per decision |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
         lines.append(f"| {r['trial']} | {r['load']:.1f} | {r['decisions']:,} | {r['p_match']:,.0f} | "
                      f"{r['p_whole']:,.0f} ({r['p_whole_s']:.1f} s) | {r['b_match']:,.0f} | "
                      f"{r['b_whole']:,.0f} ({r['b_whole_s']:.1f} s) | {r['r_match']:.2f} | {r['r_whole']:.2f} | "
-                     f"{r['p_cpu']:.0f} / {r['b_cpu']:.0f} |")
+                     f"{r['p_cpu']:.0f} / {r['b_cpu']:.0f} | {r['x_match']:,.0f} ({r['r_floor']:.2f}) | "
+                     f"{r['x_cpu']:.0f} |")
     lines += ["", f"CPU time from {CommandCpu('probe').source_and_remove()}.",
               "", f"Median ratio: match phase **{statistics.median(r['r_match'] for r in rows):.2f}**, "
-              f"whole command **{statistics.median(r['r_whole'] for r in rows):.2f}**."]
+              f"whole command **{statistics.median(r['r_whole'] for r in rows):.2f}**; the bare referee with "
+              f"its bots in the sandbox, frozen between turns: **{statistics.median(r['r_floor'] for r in rows):.2f}** "
+              f"of the bare referee (the ceiling for any referee keeping the protections)."]
     return lines
 
 

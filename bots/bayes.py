@@ -5,8 +5,9 @@ reasons about what each opponent holds and how each opponent plays.
 
 1. **Solved rounds.** In a two-player round that ``arena solve`` has solved
    (the CFR+ policy files in this bot's data folder ``bots/bayes/``, copied
-   from ``bots/equilibrium/``: a 1-die-each round of ``neller``, ``plain``
-   with wild aces, or two-player ``classic``), it looks up its information set
+   from ``bots/equilibrium/``: every round with at most 2 dice each, 1-1,
+   1-2 and 2-2, of ``neller``, ``plain`` with wild aces, or two-player
+   ``classic``; read by ``arena.sdk.policy.SolvedPolicies``), it looks up its information set
    and draws the action from the solved probabilities with ``self.rng``. The
    mixing is what makes it unexploitable there; no opponent model overrides it.
 

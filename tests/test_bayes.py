@@ -42,7 +42,9 @@ def test_it_ships_a_fitted_prior_and_the_solved_policies() -> None:
 
     solved = {preset: m.POLICIES.rounds(tuple(Rules.preset(preset).to_dict()[k] for k in ROUND_KEYS))
               for preset in ("neller", "classic")}
-    assert all(set(r) == {(1, 1)} for r in solved.values()), solved
+    # every round with at most 2 dice each: the 1-die files and the packed 2-dice ones
+    assert all(set(r) == {(1, 1), (1, 2), (2, 2)} for r in solved.values()), solved
+    assert all(r[(2, 2)].recall == 4 and r[(1, 1)].recall == 0 for r in solved.values())
 
 
 def test_legal_in_every_preset_and_table_size_with_calza_and_palifico_played() -> None:

@@ -200,7 +200,13 @@ def test_without_a_freezer_the_thief_is_charged_for_its_cpu_between_turns(
 @pytest.mark.parametrize("prefer_env", prefers(), indirect=True)
 def test_arena_run_two_matches_in_parallel_beside_a_thief(prefer_env: str, tmp_path: Path) -> None:
     """`arena run` with 2 workers on 2 cores: two tables at once, each with the
-    thief and two honest bots using half their budget: no timeouts."""
+    thief and two honest bots using half their budget: no faults, and the
+    thief's recorded CPU stays tiny (its spinners never ran on its account).
+
+    The wall-clock cap is generous (2 s for a 100 ms budget): a loaded machine
+    must not make an honest bot time out here. Unfrozen, the spinners would
+    still show: what a bot uses between its turns is charged to its next
+    decision, so the thief would time out on CPU and its think would be large."""
     mine = tmp_path / "bots"
     mine.mkdir()
     for name in ("cpu_thief.py", "cpu_half.py"):
@@ -208,7 +214,7 @@ def test_arena_run_two_matches_in_parallel_beside_a_thief(prefer_env: str, tmp_p
     (mine / "cpu_half2.py").write_text((BOTS / "cpu_half.py").read_text())
     cfg = {"name": "theft", "seed": 3, "bots": [str(mine / "*.py")], "players": 3, "matches": 4,
            "variants": {"classic": {"preset": "classic"}}, "workers": 2,
-           "time": {"budget_ms": 100, "wall_factor": 3, "grace_ms": 200}}
+           "time": {"budget_ms": 100, "wall_factor": 20, "grace_ms": 200}}
     path = tmp_path / "c.yaml"
     path.write_text(json.dumps(cfg))
     env = {**os.environ, PREFER_ENV: prefer_env}
@@ -219,3 +225,9 @@ def test_arena_run_two_matches_in_parallel_beside_a_thief(prefer_env: str, tmp_p
     recs = list(iter_records(tmp_path / "out"))
     assert len(recs) == 4
     assert [f for rec in recs for f in rec.faults] == []
+    for rec in recs:
+        assert rec.think is not None
+        thief = rec.bots.index("cpu_thief")
+        turns = sum(1 for r in rec.rounds for a in r.actions if a[0] == thief)
+        # 4 spinners between its turns would put seconds here; its own turns take microseconds.
+        assert rec.think[thief] < 0.01 * turns + 0.2, (rec.think, turns)

@@ -638,11 +638,21 @@ def convert_cmd(policy: str, out: str) -> None:
 @click.argument("bot", type=click.Path(dir_okay=False))
 @click.option("--preset", default="neller", show_default=True, help="Rule preset of the two-player game.")
 @click.option("--set", "sets", multiple=True, metavar="KEY=VALUE", help="Override a rule key (default dice=1).")
-@click.option("--samples", type=click.IntRange(1), default=4, show_default=True,
-              help="Times each information set is asked, each with another match seed.")
+@click.option("--method", type=click.Choice(["auto", "exact", "lbr"]), default="auto", show_default=True,
+              help="exact: ask everywhere and solve (one die each); lbr: local best response in real matches, "
+                   "a lower bound with an interval (any dice); auto: exact with one die each, else lbr.")
+@click.option("--samples", type=click.IntRange(1), default=None,
+              help="Times each question is asked, each with another match seed [default: 4 exact, 2 lbr].")
 @click.option("--focus", type=click.IntRange(0), default=8, show_default=True,
-              help="A stochastic bot is then asked FOCUS x (information sets) more times, where its own "
+              help="exact: a stochastic bot is then asked FOCUS x (information sets) more times, where its own "
                    "play reaches most often.")
+@click.option("--matches", type=int, default=200, show_default=True, help="lbr: matches played against the bot.")
+@click.option("--hands", type=int, default=64, show_default=True,
+              help="lbr: the heaviest hands of the range asked how the bot answers each candidate raise.")
+@click.option("--raises", type=int, default=2, show_default=True,
+              help="lbr: candidate raises per face, from the lowest legal quantity up.")
+@click.option("--neutral", type=float, default=0.0, show_default=True,
+              help="lbr: value (dice) of a raise the bot answers with a raise.")
 @click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True, help="Seed of the match seeds.")
 @click.option("--time-ms", type=click.IntRange(1), default=1000, show_default=True,
               help="Per-decision CPU budget (sent as time_ms).")
@@ -650,15 +660,19 @@ def convert_cmd(policy: str, out: str) -> None:
               help="Sandbox mode (docs/sandbox.md).")
 @click.option("--out", type=click.Path(dir_okay=False), help="Write the report as JSON here.")
 @click.option("--run", "run", type=click.Path(file_okay=False),
-              help="Also write it into run folder RUN (exploit/BOT.json), where `arena report` shows it.")
+              help="Also write it into run folder RUN (exploit/BOT-PRESET-DICE[-lbr].json), where `arena report` "
+                   "shows it.")
 @_friendly
-def exploit_cmd(bot: str, preset: str, sets: tuple[str, ...], samples: int, focus: int, seed: int, time_ms: int,
+def exploit_cmd(bot: str, preset: str, sets: tuple[str, ...], method: str, samples: int | None, focus: int,
+                matches: int, hands: int, raises: int, neutral: float, seed: int, time_ms: int,
                 sandbox: str, out: str | None, run: str | None) -> None:
-    """Exact best response against BOT in a small two-player game (docs/solver.md).
+    """How exploitable BOT is in a two-player game (docs/solver.md).
 
-    BOT runs sandboxed and is asked, through the protocol, what it plays at
-    every information set; the best response to that strategy is computed
-    exactly. Exploitability is what the best responder wins per match (+1 won,
+    BOT runs sandboxed and is asked, through the protocol, what it plays.
+    exact: at every information set, and the best response to that strategy
+    is computed exactly. lbr: a local best responder plays real matches
+    against it, modelling it from questions to a second process; what it wins
+    is a lower bound on the exploitability. Both count per match (+1 won,
     -1 lost), seats drawn at random.
     """
     import json
@@ -666,59 +680,52 @@ def exploit_cmd(bot: str, preset: str, sets: tuple[str, ...], samples: int, focu
 
     from arena.botfile.spec import load_bot
     from arena.engine.rules import Rules, parse_sets
-    from arena.exploit.measure import measure
+    from arena.exploit.text import format_report
     from arena.match.process import BotProcess, TimeControl
     from arena.sandbox import SandboxLimits
 
     over = parse_sets(sets)
     over.setdefault("dice", 1)
     rules = Rules.preset(preset, over)
+    if method == "auto":
+        method = "exact" if rules.dice == 1 else "lbr"
     spec = load_bot(bot)
     limits = SandboxLimits(mode=sandbox).for_bot(spec.limits, f"bot {spec.name} ({spec.path})")  # type: ignore[arg-type]
     clock = TimeControl(budget_ms=time_ms)
+    tty = sys.stderr.isatty()
 
-    def progress(done: int, total: int) -> None:
-        if sys.stderr.isatty():
-            click.echo(f"\rasked {done}/{total}", nl=False, err=True)
+    def factory() -> BotProcess:
+        return BotProcess(spec, limits, clock)
 
-    rep = measure(rules, lambda: BotProcess(spec, limits, clock), bot=spec.name, samples=samples, seed=seed,
-                  time_ms=time_ms, focus=focus, progress=progress)
-    if sys.stderr.isatty():
+    if method == "exact":
+        from arena.exploit.measure import measure
+
+        def progress(done: int, total: int) -> None:
+            if tty:
+                click.echo(f"\rasked {done}/{total}", nl=False, err=True)
+
+        rep = measure(rules, factory, bot=spec.name, samples=samples or 4, seed=seed, time_ms=time_ms, focus=focus,
+                      progress=progress).to_json()
+    else:
+        from arena.exploit.lbr import lbr
+
+        def played(done: int, total: int, mean: float) -> None:
+            if tty:
+                click.echo(f"\rmatch {done}/{total}  LBR {mean:+.3f} per match", nl=False, err=True)
+
+        rep = lbr(rules, factory, bot=spec.name, matches=matches, samples=samples or 2, hands=hands, raises=raises,
+                  neutral=neutral, seed=seed, time_ms=time_ms, preset=preset, progress=played).to_json()
+    if tty:
         click.echo("", err=True)
-    _echo(format_exploit(rep.to_json()))
-    data = json.dumps(rep.to_json(), indent=1)
+    _echo(format_report(rep))
+    data = json.dumps(rep, indent=1)
     if out:
         Path(out).write_text(data)
     if run:
         folder = Path(run) / "exploit"
         folder.mkdir(parents=True, exist_ok=True)
-        (folder / f"{spec.name}-{preset}-{rules.dice}.json").write_text(data)
-
-
-def format_exploit(rep: dict[str, Any]) -> str:
-    """The terminal form of an exploit report."""
-    lines = [f"arena exploit {rep['bot']}: {rep['game']}"]
-    kind = "deterministic: exact" if rep["deterministic"] else f"stochastic: {rep['samples']} samples per information set"
-    lines.append(f"  asked {rep['questions']} information sets x {rep['samples']}, {rep['asked']} answers in all, "
-                 f"in {rep['seconds']:.1f} s ({kind})")
-    iv = rep.get("interval")
-    lines.append(f"  exploitability {rep['exploitability']:.4f} per match"
-                 + ("" if rep["deterministic"] else " (best response to the estimated strategy: biased upward)"))
-    if iv:
-        lines.append(f"  held-out estimate {rep['held_out']:.4f} (biased downward); interval {iv[0]:.4f} to {iv[1]:.4f}")
-    lines.append(f"  best response wins {rep['br_opener']:+.4f} as the opener, {rep['br_other']:+.4f} as the other player")
-    if rep["faults"]:
-        lines.append(f"  {len(rep['faults'])} faulting answers (played as uniform: the figure is a lower bound); "
-                     f"first: {rep['faults'][0]['detail']}")
-    lines.append("  loss by depth (bids before the decision): " + ", ".join(
-        f"{d['depth']}: {d['loss']:.4f}" for d in rep["by_depth"]))
-    lines.append("  worst spots (what the best action there would win back, per match):")
-    for w in rep["worst"]:
-        bids = ",".join(w["bids"]) or "(opening)"
-        plays = ", ".join(f"{a} {p:.2f}" for a, p in w["bot"].items())
-        lines.append(f"    {w['loss']:.4f}  round {w['round']} as {w['role']}, hand {w['hand']}, after {bids}: "
-                     f"plays {plays or '?'}; best {w['best']}")
-    return "\n".join(lines)
+        tag = "-lbr" if method == "lbr" else ""
+        (folder / f"{spec.name}-{preset}-{rules.dice}{tag}.json").write_text(data)
 
 
 if __name__ == "__main__":  # pragma: no cover
