@@ -806,106 +806,51 @@ def _scores(cache: dict[tuple[Any, ...], np.ndarray], key: tuple[Any, ...], make
     if got is None:
         if len(cache) >= _SCORES_MAX[part]:
             cache.clear()
-        got = cache[key] = make([key])[0]
+        got = cache[key] = make(*key)
     return got
 
 
-def _face_scores(keys: list[tuple[Any, ...]]) -> np.ndarray:
-    """The face part, one row per key (chosen, *feats), every key with as many legal faces: a
-    softmax over the legal faces of beta x face_feature (``feats``: per face, its face_feature for
-    each of ``KAPPAS``), the face at ``chosen`` picked."""
-    feats = np.array([key[1:] for key in keys]).transpose(0, 2, 1)  # (key, kappa, face): face_feature
-    z = np.exp(_BETAS[None, :, None, None] * (feats[:, None, :, :] - 1.0)).sum(axis=3)  # key x beta x kappa
-    chosen = feats[_C_ROWS[: len(keys)], :, [key[0] for key in keys]]  # (key, kappa)
-    num = np.exp(_BETAS[None, :, None] * (chosen[:, None, :] - 1.0))
-    share = (num / z)[:, _FACE_BI, _FACE_CI]
-    out: np.ndarray = np.log((1.0 - _FACE_E) * share + _FACE_E / (len(keys[0]) - 1))
+def _face_scores(chosen: int, *feats: tuple[float, float, float]) -> np.ndarray:
+    """The face part: a softmax over the legal faces of beta x face_feature (``feats``: per face,
+    its face_feature for each of ``KAPPAS``), the face at ``chosen`` picked."""
+    f = np.array(list(zip(*feats)))  # (kappa, face)
+    z = np.exp(_BETAS[:, None, None] * (f[None, :, :] - 1.0)).sum(axis=2)  # beta x kappa
+    num = np.exp(_BETAS[:, None] * (f[None, :, chosen] - 1.0))
+    share = (num / z)[_FACE_BI, _FACE_CI]
+    out: np.ndarray = np.log((1.0 - _FACE_E) * share + _FACE_E / len(feats))
     return out
 
 
-def _qty_scores(keys: list[tuple[Any, ...]]) -> np.ndarray:
-    """The quantity part, one row per key (lo, total, n, p, k, qty, atom_on), every key with as many
-    quantities (total - lo): ``qty`` of ``lo``..``total`` bid with ``k`` dice for the face."""
-    lo, total = keys[0][0], keys[0][1]
+def _qty_scores(lo: int, total: int, n: int, p: float, k: int, qty: int, atom_on: bool) -> np.ndarray:
+    """The quantity part: ``qty`` of ``lo``..``total`` bid with ``k`` dice for the face."""
     width = total - lo + 1
-    mu = np.array([(t - n) * p + k for _, t, n, p, k, _, _ in keys])[:, None] - _DS_D  # per (delta, sigma)
-    qs = np.array([key[0] for key in keys])[:, None] + np.arange(width)  # lo..total
-    z = np.exp(-((qs[:, None, :] - mu[:, :, None]) ** 2) * _DS_INV[:, None]).sum(axis=2)
-    qty = np.array([key[5] for key in keys])[:, None]
+    mu = (total - n) * p + k - _DS_D  # per (delta, sigma)
+    qs = np.arange(lo, total + 1)
+    z = np.exp(-((qs[None, :] - mu[:, None]) ** 2) * _DS_INV[:, None]).sum(axis=1)
     g = np.exp(-((qty - mu) ** 2) * _DS_INV)
-    g = np.where(z > 0, g / np.where(z > 0, z, 1.0), 1.0 / width)[:, _QTY_DSI]
-    atom = np.array([key[6] for key in keys])[:, None]
-    if atom.any():
-        lowest = np.array([1.0 if key[5] == key[0] else 0.0 for key in keys])[:, None]
-        g = np.where(atom, _QTY_PM * lowest + (1.0 - _QTY_PM) * g, g)
+    g = np.where(z > 0, g / np.where(z > 0, z, 1.0), 1.0 / width)[_QTY_DSI]
+    if atom_on:
+        g = _QTY_PM * (1.0 if qty == lo else 0.0) + (1.0 - _QTY_PM) * g
     out: np.ndarray = np.log((1.0 - _QTY_E) * g + _QTY_E / width)
     return out
 
 
-def _calza_scores(keys: list[tuple[Any, ...]]) -> np.ndarray:
-    """The calza part, one row per key (x, called), ``x`` the chance that the standing bid is exact."""
-    x = np.array([key[0] for key in keys])[:, None]
+def _calza_scores(x: float, called: bool) -> np.ndarray:
+    """The calza part, ``x`` the chance that the standing bid is exact."""
     pz = 0.5 * _CALZA_E + (1.0 - _CALZA_E) * sigmoid_np(_CALZA_A * (x - _CALZA_T))
-    out: np.ndarray = np.log(np.where(np.array([key[1] for key in keys])[:, None], pz, 1.0 - pz))
+    out: np.ndarray = np.log(pz if called else 1.0 - pz)
     return out
 
 
-def _dudo_scores(keys: list[tuple[Any, ...]]) -> np.ndarray:
-    """The dudo part, one row per key (called, *chances): the standing bid's chance, then the best
-    raise's, per kappa."""
-    chances = np.array([key[1:] for key in keys])
-    ps = chances[:, :3][:, _DUDO_CI]
-    pr = chances[:, 3:][:, _DUDO_CI]
-    sign = np.array([1.0 if key[0] else -1.0 for key in keys])[:, None]  # log(1 - sigmoid(z)) with eps: at -z
+def _dudo_scores(called: bool, *chances: float) -> np.ndarray:
+    """The dudo part: ``chances`` are the standing bid's chance, then the best raise's, per kappa."""
+    ps = np.array(chances[:3])[_DUDO_CI]
+    pr = np.array(chances[3:])[_DUDO_CI]
+    sign = 1.0 if called else -1.0  # log(1 - sigmoid(z)) with eps is the table at -z
     # the table's index as int() would take it (truncated towards zero), then clamped
     j = ((sign * _DUDO_A * (_DUDO_T - ps - _DUDO_W * pr) + _ZMAX) * _STEP + 0.5).astype(np.int64)
     out: np.ndarray = _LOGSIG_NP[np.clip(j, 0, _LOGSIG_TOP)]
     return out
-
-
-# part: its kept scores, what makes them, and what a batch of keys must share to be made together
-_PARTS_SCORED: dict[str, tuple[dict[tuple[Any, ...], np.ndarray], Any, Any]] = {
-    "face": (_FACE_SCORES, _face_scores, len),  # as many legal faces
-    "qty": (_QTY_SCORES, _qty_scores, lambda key: key[1] - key[0]),  # as many quantities
-    "dudo": (_DUDO_SCORES, _dudo_scores, lambda key: 0),
-    "calza": (_CALZA_SCORES, _calza_scores, lambda key: 0),
-}
-
-
-class Scoring:
-    """The shown decisions of a round, scored together: each opponent's log-posterior gains the
-    log-likelihood of each decision, in the order they were made (so the sums are as they would be
-    one by one), but the scores not kept yet are made in one pass per part and shape."""
-
-    def __init__(self) -> None:
-        self.jobs: list[tuple[dict[str, np.ndarray], str, tuple[Any, ...]]] = []
-
-    def add(self, logp: dict[str, np.ndarray], part: str, key: tuple[Any, ...]) -> None:
-        self.jobs.append((logp, part, key))
-
-    def run(self) -> None:
-        got: dict[tuple[str, tuple[Any, ...]], np.ndarray] = {}
-        todo: dict[tuple[str, Any], list[tuple[Any, ...]]] = {}
-        for _, part, key in self.jobs:
-            if (part, key) in got:
-                continue
-            cache, _, shape = _PARTS_SCORED[part]
-            kept = cache.get(key)
-            if kept is not None:
-                got[(part, key)] = kept
-            else:
-                group = todo.setdefault((part, shape(key)), [])
-                if key not in group:
-                    group.append(key)
-        for (part, _), keys in todo.items():
-            cache, make, _ = _PARTS_SCORED[part]
-            for key, row in zip(keys, make(keys)):
-                if len(cache) >= _SCORES_MAX[part]:
-                    cache.clear()
-                got[(part, key)] = cache[key] = row
-        for logp, part, key in self.jobs:
-            logp[part] += got[(part, key)]
-        self.jobs = []
 
 
 class Profile:
@@ -921,18 +866,10 @@ class Profile:
         """The most probable point of each grid (the first of equals)."""
         return Model(*(grid[int(self.logp[name].argmax())] for name, grid in PARTS))
 
-    def _score(self, part: str, key: tuple[Any, ...], batch: Scoring | None) -> None:
-        if batch is None:
-            cache, make, _ = _PARTS_SCORED[part]
-            self.logp[part] += _scores(cache, key, make, part)
-        else:
-            batch.add(self.logp, part, key)
-
-    def observe_bid(self, ctx: Context, kv: Sequence[int], b: Bid, batch: Scoring | None = None) -> None:
-        """A shown hand (``kv``: dice counting per face) bid ``b`` in ``ctx`` (scored now, or with
-        ``batch`` when it runs)."""
+    def observe_bid(self, ctx: Context, kv: Sequence[int], b: Bid) -> None:
+        """A shown hand (``kv``: dice counting per face) bid ``b`` in ``ctx``."""
         if ctx.standing is not None:
-            self.observe_call(ctx, kv, None, batch)
+            self.observe_call(ctx, kv, None)
         faces = list(ctx.mins)
         if len(faces) > 1:
             unseen = ctx.total - ctx.n
@@ -943,12 +880,12 @@ class Profile:
                 p = face_p(f, ctx.wild)
                 feats.append(seen_by_kappa(unseen, p, ctx.credit[f - 1])[PAD + max(ctx.mins[f], int(ctx.total * p + 0.5))
                                                                           - kv[f - 1]])
-            self._score("face", (faces.index(b.face), *feats), batch)
+            self.logp["face"] += _scores(_FACE_SCORES, (faces.index(b.face), *feats), _face_scores, "face")
         atom_on = ctx.standing is not None
         key = (ctx.mins[b.face], ctx.total, ctx.n, face_p(b.face, ctx.wild), kv[b.face - 1], b.quantity, atom_on)
-        self._score("qty", key, batch)
+        self.logp["qty"] += _scores(_QTY_SCORES, key, _qty_scores, "qty")
 
-    def observe_call(self, ctx: Context, kv: Sequence[int], call: str | None, batch: Scoring | None = None) -> None:
+    def observe_call(self, ctx: Context, kv: Sequence[int], call: str | None) -> None:
         """A shown hand facing ``ctx.standing`` called ``call`` ("dudo", "calza"; None: it raised)."""
         s = ctx.standing
         assert s is not None
@@ -956,12 +893,13 @@ class Profile:
         unseen = ctx.total - ctx.n
         k = kv[s.face - 1]
         if ctx.calza:
-            self._score("calza", (exact_p(unseen, p, s.quantity - k), call == "calza"), batch)
+            self.logp["calza"] += _scores(_CALZA_SCORES, (exact_p(unseen, p, s.quantity - k), call == "calza"),
+                                          _calza_scores, "calza")
         if call == "calza":
             return
         key = (call == "dudo", *seen_by_kappa(unseen, p, ctx.credit[s.face - 1])[PAD + s.quantity - k],
                *best_raises_by_kappa(ctx, kv))
-        self._score("dudo", key, batch)
+        self.logp["dudo"] += _scores(_DUDO_SCORES, key, _dudo_scores, "dudo")
 
     def refresh(self) -> None:
         self.model = self.best()
@@ -1633,7 +1571,6 @@ class Bayes(Bot):
         else:
             known = len(hist)
         touched = set()
-        batch = Scoring()
         rules = self.rules
         total = sum(counts)
         for i, (seat, b) in enumerate(hist):
@@ -1644,16 +1581,15 @@ class Bayes(Bot):
             low = ctx.mins.get(b.face)
             if low is None or not low <= b.quantity <= ctx.total:
                 continue
-            self.profiles[seat].observe_bid(ctx, kvec_of(hands[seat], wild), b, batch)
+            self.profiles[seat].observe_bid(ctx, kvec_of(hands[seat], wild), b)
             touched.add(seat)
         if result.call is not None and result.bid is not None:
             caller, kind = result.call
             if caller != self.me and 0 <= caller < len(hands) and hands[caller]:
                 ctx = context(rules, caller, hist, counts, self.palifico, wild,  # hist ends with result.bid
                               self._mins_after(hist[-1][1], total, self.palifico, counts[caller] == 1))
-                self.profiles[caller].observe_call(ctx, kvec_of(hands[caller], wild), kind, batch)
+                self.profiles[caller].observe_call(ctx, kvec_of(hands[caller], wild), kind)
                 touched.add(caller)
-        batch.run()
         for seat in touched:
             self.profiles[seat].refresh()
 
