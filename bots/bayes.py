@@ -85,7 +85,7 @@ import json
 import math
 import os
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 # numpy (a dependency of the arena, so in the site-packages the bot host sees) does the
 # per-hand and per-grid-point arithmetic in arrays. One BLAS thread: OpenBLAS would otherwise
@@ -97,6 +97,29 @@ from arena.sdk import CALZA, DUDO, Action, Bid, Bot, MatchInfo, RoundEnd, Turn, 
 from arena.sdk.policy import SolvedPolicies  # noqa: E402
 
 FACES = (1, 2, 3, 4, 5, 6)
+
+K = TypeVar("K")
+V = TypeVar("V")
+
+
+class Kept(dict[K, V]):
+    """A table kept from decision to decision and match to match, of at most ``limit`` entries: a
+    full table starts over. What it holds are functions of their keys, so forgetting costs time,
+    never a different decision. Looked up with the dict's own ``get`` (a hit costs what it did);
+    filled with :meth:`put`."""
+
+    __slots__ = ("limit",)
+
+    def __init__(self, limit: int) -> None:
+        super().__init__()
+        self.limit = limit
+
+    def put(self, key: K, value: V) -> V:
+        if len(self) >= self.limit:
+            self.clear()
+        self[key] = value
+        return value
+
 P_ONE = 1.0 / 6.0
 P_WILD = 1.0 / 3.0
 
@@ -315,7 +338,7 @@ def _sigmoid(x: float) -> float:
     return e / (1.0 + e)
 
 
-_CREDITED: dict[tuple[int, float, int, int, float], float] = {}
+_CREDITED: Kept[tuple[int, float, int, int, float], float] = Kept(200000)
 
 
 def p_seen(unseen: int, p: float, need: int, credited: int, kappa: float) -> float:
@@ -338,9 +361,7 @@ def p_seen(unseen: int, p: float, need: int, credited: int, kappa: float) -> flo
             r = need - j
             t = 1.0 if r <= 0 else (rest[r] if r <= unseen - c else 0.0)
             got += math.comb(c, j) * kappa ** j * (1.0 - kappa) ** (c - j) * t
-        if len(_CREDITED) > 200000:
-            _CREDITED.clear()
-        _CREDITED[key] = got
+        _CREDITED.put(key, got)
     return got
 
 
@@ -381,7 +402,7 @@ def seen_list(unseen: int, p: float, credited: int, kappa: float) -> list[float]
     return got
 
 
-_SEEN6: dict[tuple[Any, ...], np.ndarray] = {}
+_SEEN6: Kept[tuple[Any, ...], np.ndarray] = Kept(4000)
 
 
 def seen_rows6(unseen: int, wild: bool, credit: tuple[int, ...], kappa: float) -> np.ndarray:
@@ -389,9 +410,7 @@ def seen_rows6(unseen: int, wild: bool, credit: tuple[int, ...], kappa: float) -
     key = (unseen, wild, credit, kappa)
     got = _SEEN6.get(key)
     if got is None:
-        if len(_SEEN6) > 4000:
-            _SEEN6.clear()
-        got = _SEEN6[key] = np.array([seen_row(unseen, face_p(f, wild), credit[f - 1], kappa) for f in FACES])
+        got = _SEEN6.put(key, np.array([seen_row(unseen, face_p(f, wild), credit[f - 1], kappa) for f in FACES]))
     return got
 
 
@@ -551,14 +570,12 @@ def face_tables(ctx: Context, kappa: float, reference: bool) -> np.ndarray:
     key = (ctx.total, ctx.n, ctx.wild, tuple(ctx.mins.items()), ctx.credit, kappa, reference)
     got = _FACE_TABLES.get(key)
     if got is None:
-        if len(_FACE_TABLES) > 20000:
-            _FACE_TABLES.clear()
-        got = _FACE_TABLES[key] = _make_face_tables(ctx, kappa, reference)
+        got = _FACE_TABLES.put(key, _make_face_tables(ctx, kappa, reference))
     return got
 
 
-_FACE_TABLES: dict[tuple[Any, ...], np.ndarray] = {}
-_FACE_EXP: dict[tuple[Any, ...], np.ndarray] = {}
+_FACE_TABLES: Kept[tuple[Any, ...], np.ndarray] = Kept(20000)
+_FACE_EXP: Kept[tuple[Any, ...], np.ndarray] = Kept(20000)
 
 
 def face_weights(ctx: Context, kappa: float, beta: float) -> np.ndarray:
@@ -567,11 +584,9 @@ def face_weights(ctx: Context, kappa: float, beta: float) -> np.ndarray:
     key = (ctx.total, ctx.n, ctx.wild, tuple(ctx.mins.items()), ctx.credit, kappa, beta)
     got = _FACE_EXP.get(key)
     if got is None:
-        if len(_FACE_EXP) > 20000:
-            _FACE_EXP.clear()
         E = np.exp(beta * (face_tables(ctx, kappa, True) - 1.0))
         E *= _legal_mask(ctx.mins)[:, None]
-        got = _FACE_EXP[key] = E.ravel()
+        got = _FACE_EXP.put(key, E.ravel())
     return got
 
 
@@ -683,7 +698,7 @@ def _legal_mask(mins: dict[int, int]) -> np.ndarray:
     return got
 
 
-_QTABLES: dict[tuple[Any, ...], np.ndarray] = {}
+_QTABLES: Kept[tuple[Any, ...], np.ndarray] = Kept(4000)
 
 
 def q_table(ctx: Context, face: int, qty: int, pi_min: float, delta: float, sigma: float, eps_q: float,
@@ -694,9 +709,7 @@ def q_table(ctx: Context, face: int, qty: int, pi_min: float, delta: float, sigm
     key = (lo, ctx.total, ctx.n, face_p(face, ctx.wild), ctx.standing is not None, pi_min, delta, sigma, eps_q)
     got = _QTABLES.get(key)
     if got is None:
-        if len(_QTABLES) > 4000:
-            _QTABLES.clear()
-        got = _QTABLES[key] = _make_q_table(ctx, face, pi_min, delta, sigma, eps_q)
+        got = _QTABLES.put(key, _make_q_table(ctx, face, pi_min, delta, sigma, eps_q))
     out: np.ndarray = got[:, qty - lo]
     return out
 
@@ -795,18 +808,16 @@ _LOGSIG_NP = np.array(_LOGSIG)
 # player's chances as it reckoned them, the quantity's place): the arrays are kept by those
 # numbers, which recur from round to round and match to match. Bounded: a full cache starts over.
 _SCORES_MAX = {"face": 8192, "qty": 8192, "dudo": 8192, "calza": 2048}  # about 45 MB at most
-_FACE_SCORES: dict[tuple[Any, ...], np.ndarray] = {}
-_QTY_SCORES: dict[tuple[Any, ...], np.ndarray] = {}
-_DUDO_SCORES: dict[tuple[Any, ...], np.ndarray] = {}
-_CALZA_SCORES: dict[tuple[Any, ...], np.ndarray] = {}
+_FACE_SCORES: Kept[tuple[Any, ...], np.ndarray] = Kept(_SCORES_MAX["face"])
+_QTY_SCORES: Kept[tuple[Any, ...], np.ndarray] = Kept(_SCORES_MAX["qty"])
+_DUDO_SCORES: Kept[tuple[Any, ...], np.ndarray] = Kept(_SCORES_MAX["dudo"])
+_CALZA_SCORES: Kept[tuple[Any, ...], np.ndarray] = Kept(_SCORES_MAX["calza"])
 
 
-def _scores(cache: dict[tuple[Any, ...], np.ndarray], key: tuple[Any, ...], make: Any, part: str) -> np.ndarray:
+def _scores(cache: Kept[tuple[Any, ...], np.ndarray], key: tuple[Any, ...], make: Any) -> np.ndarray:
     got = cache.get(key)
     if got is None:
-        if len(cache) >= _SCORES_MAX[part]:
-            cache.clear()
-        got = cache[key] = make(*key)
+        got = cache.put(key, make(*key))
     return got
 
 
@@ -880,10 +891,10 @@ class Profile:
                 p = face_p(f, ctx.wild)
                 feats.append(seen_by_kappa(unseen, p, ctx.credit[f - 1])[PAD + max(ctx.mins[f], int(ctx.total * p + 0.5))
                                                                           - kv[f - 1]])
-            self.logp["face"] += _scores(_FACE_SCORES, (faces.index(b.face), *feats), _face_scores, "face")
+            self.logp["face"] += _scores(_FACE_SCORES, (faces.index(b.face), *feats), _face_scores)
         atom_on = ctx.standing is not None
         key = (ctx.mins[b.face], ctx.total, ctx.n, face_p(b.face, ctx.wild), kv[b.face - 1], b.quantity, atom_on)
-        self.logp["qty"] += _scores(_QTY_SCORES, key, _qty_scores, "qty")
+        self.logp["qty"] += _scores(_QTY_SCORES, key, _qty_scores)
 
     def observe_call(self, ctx: Context, kv: Sequence[int], call: str | None) -> None:
         """A shown hand facing ``ctx.standing`` called ``call`` ("dudo", "calza"; None: it raised)."""
@@ -894,12 +905,12 @@ class Profile:
         k = kv[s.face - 1]
         if ctx.calza:
             self.logp["calza"] += _scores(_CALZA_SCORES, (exact_p(unseen, p, s.quantity - k), call == "calza"),
-                                          _calza_scores, "calza")
+                                          _calza_scores)
         if call == "calza":
             return
         key = (call == "dudo", *seen_by_kappa(unseen, p, ctx.credit[s.face - 1])[PAD + s.quantity - k],
                *best_raises_by_kappa(ctx, kv))
-        self.logp["dudo"] += _scores(_DUDO_SCORES, key, _dudo_scores, "dudo")
+        self.logp["dudo"] += _scores(_DUDO_SCORES, key, _dudo_scores)
 
     def refresh(self) -> None:
         self.model = self.best()
@@ -1061,7 +1072,7 @@ DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "bayes")
 POLICIES = SolvedPolicies(DATA, accept=lambda name: name != "params.json")  # read when first needed
 
 
-_DOUBTS: dict[tuple[Any, ...], np.ndarray] = {}
+_DOUBTS: Kept[tuple[Any, ...], np.ndarray] = Kept(500)
 
 
 def chain_doubts(model: Model, unseen: int, wild: bool) -> np.ndarray:
@@ -1071,12 +1082,10 @@ def chain_doubts(model: Model, unseen: int, wild: bool) -> np.ndarray:
     key = (model.dudo_t, model.dudo_w, model.dudo_a, model.eps_dudo, unseen, wild)
     got = _DOUBTS.get(key)
     if got is None:
-        if len(_DOUBTS) > 500:
-            _DOUBTS.clear()
         naive = by_face("naive", unseen, wild)
         raised = np.zeros_like(naive)
         raised[:, :-1] = naive[:, 1:]
-        got = _DOUBTS[key] = model.p_dudo_np(naive, raised)
+        got = _DOUBTS.put(key, model.p_dudo_np(naive, raised))
     return got
 
 
@@ -1117,9 +1126,9 @@ class Candidates:
         return got
 
 
-_MINS: dict[tuple[Any, ...], dict[int, int]] = {}
+_MINS: Kept[tuple[Any, ...], dict[int, int]] = Kept(20000)
 _MIN_TABLES: dict[tuple[Any, ...], tuple[np.ndarray, np.ndarray]] = {}
-_CANDIDATES: dict[tuple[Any, ...], Candidates] = {}
+_CANDIDATES: Kept[tuple[Any, ...], Candidates] = Kept(5000)
 
 
 class Bayes(Bot):
@@ -1213,9 +1222,7 @@ class Bayes(Bot):
         key = (self._order, q, f, total, palifico, one_die)
         got = _MINS.get(key)
         if got is None:
-            if len(_MINS) > 20000:
-                _MINS.clear()
-            got = _MINS[key] = legal_mins(self.rules, bid(q, f), total, palifico, one_die)
+            got = _MINS.put(key, legal_mins(self.rules, bid(q, f), total, palifico, one_die))
         return got
 
     def _mins_after(self, standing: Bid | None, total: int, palifico: bool, one_die: bool) -> dict[int, int]:
@@ -1246,8 +1253,6 @@ class Bayes(Bot):
                one_die, turn.wild)
         got = _CANDIDATES.get(key)
         if got is None:
-            if len(_CANDIDATES) > 5000:
-                _CANDIDATES.clear()
             cand: list[tuple[int, int]] = []  # (face, quantity)
             for face, low in legal.min_quantity.items():
                 for q in range(low, min(low + RAISE_SPAN - 1, legal.max_quantity) + 1):
@@ -1258,8 +1263,8 @@ class Bayes(Bot):
             low_c, ok_c = lows[qa, fi], oks[qa, fi]  # (candidate, face): the next player's smallest raises
             ok_o = ok_c & (_G6 != fi[:, None]) & (_NOT_ACES if turn.wild else True)  # its other faces
             other = np.where(ok_o.any(axis=1), np.where(ok_o, low_c, _BIG).min(axis=1), 0)
-            got = _CANDIDATES[key] = Candidates([bid(q, f) for f, q in cand], fi, qa, ok_c[_C_ROWS[: len(cand)], fi],
-                                                other)
+            got = _CANDIDATES.put(key, Candidates([bid(q, f) for f, q in cand], fi, qa, ok_c[_C_ROWS[: len(cand)], fi],
+                                                other))
         return got
 
     # --- the decision ---
@@ -1616,10 +1621,10 @@ class Bayes(Bot):
                           result.count < best.quantity and called, self.match.names[nxt]))
 
 
-_QROWS: dict[tuple[Any, ...], np.ndarray] = {}
+_QROWS: Kept[tuple[Any, ...], np.ndarray] = Kept(10000)
 
 
-_QTABLE6: dict[tuple[Any, ...], np.ndarray] = {}
+_QTABLE6: Kept[tuple[Any, ...], np.ndarray] = Kept(5000)
 
 
 def _quantity_table(ctx: Context, model: Model) -> np.ndarray:
@@ -1629,12 +1634,10 @@ def _quantity_table(ctx: Context, model: Model) -> np.ndarray:
            model.pi_min, model.eps_q)
     got = _QTABLE6.get(key)
     if got is None:
-        if len(_QTABLE6) > 5000:
-            _QTABLE6.clear()
         out = np.zeros((6, ctx.n + 1, RAISE_SPAN))
         for g in ctx.mins:
             out[g - 1] = _quantity_rows(ctx, g, model)
-        got = _QTABLE6[key] = out.reshape(6 * (ctx.n + 1), RAISE_SPAN)
+        got = _QTABLE6.put(key, out.reshape(6 * (ctx.n + 1), RAISE_SPAN))
     return got
 
 
@@ -1646,9 +1649,7 @@ def _quantity_rows(ctx: Context, face: int, model: Model) -> np.ndarray:
            model.sigma, model.pi_min, model.eps_q)
     rows = _QROWS.get(key)
     if rows is None:
-        if len(_QROWS) > 10000:
-            _QROWS.clear()
-        rows = _QROWS[key] = _make_quantity_rows(ctx, face, model)
+        rows = _QROWS.put(key, _make_quantity_rows(ctx, face, model))
     return rows
 
 
@@ -1670,16 +1671,14 @@ def _make_quantity_rows(ctx: Context, face: int, model: Model) -> np.ndarray:
     return rows
 
 
-_KV: dict[tuple[tuple[int, ...], bool], tuple[int, ...]] = {}
+_KV: Kept[tuple[tuple[int, ...], bool], tuple[int, ...]] = Kept(4096)
 
 
 def _kvec_cache(dice: tuple[int, ...], wild: bool) -> tuple[int, ...]:
     key = (dice, wild)
     kv = _KV.get(key)
     if kv is None:
-        if len(_KV) > 4096:
-            _KV.clear()
-        kv = _KV[key] = kvec_of(dice, wild)
+        kv = _KV.put(key, kvec_of(dice, wild))
     return kv
 
 
