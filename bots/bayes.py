@@ -575,21 +575,6 @@ def face_tables(ctx: Context, kappa: float, reference: bool) -> np.ndarray:
 
 
 _FACE_TABLES: Kept[tuple[Any, ...], np.ndarray] = Kept(20000)
-_FACE_EXP: Kept[tuple[Any, ...], np.ndarray] = Kept(20000)
-
-
-def face_weights(ctx: Context, kappa: float, beta: float) -> np.ndarray:
-    """``exp(beta (face_feature - 1))`` over :func:`face_tables` (``reference``), zero for the faces
-    that may not be bid, raveled ((f - 1) (n + 1) + k): the face softmax's weights. Kept."""
-    key = (ctx.total, ctx.n, ctx.wild, tuple(ctx.mins.items()), ctx.credit, kappa, beta)
-    got = _FACE_EXP.get(key)
-    if got is None:
-        E = np.exp(beta * (face_tables(ctx, kappa, True) - 1.0))
-        E *= _legal_mask(ctx.mins)[:, None]
-        got = _FACE_EXP.put(key, E.ravel())
-    return got
-
-
 def _make_face_tables(ctx: Context, kappa: float, reference: bool) -> np.ndarray:
     n = ctx.n
     unseen = ctx.total - n
@@ -966,7 +951,9 @@ class HandBelief:
         like = q_table(ctx, b.face, b.quantity, model.pi_min, model.delta, model.sigma, model.eps_q)[K[:, fi]]
         if nf > 1:
             # the face's softmax: every hand's six entries of the (face, k) table in one lookup
-            Eh = face_weights(ctx, model.face_kappa, model.beta)[self.flat]
+            E = np.exp(model.beta * (face_tables(ctx, model.face_kappa, True) - 1.0))
+            E *= _legal_mask(ctx.mins)[:, None]
+            Eh = E.ravel()[self.flat]
             ef = model.eps_face
             like *= (1.0 - ef) * Eh[:, fi] / Eh.sum(axis=1) + ef / nf
         standing = ctx.standing
@@ -1106,6 +1093,23 @@ class Candidates:
         got = self._at.get((i, n))
         if got is None:
             got = self._at[(i, n)] = PAD + (self.qa + i * CHAIN_STEP + 0.5).astype(np.int64)[:, None] - _KS[: n + 1]
+        return got
+
+    def flat_at(self, i: int, n: int, width: int) -> np.ndarray:
+        """:meth:`chain_at` as an index of a raveled per-face table of rows ``width`` long (one
+        lookup instead of two, the same entries)."""
+        key = (i, n, width)
+        got = self._at.get(key)
+        if got is None:
+            got = self._at[key] = self.fi[:, None] * width + self.chain_at(i, n)
+        return got
+
+    def flat_back(self, seats: int, width: int) -> np.ndarray:
+        """:meth:`back_at` as an index of a raveled per-face table of rows ``width`` long."""
+        key = (seats, -1, width)
+        got = self._at.get(key)
+        if got is None:
+            got = self._at[key] = self.fi * width + self.back_at(seats)
         return got
 
     def other_true(self, unseen: int, n: int, wild: bool) -> np.ndarray:
@@ -1374,14 +1378,15 @@ class Bayes(Bot):
         # face once we have bid it: we count as a bidder)
         seen = seen_rows6(unseen_j, wild, self._credit(turn, nxt)[1], kd)
         # what the next player could raise to: the same face, and its best other one
-        raise_same = cands.same
-        F = fi[:, None]
-        at_q = cands.chain_at(0, n_j)  # (candidate, k): index of the need q - k
-        ps = seen[F, at_q]
-        same = seen[F, at_q + 1] * raise_same[:, None]
+        # (candidate, k): where a table per face (raveled) holds the need q - k
+        at_q = cands.flat_at(0, n_j, seen.shape[1])
+        flat_seen = seen.ravel()
+        ps = flat_seen[at_q]
+        same = flat_seen[at_q + 1] * cands.same[:, None]
         oth = cands.other_true(unseen_j, n_j, wild)
-        at_need = at_q - mine[:, None]  # index of the rest of the table's dice needed
-        pt = self._padded_dists(nxt, True)[F, at_need]
+        tails = self._padded_dists(nxt, True)
+        at_need = cands.flat_at(0, n_j, tails.shape[1]) - mine[:, None]  # the rest of the table's dice needed
+        pt = tails.ravel()[at_need]
         v_dudo = pt * other - (1.0 - pt)
         cont = self._chain(turn, order, cands, mine, other)
         pd = model.p_dudo_np(ps[:, :, None], np.maximum(same[:, :, None], oth[:, None, :]))
@@ -1390,8 +1395,8 @@ class Bayes(Bot):
         acc = (Jm * (pd * v_dudo[:, :, None] + (1.0 - pd) * cont[:, None, None])).sum(axis=2)
         wk = J.sum(axis=2)
         if calza_allowed(rules, turn.counts):
-            pz = model.p_calza_np(by_face("exact", unseen_j, wild)[F, at_q])
-            pe = self._padded_dists(nxt, False)[F, at_need]
+            pz = model.p_calza_np(by_face("exact", unseen_j, wild).ravel()[at_q])
+            pe = self._padded_dists(nxt, False).ravel()[at_need]
             v_calza = (-pe * other * 0.5 if rules.calza_reward == "regain" else -pe) + (1.0 - pe) * other
             per_k = pz * wk * v_calza + (1.0 - pz) * acc
         else:
@@ -1407,17 +1412,18 @@ class Bayes(Bot):
             return np.full(len(cands.qa), RAISE_AGAIN)
         fi, qa = cands.fi, cands.qa
         total = turn.total
-        F = fi[:, None]
         survive = np.ones(len(qa))
         v = np.zeros(len(qa))
         for i, seat in enumerate(order[1:], 1):
             model = self.profiles[seat].model
             n = turn.counts[seat]
             marg = self._table(seat)[fi]  # (candidate, k)
-            c = (marg * (marg > 1e-9) * chain_doubts(model, total - n, self.wild)[F, cands.chain_at(i, n)]).sum(axis=1)
+            doubts = chain_doubts(model, total - n, self.wild)
+            c = (marg * (marg > 1e-9) * doubts.ravel()[cands.flat_at(i, n, doubts.shape[1])]).sum(axis=1)
             v += survive * c * other
             survive *= 1.0 - c
-        p_true = self._padded_dists(-1, True)[fi, cands.back_at(len(order)) - mine]
+        tails = self._padded_dists(-1, True)
+        p_true = tails.ravel()[cands.flat_back(len(order), tails.shape[1]) - mine]
         back = np.maximum(-p_true + (1.0 - p_true) * other, RAISE_AGAIN)
         out: np.ndarray = v + survive * back
         return out
@@ -1488,7 +1494,8 @@ class Bayes(Bot):
             legal = ok_c[L].astype(float)
             p_raise = wc[L] * (1.0 - pd[L])
             lrows = _C_ROWS[: len(live), None, None]
-            FF = np.stack([face_weights(ctxs[c], kf, beta) for c in live])[lrows, flat]  # (candidate, deal, face)
+            E = np.stack([np.exp(beta * (face_tables(ctxs[c], kf, True) - 1.0)).ravel() for c in live])
+            FF = E[lrows, flat] * legal[:, None, :]  # (candidate, deal, face)
             nf = legal.sum(axis=1)[:, None, None]
             pf = p_raise[:, :, None] * ((1.0 - ef) * FF / FF.sum(axis=2)[:, :, None] + ef / nf) * legal[:, None, :]
             pf *= (pf >= 1e-9) & (p_raise >= 1e-9)[:, :, None]
