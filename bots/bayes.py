@@ -402,7 +402,7 @@ def seen_list(unseen: int, p: float, credited: int, kappa: float) -> list[float]
     return got
 
 
-_SEEN6: Kept[tuple[Any, ...], np.ndarray] = Kept(4000)
+_SEEN6: Kept[tuple[Any, ...], np.ndarray] = Kept(2000)  # each about 14 kB
 
 
 def seen_rows6(unseen: int, wild: bool, credit: tuple[int, ...], kappa: float) -> np.ndarray:

@@ -123,6 +123,29 @@ def test_what_a_process_kept_does_not_change_its_play() -> None:
     assert len(fresh) > 20 and played(used, classic, 21) == fresh
 
 
+def test_kept_tables_stay_within_their_bounds() -> None:
+    """A league's bot process plays a thousand matches or more inside a 512 MB allowance: every
+    table the bot keeps across matches that can grow with what it meets is a bounded ``Kept``,
+    and a full one starts over (which changes no decision: the test above)."""
+    m = bayes_module()
+    kept = {name: t for name, t in vars(m).items() if isinstance(t, m.Kept)}
+    assert {"_FACE_SCORES", "_QTY_SCORES", "_DUDO_SCORES", "_CALZA_SCORES", "_FACE_TABLES", "_QTABLES",
+            "_CANDIDATES", "_MINS", "_SEEN6", "_KV"} <= set(kept), sorted(kept)
+    small = m.Kept(3)
+    for i in range(10):
+        assert small.put(i, str(i)) == str(i) and small.get(i) == str(i) and len(small) <= 3
+    for t in kept.values():  # shrink the real bounds so that a few matches overflow them
+        t.clear()
+        t.limit = 5
+    rules = Rules.preset("classic")
+    for seed in range(3):
+        play_inprocess(rules, [m.Bayes, factory("calza"), factory("random"), factory("bluffer")], seed)
+    sizes = {name: len(t) for name, t in kept.items()}
+    assert all(n <= 5 for n in sizes.values()), sizes
+    assert all(sizes[name] > 0 for name in ("_FACE_SCORES", "_QTY_SCORES", "_DUDO_SCORES", "_FACE_TABLES",
+                                              "_QTABLES", "_CANDIDATES", "_MINS", "_SEEN6", "_KV")), sizes
+
+
 def test_plays_the_solved_policy_where_it_covers_the_state() -> None:
     """Two players, one die each, neller rules: the bot's opening bids follow the solved mixed
     strategy (the frequencies over match seeds are the policy file's probabilities)."""
