@@ -402,7 +402,7 @@ def seen_list(unseen: int, p: float, credited: int, kappa: float) -> list[float]
     return got
 
 
-_SEEN6: Kept[tuple[Any, ...], np.ndarray] = Kept(2000)  # each about 14 kB
+_SEEN6: Kept[tuple[Any, ...], np.ndarray] = Kept(1000)  # each about 14 kB
 
 
 def seen_rows6(unseen: int, wild: bool, credit: tuple[int, ...], kappa: float) -> np.ndarray:
@@ -414,7 +414,7 @@ def seen_rows6(unseen: int, wild: bool, credit: tuple[int, ...], kappa: float) -
     return got
 
 
-_SEEN_BY_KAPPA: dict[tuple[int, float, int], list[tuple[float, ...]]] = {}
+_SEEN_BY_KAPPA: Kept[tuple[int, float, int], list[tuple[float, ...]]] = Kept(400)  # each about 40 kB
 
 
 def seen_by_kappa(unseen: int, p: float, credited: int) -> list[tuple[float, ...]]:
@@ -422,7 +422,7 @@ def seen_by_kappa(unseen: int, p: float, credited: int) -> list[tuple[float, ...
     key = (unseen, p, credited)
     got = _SEEN_BY_KAPPA.get(key)
     if got is None:
-        got = _SEEN_BY_KAPPA[key] = list(zip(*(seen_list(unseen, p, credited, c) for c in KAPPAS)))
+        got = _SEEN_BY_KAPPA.put(key, list(zip(*(seen_list(unseen, p, credited, c) for c in KAPPAS))))
     return got
 
 
@@ -441,7 +441,9 @@ def padded(dists: np.ndarray, tails: bool) -> np.ndarray:
     """Per face (rows of ``dists``, distributions of a count): ``out[f, PAD + need]`` = P(count >= need)
     (1 at or below 0, as :func:`tail`), or with ``tails`` false P(count = need)."""
     faces, n = dists.shape
-    out = np.zeros((faces, n + 2 * PAD))
+    # rows of one width whatever the count's range (up to 64 dice): an index into them, kept with
+    # the candidates, then serves every table size
+    out = np.zeros((faces, max(n, 64) + 2 * PAD))
     if tails:
         out[:, :PAD] = 1.0
         out[:, PAD:PAD + n] = np.minimum(1.0, np.cumsum(dists[:, ::-1], axis=1)[:, ::-1])
@@ -792,7 +794,7 @@ _LOGSIG_NP = np.array(_LOGSIG)
 # A shown decision's log-likelihood under every point of a grid depends on a few numbers (the
 # player's chances as it reckoned them, the quantity's place): the arrays are kept by those
 # numbers, which recur from round to round and match to match. Bounded: a full cache starts over.
-_SCORES_MAX = {"face": 8192, "qty": 8192, "dudo": 8192, "calza": 2048}  # about 45 MB at most
+_SCORES_MAX = {"face": 8192, "qty": 8192, "dudo": 4096, "calza": 2048}  # about 35 MB at most
 _FACE_SCORES: Kept[tuple[Any, ...], np.ndarray] = Kept(_SCORES_MAX["face"])
 _QTY_SCORES: Kept[tuple[Any, ...], np.ndarray] = Kept(_SCORES_MAX["qty"])
 _DUDO_SCORES: Kept[tuple[Any, ...], np.ndarray] = Kept(_SCORES_MAX["dudo"])
@@ -1132,7 +1134,7 @@ class Candidates:
 
 _MINS: Kept[tuple[Any, ...], dict[int, int]] = Kept(20000)
 _MIN_TABLES: dict[tuple[Any, ...], tuple[np.ndarray, np.ndarray]] = {}
-_CANDIDATES: Kept[tuple[Any, ...], Candidates] = Kept(5000)
+_CANDIDATES: Kept[tuple[Any, ...], Candidates] = Kept(2500)  # each about 14 kB with its index arrays
 
 
 class Bayes(Bot):
