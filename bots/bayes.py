@@ -1577,6 +1577,11 @@ class Bayes(Bot):
         counts = tuple(len(h) for h in hands)
         if counts != self.counts:
             return
+        # what a player showed matters only for its play in later rounds of this match: nothing to
+        # learn about a player the round put out, nor about anyone when it put us out or ended the match
+        later = result.counts if len(result.counts) == len(counts) else counts
+        if not later[self.me] or sum(1 for c in later if c) < 2:
+            return
         wild = self.wild
         hist = list(self.history)
         if result.bid is not None and (not hist or hist[-1] != result.bid):
@@ -1588,7 +1593,7 @@ class Bayes(Bot):
         rules = self.rules
         total = sum(counts)
         for i, (seat, b) in enumerate(hist):
-            if seat == self.me or not hands[seat] or (i >= known and i > 0):
+            if seat == self.me or not hands[seat] or not later[seat] or (i >= known and i > 0):
                 continue
             ctx = context(rules, seat, hist[:i], counts, self.palifico, wild,
                           self._mins_after(hist[i - 1][1] if i else None, total, self.palifico, counts[seat] == 1))
@@ -1599,7 +1604,7 @@ class Bayes(Bot):
             touched.add(seat)
         if result.call is not None and result.bid is not None:
             caller, kind = result.call
-            if caller != self.me and 0 <= caller < len(hands) and hands[caller]:
+            if caller != self.me and 0 <= caller < len(hands) and hands[caller] and later[caller]:
                 ctx = context(rules, caller, hist, counts, self.palifico, wild,  # hist ends with result.bid
                               self._mins_after(hist[-1][1], total, self.palifico, counts[caller] == 1))
                 self.profiles[caller].observe_call(ctx, kvec_of(hands[caller], wild), kind)
