@@ -371,4 +371,4 @@ def test_report_shows_exploitability_when_computed(tmp_path: Path) -> None:
     (run / "exploit" / "evil-neller-1.json").write_text(json.dumps(rep))
     (run / "exploit" / "broken.json").write_text("{not json")
     page = build_report(run, resamples=2)
-    assert "id='exploitability'" in page and "&lt;b&gt;evil&lt;/b&gt;" in page and "<b>evil</b>" not in page
+    assert "id='exploitability-table'" in page and "&lt;b&gt;evil&lt;/b&gt;" in page and "<b>evil</b>" not in page

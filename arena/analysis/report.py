@@ -64,9 +64,13 @@ body{font-family:system-ui,-apple-system,"Segoe UI",sans-serif;margin:0;color:#1
 main{max-width:1100px;margin:0 auto;padding:24px}
 h1{margin:0 0 4px}h2{margin-top:36px;border-bottom:2px solid #d0d5dc;padding-bottom:4px}
 section{background:#fff;border-radius:8px;padding:4px 20px 16px;margin:16px 0;box-shadow:0 1px 3px #0002}
-table{border-collapse:collapse;margin:8px 0;font-size:14px}
-th,td{padding:3px 10px;border-bottom:1px solid #e3e6ea;text-align:left;vertical-align:top;overflow-wrap:anywhere}
-td.n,th.n{text-align:right;font-variant-numeric:tabular-nums}
+table{border-collapse:collapse;margin:8px 0;font-size:14px;display:block;max-width:100%;overflow-x:auto}
+th,td{padding:3px 10px;border-bottom:1px solid #e3e6ea;text-align:left;vertical-align:top;overflow-wrap:break-word}
+td.n,th.n{text-align:right;font-variant-numeric:tabular-nums}td.n{white-space:nowrap}
+#bots td:nth-child(5),#bots td:nth-child(6){overflow-wrap:anywhere;min-width:12em}
+/* break-word, not anywhere, in general: anywhere lets a table squeeze a column down to one letter
+   ("pytho n"); a table wider than its section (a bot's long name) scrolls inside it instead.
+   Hashes and paths may break anywhere. */
 pre{background:#f0f2f5;padding:8px;overflow-x:auto;font-size:12.5px;max-height:480px}
 img{max-width:100%;height:auto;display:block;margin:8px 0}
 img.half{display:inline-block;max-width:49%;vertical-align:top;margin:8px 1% 8px 0}
