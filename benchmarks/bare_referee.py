@@ -104,7 +104,6 @@ class Boxed:
             assert proc.stdout is not None and proc.stdout.readline() == b"ready\n"
             box.cpu_ns()
             box.settle()  # frozen from here on, as the project's bots are between turns
-        self.used = [0] * n
 
     def close(self) -> None:
         for box in self.boxes:
@@ -143,8 +142,8 @@ def play(bots: list[subprocess.Popen[bytes]], rng: random.Random, game: int, ndi
                                 "counts": counts, "bid": bid}).encode() + b"\n")
             w.flush()
             line = r.readline()
-            if boxed is not None:  # what the project's referee does around a reply
-                boxed.used[seat] = boxed.boxes[seat].cpu_ns()
+            if boxed is not None:  # what the project's referee does around a reply: charge, freeze
+                boxed.boxes[seat].cpu_ns()
                 boxed.boxes[seat].freeze()
             reply = json.loads(line)
             decisions += 1

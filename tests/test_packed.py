@@ -9,11 +9,11 @@ import shutil
 import time
 from pathlib import Path
 
+import numpy as np
 import pytest
+from test_solve import _turn  # the turn a referee would send (tests/ is on the path)
 
-from arena.engine.rules import Rules, apply, deal
-from arena.protocol.messages import match_start_message, turn_message
-from arena.protocol.parse import parse_match_start, parse_turn
+from arena.engine.rules import Bid, Rules, apply, deal, legal_actions
 from arena.sdk.policy import SolvedPolicies, policy_key
 from arena.solve.game import SolveError, round_start
 from arena.solve.match import solve_match, to_policy
@@ -61,10 +61,8 @@ def test_a_damaged_packed_file_is_named(tmp_path: Path) -> None:
     bad.write_bytes(b"PK\x03\x04 not really a zip")
     with pytest.raises(SolveError, match="bad.npz: not a readable packed policy"):
         read_policy(bad)
+    np.savez(tmp_path / "other.npz", meta=np.frombuffer(b'{"x": 1}', dtype=np.uint8))
     with pytest.raises(SolveError, match="not a packed policy"):
-        import numpy as np
-
-        np.savez(tmp_path / "other.npz", meta=np.frombuffer(b'{"x": 1}', dtype=np.uint8))
         read_meta(tmp_path / "other.npz")
 
 
@@ -79,15 +77,6 @@ def test_shipped_packed_policy_reads_within_a_turn(name: str) -> None:
     assert meta["dice"] == 2 and rounds["2-2"].get("11|") is not None
     assert sum(len(r) for r in rounds.values()) > 300_000
     assert cpu < 0.1 * 1.0 * 3, f"{name}: {cpu:.2f} s of CPU to read"  # x3: slack for a loaded machine
-
-
-def _turn(rules: Rules, hands: list[tuple[int, ...]], bids: list[object], seed: int, counts: tuple[int, int]) -> object:
-    state = deal(round_start(rules, counts), hands)
-    for b in bids:
-        state = apply(state, b)  # type: ignore[arg-type]
-    seat = len(bids) % 2
-    start = match_start_message("m", seat, ["a", "b"], rules.to_dict(), seed)
-    return parse_turn(turn_message("m", state, 1000), parse_match_start(start), random.Random(seed))
 
 
 def test_a_bot_draws_the_same_from_either_form(tmp_path: Path) -> None:
@@ -105,17 +94,15 @@ def test_a_bot_draws_the_same_from_either_form(tmp_path: Path) -> None:
         state = deal(round_start(rules, counts), hands)
         bids = []
         for _ in range(rng.randrange(0, 6)):
-            from arena.engine.rules import Bid, legal_actions
-
             raises = [x for x in legal_actions(state) if isinstance(x, Bid)]
             if not raises:
                 break
             x = rng.choice(raises[:4])
             bids.append(x)
             state = apply(state, x)
-        turn = _turn(rules, hands, bids, seed, counts)
-        got_a = a.action(turn, random.Random(seed))  # type: ignore[arg-type]
-        got_b = b.action(turn, random.Random(seed))  # type: ignore[arg-type]
+        turn, _ = _turn(rules, len(bids) % 2, hands, bids, seed, counts)
+        got_a = a.action(turn, random.Random(seed))
+        got_b = b.action(turn, random.Random(seed))
         assert got_a == got_b
         checked += got_a is not None
     assert checked > 30  # the solved strategy covered a good share of the turns

@@ -63,7 +63,12 @@ class PackedRound:
         return [(self.actions[int(a)], int(m) / MICRO) for a, m in zip(self.action[lo:hi], self.micro[lo:hi])]
 
     def items(self) -> list[tuple[str, dict[str, float]]]:
-        return [(k.decode(), dict(self.get(k.decode()) or [])) for k in self.keys]
+        """Every information set in key order, with its actions (the JSON form's infosets)."""
+        acts = [self.actions[int(a)] for a in self.action]
+        probs = (self.micro / MICRO).tolist()  # the same floats as int(m) / MICRO
+        start = self.start.tolist()
+        return [(k.decode(), dict(zip(acts[start[i]:start[i + 1]], probs[start[i]:start[i + 1]])))
+                for i, k in enumerate(self.keys)]
 
 
 def pack(data: dict[str, Any]) -> dict[str, np.ndarray]:
