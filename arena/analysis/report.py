@@ -67,9 +67,11 @@ section{background:#fff;border-radius:8px;padding:4px 20px 16px;margin:16px 0;bo
 table{border-collapse:collapse;margin:8px 0;font-size:14px;display:block;max-width:100%;overflow-x:auto}
 th,td{padding:3px 10px;border-bottom:1px solid #e3e6ea;text-align:left;vertical-align:top;overflow-wrap:break-word}
 td.n,th.n{text-align:right;font-variant-numeric:tabular-nums}td.n{white-space:nowrap}
+th:first-child,td:first-child{position:sticky;left:0;background:#fff}
 #bots td:nth-child(5),#bots td:nth-child(6){overflow-wrap:anywhere;min-width:12em}
 /* break-word, not anywhere, in general: anywhere lets a table squeeze a column down to one letter
-   ("pytho n"); a table wider than its section (a bot's long name) scrolls inside it instead.
+   ("pytho n", "calz a"); numbers stay whole. A table wider than its section (12 variants side by
+   side, a long bot name) scrolls inside it, its first column (the row's name) staying in view.
    Hashes and paths may break anywhere. */
 pre{background:#f0f2f5;padding:8px;overflow-x:auto;font-size:12.5px;max-height:480px}
 img{max-width:100%;height:auto;display:block;margin:8px 0}
