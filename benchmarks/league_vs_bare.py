@@ -359,17 +359,20 @@ def profile_once(bot: Path, matches: int, seed: int, tmp: Path) -> dict[str, Any
     for spec in specs[:5]:  # every bot started before sampling: start-up is not per decision
         worker.play(spec)
     sampler = Sampler()
-    decisions = 0
-    think = 0.0
+    lines = []
     sampler.start()
     for spec in specs[5:]:
         res = worker.play(spec)
         if "error" in res:
             raise SystemExit(res["error"])
-        rec = json.loads(res["line"])
+        lines.append(res["line"])
+    sampler.stop()
+    decisions = 0
+    think = 0.0
+    for line in lines:  # read after sampling: the benchmark's own work is no part of a decision
+        rec = json.loads(line)
         decisions += sum(len(r["actions"]) for r in rec["rounds"])
         think += sum(rec["think"])
-    sampler.stop()
     stderr = worker.drain()
     bot_side = None
     for _label, _match, _note, data, _lost in stderr:

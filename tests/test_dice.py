@@ -45,6 +45,15 @@ def test_roll_matches_the_documented_algorithm(seed: int, rnd: int, seat: int, n
     assert roll(seed, rnd, seat, n) == reference(b"dice", seed, rnd, seat, n)
 
 
+def test_roll_matches_the_documented_algorithm_where_the_first_digest_runs_out() -> None:
+    """A hand exactly as long as the first digest's accepted bytes, and one die longer."""
+    for seed in range(300):
+        fit = sum(b < 252 for b in hashlib.blake2b(b"dice" + seed.to_bytes(8, "big") + (3).to_bytes(4, "big")
+                                                   + (1).to_bytes(2, "big") + b"\0\0", digest_size=64).digest())
+        for n in (fit, fit + 1):
+            assert roll(seed, 3, 1, n) == reference(b"dice", seed, 3, 1, n)
+
+
 def test_golden_values() -> None:
     """Pinned: records carry the seed, so the dice must never change silently."""
     assert roll(1234567, 1, 0, 5) == (1, 5, 3, 1, 4)

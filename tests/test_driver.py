@@ -150,6 +150,39 @@ def test_a_bot_that_raises_in_start_plays_no_part_of_the_match() -> None:
 # --- the loader ---------------------------------------------------------------------------
 
 
+def test_round_end_reaches_every_hook_and_costs_a_bot_without_one_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A bot hears every round_end through its hook, whether its class defines
+    one or it sets one on the instance; a bot with neither does not pay for the
+    parse (a seat hears about one round_end per decision it makes)."""
+    import arena.protocol.driver as driver_mod
+
+    parsed: list[int] = []
+    real = driver_mod.parse_round_end
+    monkeypatch.setattr(driver_mod, "parse_round_end",
+                        lambda msg, match: parsed.append(msg["round"]) or real(msg, match))
+    messages = session(seed=7)
+    rounds = [m["round"] for m in messages if m["type"] == "round_end"]
+
+    class Quiet(Bot):
+        def act(self, turn: Turn) -> Any:
+            return DUDO if turn.legal.dudo else next(turn.legal.bids())
+
+    heard: list[int] = []
+
+    class SetsItsHook(Quiet):
+        def start(self, match: MatchInfo) -> None:
+            self.round_end = lambda result: heard.append(result.round)  # type: ignore[method-assign]
+
+    quiet = replies(BotDriver(Quiet, "quiet"), messages)
+    assert parsed == [] and len(quiet) > 3
+    Spy.log = []
+    assert replies(BotDriver(Spy, "spy"), messages) == quiet  # the same moves, hook or not
+    assert parsed == rounds == [v for k, v in Spy.log if k == "round_end"]
+    parsed.clear()
+    replies(BotDriver(SetsItsHook, "sets"), messages)
+    assert parsed == rounds == heard
+
+
 def test_loader_errors_name_the_file(tmp_path: Path) -> None:
     (tmp_path / "two.py").write_text("from arena.sdk import Bot\nclass A(Bot): pass\nclass B(Bot): pass\n")
     (tmp_path / "none.py").write_text("from arena.sdk import Bot\nx = 1\n")
@@ -219,6 +252,28 @@ def test_the_host_sends_exactly_what_the_driver_gives_in_process() -> None:
     bot = load_python_bot(BOTS / "probabilistic.py")
     assert done.stdout == b"".join(replies(BotDriver(bot, bot.name, bot.version), messages))
     assert done.stdout.count(b"\n") > 10
+
+
+def test_the_host_skips_round_end_lines_only_for_a_bot_without_the_hook(tmp_path: Path) -> None:
+    """A bot without a round_end hook gets its round_end lines dropped unread
+    (a line the driver would drop anyway); with the hook, the same line is
+    decoded and checked, and a broken one stops the host with one line."""
+    messages = [dict(hello_message()), *session(seed=9)]
+    at = next(i for i, m in enumerate(messages) if m["type"] == "round_end")
+    lines = [encode(m) for m in messages]
+    lines[at] = b'{"type":"round_end", not json\n'
+    (tmp_path / "plain.py").write_text("def act(turn):\n    return 'dudo' if turn.legal.dudo else '1x2'\n")
+    done = host(tmp_path / "plain.py", lines)
+    assert done.returncode == 0, done.stderr.decode()
+    assert done.stdout.count(b"\n") == sum(m["type"] in ("hello", "turn") for m in messages)
+    (tmp_path / "hooked.py").write_text(
+        "from arena.sdk import Bot\n"
+        "class Hooked(Bot):\n"
+        "    def act(self, turn):\n        return 'dudo' if turn.legal.dudo else '1x2'\n"
+        "    def round_end(self, result):\n        pass\n")
+    done = host(tmp_path / "hooked.py", lines)
+    assert done.returncode == 2 and done.stderr.decode().startswith(
+        "arena.protocol.host: the referee sent a line that is not JSON")
 
 
 def test_the_bots_prints_go_to_stderr_at_import_too(tmp_path: Path) -> None:

@@ -25,8 +25,6 @@ from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import NDArray
-from scipy.optimize import minimize
-from scipy.special import ndtr
 
 from arena.errors import RatingError
 
@@ -190,6 +188,10 @@ def fit_design(
         raise RatingError(f"prior_sd={prior_sd}: must be a positive number of Elo points, or None")
     x0 = np.zeros(d.n_items) if init is None else np.asarray(init, dtype=np.float64)
     model = _Model(d, w, precision)
+    # Imported where used: scipy.optimize takes half a second to import, which
+    # ``arena run`` would otherwise spend before it starts a single bot.
+    from scipy.optimize import minimize
+
     res = minimize(
         model.value_grad,
         x0,
@@ -438,6 +440,8 @@ def likelihood_of_superiority(samples: FloatArray) -> FloatArray:
     sd = diff.std(axis=0, ddof=1) if s.shape[0] > 1 else np.zeros_like(mean)
     with np.errstate(divide="ignore", invalid="ignore"):
         z = np.where(sd > 0, mean / sd, np.sign(mean) * np.inf)
+    from scipy.special import ndtr
+
     los = np.asarray(ndtr(z), dtype=np.float64)
     los[np.isnan(z)] = 0.5
     np.fill_diagonal(los, 0.5)

@@ -191,7 +191,6 @@ def run_cmd(config: str, workers: int | None, matches: int | None, seed: int | N
             sets: tuple[str, ...], backend: str | None, address: str | None, new: bool, force: bool,
             html_report: bool = False, live: bool | None = None, live_every: float | None = None) -> None:
     """Play every match of CONFIG not yet in its run folder (resumes a stopped run, adds new bots to a league)."""
-    from arena.analysis.commands import end_of_run_text
     from arena.running.config import load_config
     from arena.running.runner import run, seed_warning
     from arena.sandbox import describe_sandbox
@@ -215,9 +214,27 @@ def run_cmd(config: str, workers: int | None, matches: int | None, seed: int | N
     paths = {e.label: str(e.spec.path) for e in cfg.entrants}
     standings = LiveStandings.for_terminal(sys.stderr.isatty(), live, live_every, _write_err, paths)
     bar = _ProgressLine()
+    show = live_progress(bar, standings)
+
+    started = False
+
+    def progress(done: int, total: int, elapsed: float) -> None:
+        nonlocal started
+        if not started:
+            # The first call comes as the workers start their bots, when this
+            # process only waits: the imports of the end-of-run tables (pandas,
+            # and scipy for the fit: most of a second) are made here, not before
+            # anything starts nor after everything is played.
+            started = True
+            import scipy.optimize  # noqa: F401
+            import scipy.special  # noqa: F401
+
+            import arena.analysis.commands  # noqa: F401
+        show(done, total, elapsed)
+
     # Records are not kept in memory: parsing each line here would take CPU from the
     # workers while they play, and the Elo table reads the tables the run writes as it stops.
-    result = run(cfg, force=force, new=new, progress=live_progress(bar, standings),
+    result = run(cfg, force=force, new=new, progress=progress,
                  observer=standings.observe,
                  on_plan=lambda plan: _echo("\n".join(plan.messages()), err=True))
     if result.note:
@@ -233,6 +250,8 @@ def run_cmd(config: str, workers: int | None, matches: int | None, seed: int | N
         _echo(f"resumed: {result.skipped} matches were already recorded", err=True)
     # The per-bot summary (matches, wins, mean place, faults by kind) is part of the Elo table,
     # from the folder's tables (written from memory as the run stopped).
+    from arena.analysis.commands import end_of_run_text
+
     steps = _StepProgress()
     text = end_of_run_text(cfg.out, note=_note, progress=steps)
     steps.finish()

@@ -49,6 +49,10 @@ _MAX_PENDING = 1 << 20  # notification bytes queued for a bot that does not read
 _IN = select.POLLIN | select.POLLPRI
 _GONE = select.POLLHUP | select.POLLERR | select.POLLNVAL
 _DEFER = 1 << 15  # notification bytes held back for a frozen bot (less than a pipe holds)
+# The last notification encoded, and its line. Compared by identity, holding the
+# message itself, so an id is never reused under it; the referee never changes
+# a message once built.
+_last_encoded: tuple[object, bytes] = (None, b"")
 
 
 @dataclass(frozen=True)
@@ -276,7 +280,11 @@ class BotProcess:
         a dead, stuck or chatty bot is found out by the next request."""
         if self._closed or self._fault is not None or self._proc is None:
             return
-        data = encode(msg)
+        global _last_encoded
+        last, data = _last_encoded
+        if msg is not last:  # the referee tells every seat the same round_end: encoded once
+            data = encode(msg)
+            _last_encoded = (msg, data)
         if self._log:
             self._log(f"[{self.pid}] > {data[:-1].decode()}")
         if msg.get("type") == "match_start":

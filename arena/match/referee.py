@@ -23,7 +23,7 @@ from arena.engine.records import (
     end_reason,
 )
 from arena.engine.rules import Bid, Rules, apply, deal, fault, new_match, why_illegal
-from arena.errors import BotFault, FaultKind, StateError
+from arena.errors import BotFault, FaultKind, IllegalAction, InvalidAction, StateError
 from arena.protocol.messages import (
     Notification,
     match_end_message,
@@ -107,16 +107,20 @@ def play_match(spec: MatchSpec, players: Sequence[Player], names: Sequence[str],
                 reply, cpu = seat_players[seat].request(turn_message(mid, state, time_ms))
                 think[seat] += cpu
                 action = parse_reply(reply)
-                reason = why_illegal(state, action)
-                if reason is not None:
-                    raise BotFault(f"{_text(action)}: {reason}", FaultKind.ILLEGAL)
+                try:
+                    # apply checks the action itself (the one check per decision);
+                    # it leaves the state as it was when it refuses.
+                    after = apply(state, action)
+                except (IllegalAction, InvalidAction) as refused:
+                    reason = why_illegal(state, action) or str(refused)
+                    raise BotFault(f"{_text(action)}: {reason}", FaultKind.ILLEGAL) from None
             except BotFault as exc:
                 lapse = FaultRecord(seat, exc.kind, clip(exc.detail, 300), state.round)
                 faulted_seats.add(seat)
                 state = fault(state, seat)
                 break
             actions.append(ActionRecord(seat, action))
-            state = apply(state, action)
+            state = after
         end = round_end_message(mid, state, lapse.kind if lapse else None)
         last = state.last
         if last is None:  # the engine sets it whenever a round ends

@@ -14,7 +14,10 @@ around direct calls, so a bot cannot tell them apart.
   ``turn.rng``, which a module-level ``act`` draws on) -> the reply line,
   encoded by :func:`arena.protocol.messages.encode_reply`;
 - ``round_end`` -> ``round_end(result)``; ``match_end`` -> ``match_end(placements)``,
-  and the instance is dropped;
+  and the instance is dropped; a bot that keeps :class:`~arena.sdk.Bot`'s
+  empty ``round_end`` is not handed the message, so it is not parsed (a
+  seat hears about one ``round_end`` per decision it makes, and parsing one
+  cost a Python bot more CPU than its own move: docs/performance.md);
 - any other type -> ignored (docs/protocol.md: forward compatible).
 
 Messages are parsed strictly (:mod:`arena.protocol.parse`): one that breaks
@@ -43,6 +46,8 @@ from arena.sdk import Bot, MatchInfo
 
 __all__ = ["BotDriver"]
 
+_IGNORED = Bot.round_end  # the base class's hook, which does nothing
+
 
 class BotDriver:
     """The protocol for one bot process (or in-process player): one match at a time."""
@@ -55,6 +60,12 @@ class BotDriver:
         self.version = version
         self.bot: Bot | None = None  # the instance playing the current match
         self.match: MatchInfo | None = None
+
+    def ignores_round_end(self) -> bool:
+        """A match is on and its bot's ``round_end`` is :class:`~arena.sdk.Bot`'s
+        own, which does nothing: the message need not be decoded or parsed.
+        Asked per message, so a hook set on the instance at any time counts."""
+        return self.match is not None and getattr(getattr(self.bot, "round_end", None), "__func__", None) is _IGNORED
 
     def handle(self, msg: RawMessage) -> bytes | None:
         """The reply line to ``msg`` (``hello``, ``turn``), or ``None`` (a notification)."""
@@ -70,7 +81,8 @@ class BotDriver:
         if kind == "round_end":
             if self.bot is None or self.match is None:
                 raise MessageError("a round_end arrived outside a match")
-            self.bot.round_end(parse_round_end(msg, self.match))
+            if not self.ignores_round_end():
+                self.bot.round_end(parse_round_end(msg, self.match))
         elif kind == "match_start":
             match = parse_match_start(msg)
             self.bot = self.match = None  # a bot that raises in start() plays no part of this match

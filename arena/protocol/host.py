@@ -32,6 +32,11 @@ from arena.protocol.loader import BotFileError, BotImportError, load_python_bot
 from arena.protocol.parse import MessageError
 from arena.protocol.wire import clip
 
+# How the referee's encoder (arena.protocol.wire, keys in the order the message
+# was built) starts every round_end line; a line written otherwise is decoded
+# and handled as usual.
+_ROUND_END = b'{"type":"round_end"'
+
 
 def serve(path: str) -> int:
     # The protocol gets a private copy of fd 1; fd 1 itself (print(), C
@@ -40,7 +45,8 @@ def serve(path: str) -> int:
     os.dup2(2, 1)
     sys.stdout = sys.stderr
     bot = load_python_bot(path)
-    handle = BotDriver(bot, bot.name, bot.version).handle
+    driver = BotDriver(bot, bot.name, bot.version)
+    handle = driver.handle
 
     def write(data: bytes) -> None:
         n = os.write(proto, data)  # a reply fits a pipe: one write, almost always
@@ -50,10 +56,13 @@ def serve(path: str) -> int:
 
     readline = sys.stdin.buffer.readline
     loads = orjson.loads
+    ignores_round_end = driver.ignores_round_end
     while True:
         line = readline()
         if not line:
             return 0  # stdin closed: shut down
+        if line.startswith(_ROUND_END) and ignores_round_end():
+            continue  # a bot without a round_end hook: not even decoded (the driver would drop it)
         try:
             msg = loads(line)
         except orjson.JSONDecodeError:

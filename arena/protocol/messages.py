@@ -145,6 +145,9 @@ def match_start_message(match: str, seat: int, names: Sequence[str], rules: dict
             "names": list(names), "rules": rules, "seed": seed}
 
 
+_FACE_TEXT: Final = ("", "1", "2", "3", "4", "5", "6")  # a face -> its key in min_quantity
+
+
 def turn_view(state: State, seat: int) -> TurnView:
     """``seat``'s view of the round being played: the fields of a ``turn``
     message but ``type``, ``match`` and ``time_ms``."""
@@ -163,7 +166,7 @@ def turn_view(state: State, seat: int) -> TurnView:
         "legal": None if legal is None else {
             "dudo": legal.dudo,
             "calza": legal.calza,
-            "min_quantity": {str(f): q for f, q in legal.min_quantity.items()},
+            "min_quantity": {_FACE_TEXT[f]: q for f, q in legal.min_quantity.items()},
             "max_quantity": legal.max_quantity,
         },
     }

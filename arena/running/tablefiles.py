@@ -93,11 +93,12 @@ class RecordTables:
 def _encode(name: str, rows: list[Row]) -> np.ndarray:
     at = _CODED_AT[name]
     codes = [CODES.get(COLUMNS[name][i]) for i in at]
-    out = np.empty((len(rows), len(at)), dtype=np.int64)
-    for r, row in enumerate(rows):
-        out[r] = [NULL if (v := row[i]) is None else (code.index(v) if code is not None else int(v))  # type: ignore[call-overload]
-                  for i, code in zip(at, codes)]
-    return out
+    pairs = list(zip(at, codes))
+    # One flat list and one conversion: a conversion per row cost the worker about
+    # as much as the referee's own work on a decision (docs/performance.md).
+    flat = [NULL if (v := row[i]) is None else (code.index(v) if code is not None else int(v))  # type: ignore[call-overload]
+            for row in rows for i, code in pairs]
+    return np.array(flat, dtype=np.int64).reshape(len(rows), len(at))
 
 
 def record_tables(rec: MatchRecord) -> RecordTables | None:

@@ -17,6 +17,7 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 import multiprocess as mp
+import multiprocess.pool
 
 from arena.engine.records import MatchSpec
 from arena.errors import RunError
@@ -87,6 +88,21 @@ def _drain(_: int) -> Drained:
     return {"stderr": _worker.drain(), "worker": _worker.tag}
 
 
+class _Pool(multiprocess.pool.Pool):  # type: ignore[misc]  # multiprocess ships no types
+    """A pool whose worker handler wakes only when a worker exits or the pool changes.
+
+    The stock handler also waits on the result queue's reader, so each result
+    wakes it, and until the result thread has read the result it finds the
+    queue readable again and loops: measured at 4% of a core in the parent
+    during a league's matches (docs/performance.md), on the core the workers
+    need. Replacing dead workers, its job here, needs only their sentinels,
+    which it still waits on (``ThreadPool`` waits on the same two).
+    """
+
+    def _get_sentinels(self) -> list[Any]:
+        return [self._change_notifier._reader]
+
+
 class LocalBackend:
     """Plays specs on ``workers`` processes; results arrive as matches finish."""
 
@@ -99,9 +115,9 @@ class LocalBackend:
         ctx = mp.get_context("fork" if sys.platform.startswith("linux") else "spawn")
         counter = ctx.Value("i", 0)
         barrier = ctx.Barrier(workers)
-        self.pool = ctx.Pool(workers, initializer=_init,
-                             initargs=(list(entrants), limits, time, fresh_process, counter, pin, slots,
-                                       barrier))
+        self.pool = _Pool(workers, initializer=_init,
+                          initargs=(list(entrants), limits, time, fresh_process, counter, pin, slots, barrier),
+                          context=ctx)
 
     def run(self, specs: Sequence[MatchSpec]) -> Iterator[PlayResult]:
         k = self.chunksize
