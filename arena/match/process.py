@@ -490,7 +490,20 @@ class BotProcess:
         first = True
         used = 0
         if not buf and cpu_budget_ns is not None:
-            # Fast path (per decision): one poll, one read holding exactly the reply line.
+            # Fast path (per decision). A bot shares its referee's core and was
+            # thawed just now, so it has often run and replied already (7 turns
+            # in 10 in the league benchmark): then one read, and no poll, holds
+            # exactly the reply line. Its stderr is drained by the next poll.
+            self._fill()
+            if buf:
+                if buf.find(b"\n") == len(buf) - 1:
+                    line = bytes(buf[:-1])
+                    buf.clear()
+                    if self._log:
+                        self._log(f"[{self.pid}] < {line.decode('utf-8', 'replace')}")
+                    return line
+        if not buf and cpu_budget_ns is not None:
+            # Not yet: one poll, one read holding exactly the reply line.
             left = deadline - _time.monotonic()
             events = poll(max(1, int(min(left, cpu_budget_ns / 1e9 / self._ncpu) * 1000) + 1))
             first = False

@@ -4,7 +4,8 @@ It loads a ``bots/<name>.py`` file written against :mod:`arena.sdk`
 (:func:`arena.protocol.loader.load_python_bot`) and speaks the player
 protocol (docs/protocol.md) for it: each line read from stdin goes to the
 bot's :class:`~arena.protocol.driver.BotDriver`, and each reply it gives
-is written back. What the bot sees (a fresh seeded instance per match, the
+is written back (a ``round_end`` line for a bot without a ``round_end``
+hook, which the driver would drop, is dropped before it is decoded). What the bot sees (a fresh seeded instance per match, the
 typed views, how its return value is sent) is the driver's.
 
 An exception in the bot's code prints its traceback to stderr, from the
