@@ -146,12 +146,21 @@ def test_a_cpu_thief_gets_no_cpu_while_others_think(prefer_env: str, spawn: str,
 
     monkeypatch.setattr(BotProcess, "request", watched)
     try:
-        for i in range(2):
+        for i in range(6):
             result = worker.play(match(i, (0, 1, 2)))
             assert "line" in result, result.get("error")
             rec = MatchRecord.from_json(result["line"])
             check(rec)
-            assert rec.faults == (), rec.faults  # nobody times out, the thief included
+            # Nobody times out; only the thief may, on CPU its spinners used in
+            # its own turns (thawed, they run until its act() stops them, which
+            # on a loaded machine comes late: 104-133 ms seen at load 8). That
+            # is charged to it, as it should be: what it gets while others
+            # think is what the assertions below measure.
+            own = [f for f in rec.faults if f.kind == "timeout" and "bot cpu_thief" in f.detail
+                   and "ms of CPU time" in f.detail]
+            assert [f for f in rec.faults if f not in own] == [], rec.faults
+            if i >= 1 and len(stolen) >= 10 and sum(others_cpu) > 0.5:
+                break
     finally:
         worker.close()
     assert max(seen) == SPINNERS  # the attack really ran: its spinners were there
@@ -183,7 +192,10 @@ def test_without_a_freezer_the_thief_is_charged_for_its_cpu_between_turns(
     monkeypatch.setattr(box_mod, "_warned", set())
     entrants = [entrant(BOTS / "cpu_thief.py", ARENA_TEST_SPINNERS=str(SPINNERS)),
                 entrant(BOTS / "cpu_half.py"), entrant(BOTS / "cpu_half.py")]
-    worker = Worker(entrants, LIMITS, CLOCK)
+    # Unfrozen, the spinners slow the honest bots' turns on the wall clock (the
+    # docstring): a generous wall cap keeps a loaded machine from faulting them
+    # first (seen at load 8 with the 3x cap), and the thief's fault is on CPU anyway.
+    worker = Worker(entrants, LIMITS, dataclasses.replace(CLOCK, wall_factor=20.0))
     try:
         with caplog.at_level(logging.WARNING, logger="arena.sandbox"):
             result = worker.play(match(0, (0, 1, 2)))
@@ -203,7 +215,7 @@ def test_arena_run_two_matches_in_parallel_beside_a_thief(prefer_env: str, tmp_p
     thief and two honest bots using half their budget: no faults, and the
     thief's recorded CPU stays tiny (its spinners never ran on its account).
 
-    The wall-clock cap is generous (2 s for a 100 ms budget): a loaded machine
+    The wall-clock cap is generous (6 s for a 300 ms budget): a loaded machine
     must not make an honest bot time out here. Unfrozen, the spinners would
     still show: what a bot uses between its turns is charged to its next
     decision, so the thief would time out on CPU and its think would be large."""
@@ -214,7 +226,10 @@ def test_arena_run_two_matches_in_parallel_beside_a_thief(prefer_env: str, tmp_p
     (mine / "cpu_half2.py").write_text((BOTS / "cpu_half.py").read_text())
     cfg = {"name": "theft", "seed": 3, "bots": [str(mine / "*.py")], "players": 3, "matches": 4,
            "variants": {"classic": {"preset": "classic"}}, "workers": 2,
-           "time": {"budget_ms": 100, "wall_factor": 20, "grace_ms": 200}}
+           # 300 ms: thawed for its own turn, the thief's spinners run until its act()
+           # stops them, 104-163 ms of CPU seen at load 8 (charged to it, rightly);
+           # unfrozen between turns they would take seconds.
+           "time": {"budget_ms": 300, "wall_factor": 20, "grace_ms": 200}}
     path = tmp_path / "c.yaml"
     path.write_text(json.dumps(cfg))
     env = {**os.environ, PREFER_ENV: prefer_env}
