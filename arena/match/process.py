@@ -492,35 +492,24 @@ class BotProcess:
         if not buf and cpu_budget_ns is not None:
             # Fast path (per decision). A bot shares its referee's core and was
             # thawed just now, so it has often run and replied already (7 turns
-            # in 10 in the league benchmark): then one read, and no poll, holds
-            # exactly the reply line. Its stderr is drained by the next poll.
+            # in 10 in the league benchmark): then one read, and no poll. Its
+            # stderr is drained by the next poll.
             self._fill()
-            if buf:
-                if buf.find(b"\n") == len(buf) - 1:
-                    line = bytes(buf[:-1])
-                    buf.clear()
-                    if self._log:
-                        self._log(f"[{self.pid}] < {line.decode('utf-8', 'replace')}")
-                    return line
-        if not buf and cpu_budget_ns is not None:
-            # Not yet: one poll, one read holding exactly the reply line.
-            left = deadline - _time.monotonic()
-            events = poll(max(1, int(min(left, cpu_budget_ns / 1e9 / self._ncpu) * 1000) + 1))
-            first = False
-            if len(events) == 1 and events[0][0] == out:
-                self._fill()
-                if buf.find(b"\n") == len(buf) - 1:
-                    line = bytes(buf[:-1])
-                    buf.clear()
-                    if self._log:
-                        self._log(f"[{self.pid}] < {line.decode('utf-8', 'replace')}")
-                    return line
-            else:
+            if not buf:  # not yet: one poll, then the read
+                left = deadline - _time.monotonic()
+                events = poll(max(1, int(min(left, cpu_budget_ns / 1e9 / self._ncpu) * 1000) + 1))
+                first = False
                 for fd, _ev in events:
                     if fd == out:
                         self._fill()
                     elif fd == self._err:
                         self._drain_err()
+            if buf and buf.find(b"\n") == len(buf) - 1:  # exactly the reply line
+                line = bytes(buf[:-1])
+                buf.clear()
+                if self._log:
+                    self._log(f"[{self.pid}] < {line.decode('utf-8', 'replace')}")
+                return line
         while True:
             i = buf.find(b"\n")
             if i >= 0:
