@@ -35,6 +35,8 @@ def main() -> None:
     ap.add_argument("--matches", type=int, default=40, help="Matches per variant.")
     ap.add_argument("--out", type=Path, default=ROOT / "docs")
     args = ap.parse_args()
+    if args.bots < 6:  # the tables seat 3 to 6 (synth_records.wide)
+        ap.error(f"--bots {args.bots}: at least 6, the largest table of the synthetic run")
     from playwright.sync_api import sync_playwright
 
     with tempfile.TemporaryDirectory() as tmp:

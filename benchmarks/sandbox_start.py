@@ -34,7 +34,9 @@ sys.path.insert(0, str(HERE.parent))
 
 import arena.sandbox.box as box  # noqa: E402
 from arena.botfile.spec import load_bot  # noqa: E402
+from arena.engine.rules import Rules  # noqa: E402
 from arena.match.process import BotProcess, TimeControl  # noqa: E402
+from arena.protocol.messages import match_start_message  # noqa: E402
 from arena.sandbox import SandboxLimits, describe_sandbox, quotas, seccomp  # noqa: E402
 
 LOOP = HERE / "bots" / "syscall_loop.py"
@@ -77,8 +79,7 @@ def syscall_ns(setting: Setting, calls: int) -> float:
         spec = dataclasses.replace(load_bot(LOOP), env={"ARENA_BENCH_CALLS": str(calls)})
         bot = BotProcess(spec, SandboxLimits(), TimeControl(budget_ms=60000, hello_ms=30000))
         bot.start()
-        bot.notify({"type": "match_start", "match": "m-1", "seat": 0, "players": 2, "names": ["a", "b"],
-                    "rules": {}, "seed": 1})
+        bot.notify(match_start_message("m-1", 0, ["a", "b"], Rules.preset().to_dict(), 1))
         reply = bot.request(TURN)[0]
         bot.close()
     return float(reply["ns_per_call"])

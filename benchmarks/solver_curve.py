@@ -8,8 +8,8 @@ best response over the full tree."""
 
 from __future__ import annotations
 
+import argparse
 import csv
-import sys
 from pathlib import Path
 
 from matplotlib.figure import Figure
@@ -50,4 +50,6 @@ def main(out: str = str(ROOT / "docs" / "solver.png")) -> None:
 
 
 if __name__ == "__main__":
-    main(*sys.argv[1:])
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("out", nargs="?", default=str(ROOT / "docs" / "solver.png"), help="the PNG to write")
+    main(ap.parse_args().out)

@@ -14,7 +14,7 @@ for the same round is the row with recall ``exact`` (when asked for).
 
 from __future__ import annotations
 
-import sys
+import argparse
 import time
 
 from arena.engine.rules import Rules
@@ -43,4 +43,10 @@ def main(game: str = "neller", recalls: str = "1,2,3,4,5", iterations: str = "40
 
 
 if __name__ == "__main__":
-    main(*sys.argv[1:])
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("game", nargs="?", default="neller", choices=sorted(GAMES))
+    ap.add_argument("recalls", nargs="?", default="1,2,3,4,5", help="comma-separated: exact and/or numbers")
+    ap.add_argument("iterations", nargs="?", default="400")
+    ap.add_argument("every", nargs="?", default="100", help="iterations between checkpoints")
+    a = ap.parse_args()
+    main(a.game, a.recalls, a.iterations, a.every)
