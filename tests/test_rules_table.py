@@ -757,6 +757,25 @@ def test_bad_value_names_key_value_and_allowed(key: str, value: object) -> None:
         assert key in msg and repr(value) in msg and KEYS[key].allowed() in msg, msg
 
 
+@pytest.mark.parametrize("key,value", BAD_VALUES)
+def test_a_bad_value_equal_to_a_good_one_is_refused_after_the_good_one(key: str, value: object) -> None:
+    """from_dict remembers the mappings it has validated; one that compares
+    equal to a remembered one but holds another type (True == 1, 5.0 == 5)
+    is still validated, and refused."""
+    good = KEYS[key].default
+    assert Rules.from_dict({key: good}) is Rules.from_dict({key: good})  # remembered
+    if value == good:
+        with pytest.raises(RulesError):
+            Rules.from_dict({key: value})
+
+
+def test_a_remembered_mapping_gives_the_rules_it_names() -> None:
+    for name in PRESETS:
+        data = Rules.preset(name).to_dict()
+        assert Rules.from_dict(dict(data)).to_dict() == data
+        assert Rules.from_dict(dict(data)) is Rules.from_dict(dict(data))
+
+
 @pytest.mark.parametrize("key", ["dices", "Dice", "wild", "calza_rewards", "preset", ""])
 def test_unknown_key(key: str) -> None:
     for make in (lambda: Rules.preset("classic", {key: 3}), lambda: Rules.from_dict({key: 3})):

@@ -125,6 +125,10 @@ PRESET_MEANINGS: Final[dict[str, str]] = {
 }
 
 
+_RESOLVED: dict[tuple[Any, ...], Rules] = {}  # Rules.from_dict's mappings seen (validated), bounded
+_RESOLVED_MAX: Final = 256
+
+
 @dataclass(frozen=True, slots=True)
 class Rules:
     """A validated, immutable rule set: every key of docs/rules.md.
@@ -163,12 +167,29 @@ class Rules:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Rules:
-        """Rules from a mapping of keys (missing keys take the default)."""
+        """Rules from a mapping of keys (missing keys take the default).
+
+        A mapping seen before (same keys in the same order, same values of the
+        same types) gives the same instance without validating it again: the
+        referee resolves its match's rules, and a bot its ``match_start``'s,
+        once per match, and a run has a handful of rule sets.
+        """
+        try:
+            # The types too: 1 == True and 5 == 5.0, but only one of each pair is valid.
+            memo: tuple[Any, ...] | None = (cls, tuple(data.items()), tuple(map(type, data.values())))
+            known = _RESOLVED.get(memo)
+        except TypeError:  # an unhashable value, which no key takes: validated (and refused) below
+            memo = known = None
+        if known is not None:
+            return known
         for key, value in data.items():
             if key not in KEYS:
                 raise RulesError(f"rule {key!r} (set to {value!r}) does not exist; "
                                  f"the keys are {', '.join(KEYS)}")
-        return cls(**data)
+        rules = cls(**data)
+        if memo is not None and len(_RESOLVED) < _RESOLVED_MAX:
+            _RESOLVED[memo] = rules
+        return rules
 
     def to_dict(self) -> dict[str, Any]:
         """Every key with its value, in the rule book's order (docs/rules.md, Keys; the form records carry)."""
