@@ -174,12 +174,14 @@ class Rules:
         referee resolves its match's rules, and a bot its ``match_start``'s,
         once per match, and a run has a handful of rule sets.
         """
+        # The types too: 1 == True and 5 == 5.0, but only one of each pair is valid.
+        memo = (cls, tuple(data.items()), tuple(map(type, data.values())))
         try:
-            # The types too: 1 == True and 5 == 5.0, but only one of each pair is valid.
-            memo: tuple[Any, ...] | None = (cls, tuple(data.items()), tuple(map(type, data.values())))
             known = _RESOLVED.get(memo)
         except TypeError:  # an unhashable value, which no key takes: validated (and refused) below
-            memo = known = None
+            known, hashable = None, False
+        else:
+            hashable = True
         if known is not None:
             return known
         for key, value in data.items():
@@ -187,7 +189,7 @@ class Rules:
                 raise RulesError(f"rule {key!r} (set to {value!r}) does not exist; "
                                  f"the keys are {', '.join(KEYS)}")
         rules = cls(**data)
-        if memo is not None and len(_RESOLVED) < _RESOLVED_MAX:
+        if hashable and len(_RESOLVED) < _RESOLVED_MAX:
             _RESOLVED[memo] = rules
         return rules
 
