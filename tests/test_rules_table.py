@@ -770,6 +770,8 @@ def test_a_bad_value_equal_to_a_good_one_is_refused_after_the_good_one(key: str,
 
 
 def test_a_remembered_mapping_gives_the_rules_it_names() -> None:
+    for rounds in range(1, 400):  # more rule sets than it keeps: it starts over, and goes on remembering
+        Rules.from_dict({"max_rounds": rounds})
     for name in PRESETS:
         data = Rules.preset(name).to_dict()
         assert Rules.from_dict(dict(data)).to_dict() == data

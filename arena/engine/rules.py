@@ -189,7 +189,9 @@ class Rules:
                 raise RulesError(f"rule {key!r} (set to {value!r}) does not exist; "
                                  f"the keys are {', '.join(KEYS)}")
         rules = cls(**data)
-        if hashable and len(_RESOLVED) < _RESOLVED_MAX:
+        if hashable:
+            if len(_RESOLVED) >= _RESOLVED_MAX:  # a process that has made many (a test suite): start over
+                _RESOLVED.clear()
             _RESOLVED[memo] = rules
         return rules
 
