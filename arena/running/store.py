@@ -307,6 +307,9 @@ def iter_records(folder: Path) -> Iterator[MatchRecord]:
     yield from read_records(folder).records
 
 
+_Appended = tuple[bytes, "list[Row] | None", "RecordTables | None"]  # a line, its rows, its tables
+
+
 class RunStore:
     """Appends match records to a run folder and keeps ``run.json`` current."""
 
@@ -318,8 +321,11 @@ class RunStore:
         self.stderr_max = max(4096, STDERR_MAX if stderr_max is None else stderr_max)
         self._err: dict[str, tuple[IO[bytes], int]] = {}  # label -> (open stderr file, its size)
         self.read: RecordsRead | None = None  # what open() found already recorded
-        self._rows: list[Row] | None = []  # matches.parquet's rows of the lines appended (None: not known)
-        self._parts: list[RecordTables] | None = []  # and their tables (tablefiles); None: not known
+        # Each line appended, with its rows of matches.parquet and its tables
+        # (tablefiles), either None where the caller had none: close() then
+        # reads the folder back for that file.
+        self._appended: list[_Appended] = []
+        self._appending: _Appended | None = None  # the append under way (see append_line)
         self._old_tables: dict[str, Any] | None = None  # the tables of what open() found, read back if fresh
 
     # -- opening -------------------------------------------------------------
@@ -414,17 +420,32 @@ class RunStore:
         memory), so that :meth:`close` need not read the folder back."""
         if self._fh is None:
             raise RunError(f"{self.folder}: the run store is not open")
+        # Ctrl-C raises KeyboardInterrupt between any two steps here, and the
+        # tables close() writes must hold exactly the lines in the file: the
+        # append is announced first and the announcement cleared last, and the
+        # bookkeeping is one list append (done or not), so close() can settle
+        # an append that was cut short (_settle).
+        self._appending = entry = (line, rows, tables)
         # One write per line and a flush: a killed run keeps every line before.
         self._fh.write(line)
         self._fh.flush()
-        if rows is None or self._rows is None:
-            self._rows = None  # one line without: close() reads the folder, as before
-        else:
-            self._rows += rows
-        if tables is None or self._parts is None:
-            self._parts = None
-        else:
-            self._parts.append(tables)
+        self._appended.append(entry)
+        self._appending = None
+
+    def _settle(self) -> None:
+        """An append cut short (Ctrl-C) after its line reached the file but
+        before it was counted: count it. One cut before its line was whole in
+        the file is not a record (a torn line, dropped on resume), and is not
+        counted. Called with the file flushed and closed."""
+        entry, self._appending = self._appending, None
+        if entry is None or (self._appended and self._appended[-1] is entry):
+            return
+        line = entry[0]
+        with open(self.paths.games, "rb") as fh:
+            end = fh.seek(0, os.SEEK_END)
+            fh.seek(max(0, end - len(line)))
+            if fh.read() == line:
+                self._appended.append(entry)
 
     def stderr_path(self, label: str) -> Path:
         return self.paths.stderr(label)
@@ -472,28 +493,33 @@ class RunStore:
             os.fsync(self._fh.fileno())
             self._fh.close()
             self._fh = None
+            self._settle()
         for fh, _ in self._err.values():
             fh.close()
         self._err.clear()
+        new_rows = [r for _, r, _ in self._appended]
+        new_parts = [t for _, _, t in self._appended]
+        known_rows = None if any(r is None for r in new_rows) else [row for r in new_rows if r for row in r]
+        known_parts = None if any(t is None for t in new_parts) else [t for t in new_parts if t is not None]
         rows = None
-        if self._rows is not None and self.read is not None:
+        if known_rows is not None and self.read is not None:
             # What open() read and what was appended since, both in memory: the
             # rows parquet_rows would make of the folder read back (sorted by
             # match; a stable sort keeps each match's rows in seat order).
-            rows = sorted(parquet_rows(self.read.records) + self._rows, key=_by_match)
+            rows = sorted(parquet_rows(self.read.records) + known_rows, key=_by_match)
         write_matches_parquet(self.folder, rows)
         if compress and status == "complete":
             with open(paths.games, "rb") as src, gzip.open(paths.games_gz, "wb") as dst:
                 shutil.copyfileobj(src, dst)
             paths.games.unlink()
         parts: list[RecordTables] | None = None
-        if self._parts is not None and self.read is not None and self._old_tables is None:
+        if known_parts is not None and self.read is not None and self._old_tables is None:
             old = [record_tables(rec) for rec in self.read.records]  # a resumed run's earlier records
             if all(p is not None for p in old):
-                parts = [p for p in old if p is not None] + self._parts
+                parts = [p for p in old if p is not None] + known_parts
         # After compressing: the tables name the final games file's size.
-        if self._parts is not None and self._old_tables is not None:
-            write_tables(self.folder, arrow=merged(self._old_tables, arrow_tables(self._parts)))
+        if known_parts is not None and self._old_tables is not None:
+            write_tables(self.folder, arrow=merged(self._old_tables, arrow_tables(known_parts)))
         else:
             write_tables(self.folder, parts)
         self.meta["status"] = status
