@@ -227,7 +227,7 @@ def run_cmd(config: str, workers: int | None, matches: int | None, seed: int | N
             # while nothing else runs. Made while matches run, they cost more
             # than their own CPU: a busy process on the cores where each
             # referee and its bot hand the turn back and forth delays every
-            # hand-off (a 2,000-match run took 0.8-1.2 s longer measured so;
+            # hand-off (a 2,000-match run took 0.6-1.4 s longer measured so;
             # docs/performance.md, "Third round").
             started = True
             import scipy.optimize  # noqa: F401
