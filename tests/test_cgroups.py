@@ -240,6 +240,27 @@ def _leftover(parent: str, freeze: tuple[str, str] | None) -> tuple[str, subproc
     return group, left
 
 
+def test_a_zombie_referees_cgroups_are_stale(tmp_path: Path) -> None:
+    """A worker killed with its run lingers as a zombie until init reaps it
+    (seconds on these machines, never under an init that does not reap), with
+    its /proc entry still there: it can clean nothing up, so its cgroups are
+    swept like a dead one's, while a live referee's stay."""
+    zombie = subprocess.Popen(["true"])
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:  # exited, not yet waited for: a zombie
+        if Path(f"/proc/{zombie.pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z":
+            break
+        time.sleep(0.01)
+    try:
+        dead = _dead_pid()
+        for pid in (zombie.pid, dead, os.getpid()):
+            (tmp_path / f"arena-{pid}-1-bot").mkdir()
+        assert sorted(cg._stale(str(tmp_path))) == sorted(str(tmp_path / f"arena-{pid}-1-bot")
+                                                           for pid in (zombie.pid, dead))
+    finally:
+        zombie.wait()
+
+
 @pytest.mark.parametrize("where", ["v2", "v1-freezer"])
 def test_a_later_run_ends_a_dead_referees_frozen_bot(where: str) -> None:
     """A referee killed outright may leave its bot frozen: v2 ends it with

@@ -252,6 +252,24 @@ def plan(v1: tuple[tuple[str, str], ...], v2: Unified | None, prefer: str | None
     return Plan(v1=chosen1, v2=v2.parent if v2 else None, **jobs)
 
 
+def _referee_alive(pid: str) -> bool:
+    """Whether the process that named a cgroup ``arena-<pid>-...`` can still clean it up.
+
+    A zombie cannot: a worker killed with its run is reparented to init, and
+    init reaps when it gets round to it (seconds later on the machines
+    measured; never, in a container whose first process does not reap), while
+    /proc still lists it. Seen as a CI failure: the resumed run after a
+    ``kill -9`` left the killed run's cgroups in place.
+    """
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            stat = f.read()
+    except OSError:
+        return False
+    state = stat[stat.rfind(b")") + 2:][:1]  # after the command name, which may hold anything
+    return state not in (b"Z", b"X")
+
+
 def _stale(parent: str) -> list[str]:
     try:
         names = os.listdir(parent)
@@ -260,7 +278,7 @@ def _stale(parent: str) -> list[str]:
     out = []
     for name in names:
         parts = name.split("-")
-        if len(parts) > 2 and parts[0] == "arena" and parts[1].isdigit() and not os.path.exists(f"/proc/{parts[1]}"):
+        if len(parts) > 2 and parts[0] == "arena" and parts[1].isdigit() and not _referee_alive(parts[1]):
             out.append(os.path.join(parent, name))
     return out
 
