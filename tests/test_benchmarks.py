@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from arena.sandbox import SandboxLimits, describe_sandbox
+from arena.sandbox import available
 
 ROOT = Path(__file__).resolve().parent.parent
 BENCH = ROOT / "benchmarks"
@@ -56,7 +56,7 @@ def _needs(name: str) -> str | None:
     if name == "report_screenshots" and not Path("/usr/bin/chromium").exists():
         return "no /usr/bin/chromium"
     if name in ("bare_referee_sandbox", "protocol", "sandbox_start", "league_vs_bare", "league_vs_bare_profile",
-                "backends", "league", "live_standings") and "bwrap" not in describe_sandbox(SandboxLimits()):
+                "backends", "league", "live_standings") and available().bwrap is None:
         return "no bubblewrap: the script measures the full sandbox"
     return None
 

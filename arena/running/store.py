@@ -497,10 +497,9 @@ class RunStore:
         for fh, _ in self._err.values():
             fh.close()
         self._err.clear()
-        new_rows = [r for _, r, _ in self._appended]
-        new_parts = [t for _, _, t in self._appended]
-        known_rows = None if any(r is None for r in new_rows) else [row for r in new_rows if r for row in r]
-        known_parts = None if any(t is None for t in new_parts) else [t for t in new_parts if t is not None]
+        added = self._appended  # one line without rows (or tables): that file is derived from the folder
+        known_rows = None if any(r is None for _, r, _ in added) else [row for _, r, _ in added for row in r or ()]
+        known_parts = None if any(t is None for _, _, t in added) else [t for _, _, t in added if t is not None]
         rows = None
         if known_rows is not None and self.read is not None:
             # What open() read and what was appended since, both in memory: the
