@@ -23,6 +23,7 @@ from arena.protocol.messages import (
     reply_message,
     round_end_message,
     turn_message,
+    turn_view,
 )
 from arena.protocol.parse import (
     MessageError,
@@ -90,6 +91,30 @@ def test_every_message_of_a_match_parses_back_to_what_was_built(preset: str) -> 
         assert final.placements is not None
         assert parse_match_end(wire(match_end_message("m-1", final.placements)),
                                info_for(final, 0)) == final.placements
+
+
+@pytest.mark.parametrize("cap", [4096, 3])
+def test_a_turn_is_the_view_of_the_seat_to_act_whatever_turn_messages_came_before(
+        cap: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """turn_message shares the ``legal`` part between turns (built once per
+    ladder, standing bid, aces rule and calza): every turn of many matches,
+    every preset and table size, played one after the other in one process,
+    must still be byte for byte the acting seat's turn_view; so too when the
+    memo is small and starts over often (a long-lived worker)."""
+    import arena.protocol.messages as messages_mod
+
+    monkeypatch.setattr(messages_mod, "_LEGAL", {})
+    monkeypatch.setattr(messages_mod, "_LEGAL_CAP", cap)
+    turns = 0
+    for preset in sorted(PRESETS):
+        for seed in range(12):
+            for state in states(seed, preset, n=2 + seed % 5):
+                if state.dice is None:
+                    continue
+                view = {"type": "turn", "match": "m-1", **turn_view(state, state.to_act), "time_ms": 700}
+                assert encode(turn_message("m-1", state, 700)) == encode(view)
+                turns += 1
+    assert turns > 1000 and len(messages_mod._LEGAL) <= cap
 
 
 @pytest.mark.parametrize("preset", sorted(PRESETS))

@@ -23,7 +23,7 @@ from typing import Final, Literal, NotRequired, TypedDict
 
 import orjson
 
-from arena.engine.rules import Action, Bid, Calza, Dudo, State, legal_summary, parse_action
+from arena.engine.rules import Action, Bid, Calza, Dudo, State, calza_allowed, legal_summary, parse_action
 from arena.errors import FaultKind, InvalidAction, StateError
 
 __all__ = [
@@ -172,9 +172,43 @@ def turn_view(state: State, seat: int) -> TurnView:
     }
 
 
+# The ``legal`` part of a turn outside palifico rounds depends on nothing but the
+# ladder (the dice in play and the ones rule: one shared object each), the
+# standing bid's place on it, whether aces may open and whether calza may be
+# called; so the referee builds each such part once instead of on every
+# decision (a fifth of building a turn: docs/performance.md, "Fourth round").
+# Only turn_message shares them, since its message is encoded as soon as it is
+# built; turn_view's caller owns what it gets. Keyed by the ladder's id (a
+# ladder holds a dict, so it does not hash); an entry keeps its ladder, so an
+# id reused by another ladder cannot match.
+_LEGAL: dict[tuple[int, int, bool, bool], tuple[object, LegalMessage]] = {}
+_LEGAL_CAP: Final = 4096  # starts over when full: a long-lived process keeps the benefit
+
+
 def turn_message(match: str, state: State, time_ms: int) -> TurnMessage:
     """``turn`` for the seat to act in ``state``."""
-    return {"type": "turn", "match": match, **turn_view(state, state.to_act), "time_ms": time_ms}  # type: ignore[typeddict-item]  # legal is set: the seat is to act
+    seat = state.to_act
+    dice = state.dice
+    if state.palifico or dice is None or seat < 0:
+        return {"type": "turn", "match": match, **turn_view(state, seat), "time_ms": time_ms}  # type: ignore[typeddict-item]  # legal is set: the seat is to act
+    calza = calza_allowed(state)
+    ladder = state.ladder
+    key = (id(ladder), state.top, state.rules.open_on_ones, calza)
+    entry = _LEGAL.get(key)
+    if entry is not None and entry[0] is ladder:
+        legal = entry[1]
+    else:
+        summary = legal_summary(state)
+        legal = {"dudo": summary.dudo, "calza": summary.calza,
+                 "min_quantity": {_FACE_TEXT[f]: q for f, q in summary.min_quantity.items()},
+                 "max_quantity": summary.max_quantity}
+        if len(_LEGAL) >= _LEGAL_CAP:
+            _LEGAL.clear()
+        _LEGAL[key] = (ladder, legal)
+    # The same fields in the same order as turn_view's, so the same bytes.
+    return {"type": "turn", "match": match, "round": state.round, "seat": seat, "dice": sorted(dice[seat]),
+            "counts": list(state.counts), "palifico": False,
+            "history": [[s, b.quantity, b.face] for s, b in state.history], "legal": legal, "time_ms": time_ms}
 
 
 def round_end_message(match: str, state: State, fault_kind: FaultKind | None = None) -> RoundEndMessage:
