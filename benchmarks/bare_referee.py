@@ -1,6 +1,7 @@
 """A bare referee: the floor a sandboxed, rule-complete, recorded league is compared with.
 
     python benchmarks/bare_referee.py DECISIONS [--par 2] [--pin] [--players 5] [--dice 5]
+                                      [--sandbox [--no-freeze]]
 
 It plays 5-player, 5-dice Dudo with wild aces (bids and dudo, nothing else:
 no calza, no palifico, no faults, no records) against bots that are plain
@@ -15,7 +16,9 @@ gives every bot) and does per decision what the project's referee does for
 the sandbox: thaw the bot, write, read the reply, read its CPU counter,
 freeze it. Everything else stays bare, so the difference between the two is
 the price of the protections alone, the floor under any referee that keeps
-them (benchmarks/league_vs_bare.py reports it).
+them (benchmarks/league_vs_bare.py reports it). ``--no-freeze`` (with
+``--sandbox``) leaves the bots running between their turns, all else the
+same: what freezing costs, apart from the rest of the sandbox.
 
 ``--par K`` runs K referees at once (each with its own bots), ``--pin`` puts
 referee i and its bots on core i (mod the cores), as the project's local
@@ -76,7 +79,7 @@ def start_bots(n: int) -> list[subprocess.Popen[bytes]]:
 class Boxed:
     """The bots of ``--sandbox``: each in the project's sandbox, frozen between its turns."""
 
-    def __init__(self, n: int, folder: str) -> None:
+    def __init__(self, n: int, folder: str, freeze: bool = True) -> None:
         import shutil
 
         sys.path.insert(0, os.path.dirname(HERE))
@@ -84,6 +87,7 @@ class Boxed:
         from arena.sandbox import SandboxLimits
         from arena.sandbox.box import Sandbox
 
+        self.freeze = freeze
         self.boxes, self.bots = [], []
         for i in range(n):
             # A bot sees only its own files (bare0.*, the folder bare0/): a copy of this file each.
@@ -103,7 +107,8 @@ class Boxed:
         for proc, box in zip(self.bots, self.boxes):
             assert proc.stdout is not None and proc.stdout.readline() == b"ready\n"
             box.cpu_ns()
-            box.settle()  # frozen from here on, as the project's bots are between turns
+            if freeze:
+                box.settle()  # frozen from here on, as the project's bots are between turns
 
     def close(self) -> None:
         for box in self.boxes:
@@ -136,7 +141,7 @@ def play(bots: list[subprocess.Popen[bytes]], rng: random.Random, game: int, ndi
         seat = opener
         while True:
             w, r = pipes[seat]
-            if boxed is not None:
+            if boxed is not None and boxed.freeze:
                 boxed.boxes[seat].thaw()
             w.write(json.dumps({"type": "decide", "game": game, "round": rnd, "seat": seat, "dice": dice[seat],
                                 "counts": counts, "bid": bid}).encode() + b"\n")
@@ -144,7 +149,8 @@ def play(bots: list[subprocess.Popen[bytes]], rng: random.Random, game: int, ndi
             line = r.readline()
             if boxed is not None:  # what the project's referee does around a reply: charge, freeze
                 boxed.boxes[seat].cpu_ns()
-                boxed.boxes[seat].freeze()
+                if boxed.freeze:
+                    boxed.boxes[seat].freeze()
             reply = json.loads(line)
             decisions += 1
             if reply.get("action") == "dudo" and bid is not None:
@@ -166,11 +172,12 @@ def play(bots: list[subprocess.Popen[bytes]], rng: random.Random, game: int, ndi
     return decisions
 
 
-def referee(decisions: int, players: int, ndice: int, seed: int, ready_fd: int | None, sandbox: bool = False) -> None:
+def referee(decisions: int, players: int, ndice: int, seed: int, ready_fd: int | None, sandbox: bool = False,
+            freeze: bool = True) -> None:
     import tempfile
 
     tmp = tempfile.TemporaryDirectory(prefix="bare-referee-")
-    boxed = Boxed(players, tmp.name) if sandbox else None
+    boxed = Boxed(players, tmp.name, freeze) if sandbox else None
     bots = boxed.bots if boxed is not None else start_bots(players)
     if ready_fd is not None:  # tell the parent the bots are up, wait for the go
         os.write(ready_fd, b"r")
@@ -208,13 +215,16 @@ def main() -> None:
     ap.add_argument("--dice", type=int, default=5)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--sandbox", action="store_true", help="bots in the project's sandbox, frozen between turns")
+    ap.add_argument("--no-freeze", action="store_true", help="with --sandbox: not frozen between turns")
     ap.add_argument("--child", type=int, default=None, help=argparse.SUPPRESS)  # fd to say 'ready' on
     ap.add_argument("--cpu", type=int, default=None, help=argparse.SUPPRESS)
     a = ap.parse_args()
+    if a.no_freeze and not a.sandbox:
+        ap.error("--no-freeze is about the sandbox's bots: give --sandbox too")
     if a.cpu is not None:
         os.sched_setaffinity(0, {a.cpu})
     if a.child is not None:
-        referee(a.decisions, a.players, a.dice, a.seed, a.child, a.sandbox)
+        referee(a.decisions, a.players, a.dice, a.seed, a.child, a.sandbox, not a.no_freeze)
         return
     t0 = time.perf_counter()
     cores = sorted(os.sched_getaffinity(0))
@@ -223,7 +233,8 @@ def main() -> None:
         r, w = os.pipe()
         share = a.decisions // a.par + (1 if i < a.decisions % a.par else 0)
         argv = [sys.executable, os.path.abspath(__file__), str(share), "--players", str(a.players),
-                "--dice", str(a.dice), "--seed", str(a.seed + i), "--child", str(w)] + (["--sandbox"] * a.sandbox)
+                "--dice", str(a.dice), "--seed", str(a.seed + i), "--child", str(w)]
+        argv += ["--sandbox"] * a.sandbox + ["--no-freeze"] * a.no_freeze
         if a.pin:
             argv += ["--cpu", str(cores[i % len(cores)])]
         kids.append((subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, pass_fds=(w,)), r))

@@ -1,6 +1,6 @@
 """The project's league against a bare referee, and where a decision's time goes.
 
-    python benchmarks/league_vs_bare.py [--matches 2000] [--trials 3] [--workers 2]
+    python benchmarks/league_vs_bare.py [--matches 2000] [--trials 3] [--workers 2] [--parts]
                                         [--write docs/performance.md]
     python benchmarks/league_vs_bare.py --profile [--profile-matches 300] [--top] [--write docs/performance.md]
 
@@ -21,7 +21,10 @@ from trial to trial, so that drifting load hits both alike):
   sandbox (bubblewrap, the seccomp filter, cgroups, rlimits), thawed, read,
   charged and frozen around each decision as the project's referee does it.
   Its ratio to the bare one is the price of the protections alone: the most
-  any referee that keeps them could reach.
+  any referee that keeps them could reach;
+- with ``--parts``, the same once more with ``--no-freeze``: the sandbox
+  without freezing between turns, so that the price of freezing and the
+  price of the rest of the sandbox are told apart.
 
 Reported per trial: decisions per second of both, in the match phase and for
 the whole command, the ratios project / bare, and the CPU time per decision
@@ -196,11 +199,17 @@ def run_project(config: Path, out: Path, workers: int) -> dict[str, float]:
             "match_wall": t_last - t_first, "matches": len(lines), "cpu": cpu}
 
 
-def run_bare(decisions: int, workers: int, sandbox: bool = False) -> dict[str, float]:
+# The bare referee's arms: (--sandbox, --no-freeze).
+ARMS: dict[str, tuple[bool, bool]] = {"bare": (False, False), "boxed": (True, False), "unfrozen": (True, True)}
+
+
+def run_bare(decisions: int, workers: int, arm: str = "bare") -> dict[str, float]:
+    sandbox, unfrozen = ARMS[arm]
     meter = CommandCpu("bare")
     t0 = time.perf_counter()
     out = subprocess.run([sys.executable, str(HERE / "bare_referee.py"), str(decisions), "--par", str(workers),
-                          "--pin"] + ["--sandbox"] * sandbox, check=True, stdout=subprocess.PIPE,
+                          "--pin"] + ["--sandbox"] * sandbox + ["--no-freeze"] * unfrozen, check=True,
+                         stdout=subprocess.PIPE,
                          preexec_fn=meter.preexec).stdout
     whole = time.perf_counter() - t0
     res: dict[str, float] = json.loads(out)
@@ -215,18 +224,20 @@ def throughput(args: argparse.Namespace) -> list[str]:
     with tempfile.TemporaryDirectory(prefix="league_vs_bare-") as tmp:
         config = write_config(Path(tmp), BOT, args.matches, args.seed)
         for t in range(args.trials):
-            order = ["project", "bare", "boxed"] if t % 2 == 0 else ["boxed", "bare", "project"]
+            order = ["project", "bare", "boxed"] + ["unfrozen"] * args.parts
+            if t % 2:
+                order.reverse()
             got: dict[str, dict[str, float]] = {}
             for side in order:
                 if side == "project":
                     got[side] = run_project(config, Path(tmp) / f"run{t}", args.workers)
                 else:
                     target = int(got["project"]["decisions"]) if "project" in got else args.bare_decisions
-                    got[side] = run_bare(target, args.workers, sandbox=side == "boxed")
-            for side in ("bare", "boxed"):
+                    got[side] = run_bare(target, args.workers, side)
+            for side in [side for side in order if side != "project"]:
                 if got[side]["decisions"] < got["project"]["decisions"] * 0.95:
                     # the bare side went first with a guess: rerun it on the project's count
-                    got[side] = run_bare(int(got["project"]["decisions"]), args.workers, sandbox=side == "boxed")
+                    got[side] = run_bare(int(got["project"]["decisions"]), args.workers, side)
             p, b, x = got["project"], got["bare"], got["boxed"]
             row = {
                 "trial": t + 1, "load": os.getloadavg()[0], "decisions": p["decisions"], "bare_decisions": b["decisions"],
@@ -237,6 +248,11 @@ def throughput(args: argparse.Namespace) -> list[str]:
                 "x_match": x["match_decisions"] / x["match_wall"], "x_cpu": x["cpu"] / x["decisions"] * 1e6,
             }
             row["r_floor"] = row["x_match"] / row["b_match"]
+            if args.parts:
+                u = got["unfrozen"]
+                row["u_match"] = u["match_decisions"] / u["match_wall"]
+                row["u_cpu"] = u["cpu"] / u["decisions"] * 1e6
+                row["r_unfrozen"] = row["u_match"] / row["b_match"]
             row["r_match"] = row["p_match"] / row["b_match"]
             row["r_whole"] = row["p_whole"] / row["b_whole"]
             args.bare_decisions = int(p["decisions"])
@@ -245,29 +261,36 @@ def throughput(args: argparse.Namespace) -> list[str]:
                   f"phase, {row['p_whole']:,.0f} whole ({p['whole_wall']:.1f} s, of which {p['match_wall']:.1f} s "
                   f"match phase); bare {row['b_match']:,.0f} / {row['b_whole']:,.0f}; ratio "
                   f"{row['r_match']:.2f} / {row['r_whole']:.2f}; bare in the sandbox {row['x_match']:,.0f} "
-                  f"({row['r_floor']:.2f} of bare)", file=sys.stderr, flush=True)
+                  f"({row['r_floor']:.2f} of bare)"
+                  + (f"; unfrozen {row['u_match']:,.0f} ({row['r_unfrozen']:.2f})" if args.parts else ""),
+                  file=sys.stderr, flush=True)
     lines = [
         f"`python benchmarks/league_vs_bare.py --matches {args.matches} --trials {args.trials} "
-        f"--workers {args.workers}`, {time.strftime('%Y-%m-%d %H:%M')}, {os.cpu_count()} cores, "
+        f"--workers {args.workers}{' --parts' * args.parts}`, {time.strftime('%Y-%m-%d %H:%M')}, "
+        f"{os.cpu_count()} cores, "
         f"Python {platform.python_version()}; load average before: {args.load_before}.",
         "",
         "| trial | load | decisions | project, match phase (decisions/s) | project, whole command | "
         "bare, match phase | bare, whole command | ratio match phase | ratio whole command | "
         "CPU us per decision, project / bare (whole commands) | bare in the sandbox, match phase (x bare) | "
-        "its CPU us per decision |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "its CPU us per decision |" + (" the sandbox unfrozen, match phase (x bare) | its CPU us per decision |"
+                                        if args.parts else ""),
+        "|---|---|---|---|---|---|---|---|---|---|---|---|" + "---|---|" * args.parts,
     ]
     for r in rows:
         lines.append(f"| {r['trial']} | {r['load']:.1f} | {r['decisions']:,} | {r['p_match']:,.0f} | "
                      f"{r['p_whole']:,.0f} ({r['p_whole_s']:.1f} s) | {r['b_match']:,.0f} | "
                      f"{r['b_whole']:,.0f} ({r['b_whole_s']:.1f} s) | {r['r_match']:.2f} | {r['r_whole']:.2f} | "
                      f"{r['p_cpu']:.0f} / {r['b_cpu']:.0f} | {r['x_match']:,.0f} ({r['r_floor']:.2f}) | "
-                     f"{r['x_cpu']:.0f} |")
+                     f"{r['x_cpu']:.0f} |"
+                     + (f" {r['u_match']:,.0f} ({r['r_unfrozen']:.2f}) | {r['u_cpu']:.0f} |" if args.parts else ""))
     lines += ["", f"CPU time from {CommandCpu('probe').source_and_remove()}.",
               "", f"Median ratio: match phase **{statistics.median(r['r_match'] for r in rows):.2f}**, "
               f"whole command **{statistics.median(r['r_whole'] for r in rows):.2f}**; the bare referee with "
               f"its bots in the sandbox, frozen between turns: **{statistics.median(r['r_floor'] for r in rows):.2f}** "
-              f"of the bare referee (the ceiling for any referee keeping the protections)."]
+              f"of the bare referee (the ceiling for any referee keeping the protections)"
+              + (f"; the same not frozen between turns: **{statistics.median(r['r_unfrozen'] for r in rows):.2f}**"
+                 if args.parts else "") + "."]
     return lines
 
 
@@ -437,6 +460,8 @@ def main() -> None:
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--seed", type=int, default=2026)
     ap.add_argument("--bare-decisions", type=int, default=200_000, help=argparse.SUPPRESS)
+    ap.add_argument("--parts", action="store_true",
+                    help="also the bare referee's sandbox without freezing: the price of freezing on its own")
     ap.add_argument("--profile", action="store_true", help="where a decision's time goes, instead")
     ap.add_argument("--profile-matches", type=int, default=300)
     ap.add_argument("--top", action="store_true", help="with --profile: also print the busiest lines")

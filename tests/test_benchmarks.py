@@ -29,9 +29,11 @@ pytestmark = pytest.mark.slow
 RUNS: dict[str, tuple[list[str], str]] = {
     "bare_referee": (["bare_referee.py", "2000", "--par", "1"], '"decisions"'),
     "bare_referee_sandbox": (["bare_referee.py", "2000", "--par", "1", "--sandbox"], '"decisions"'),
+    "bare_referee_unfrozen": (["bare_referee.py", "2000", "--par", "1", "--sandbox", "--no-freeze"], '"decisions"'),
     "protocol": (["protocol.py", "--trials", "1", "--decisions", "200"], "sandboxed / floor"),
     "sandbox_start": (["sandbox_start.py", "--trials", "1", "--calls", "1000"], "getppid() in a loop"),
-    "league_vs_bare": (["league_vs_bare.py", "--matches", "20", "--trials", "1"], "Median ratio"),
+    "league_vs_bare": (["league_vs_bare.py", "--matches", "20", "--trials", "1", "--parts"],
+                       "the same not frozen between turns"),
     "league_vs_bare_profile": (["league_vs_bare.py", "--profile", "--profile-matches", "10"],
                                "### program bot"),
     "engine": (["engine.py", "--trials", "1", "--seconds", "0.2"], "$ python benchmarks/engine.py"),
@@ -55,7 +57,7 @@ def _needs(name: str) -> str | None:
     """Why this machine cannot run the script, or None."""
     if name == "report_screenshots" and not Path("/usr/bin/chromium").exists():
         return "no /usr/bin/chromium"
-    if name in ("bare_referee_sandbox", "protocol", "sandbox_start", "league_vs_bare", "league_vs_bare_profile",
+    if name in ("bare_referee_sandbox", "bare_referee_unfrozen", "protocol", "sandbox_start", "league_vs_bare", "league_vs_bare_profile",
                 "backends", "league", "live_standings") and available().bwrap is None:
         return "no bubblewrap: the script measures the full sandbox"
     return None
