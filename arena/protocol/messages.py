@@ -176,7 +176,7 @@ def turn_view(state: State, seat: int) -> TurnView:
 # ladder (the dice in play and the ones rule: one shared object each), the
 # standing bid's place on it, whether aces may open and whether calza may be
 # called; so the referee builds each such part once instead of on every
-# decision (a fifth of building a turn: docs/performance.md, "Fourth round").
+# decision (a third of building a turn: docs/performance.md, "Fourth round").
 # Only turn_message shares them, since its message is encoded as soon as it is
 # built; turn_view's caller owns what it gets. Keyed by the ladder's id (a
 # ladder holds a dict, so it does not hash); an entry keeps its ladder, so an
