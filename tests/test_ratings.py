@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -234,3 +235,54 @@ def test_hessian_matches_finite_differences_of_the_gradient() -> None:
         assert np.allclose(hess, numeric, rtol=1e-4, atol=1e-3)
         assert np.allclose(hess, hess.T)
         assert np.all(np.linalg.eigvalsh(hess) > 0)  # strictly convex: one optimum
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_newtons_fit_is_the_trust_region_fit(seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """fit_design takes Newton's method, and scipy's trust-exact only where
+    Newton stops short: on any data the two must give the same optimum, with
+    and without the prior, small data and large (where the gradient's own
+    rounding is above the 1e-8 tolerance), and weighted as the bootstrap is."""
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(2, 12))
+    matches = int(rng.choice([30, 400, 3000]))
+    d = rt.design(n, sample_rankings(rng, rng.normal(0, 1, n), matches, sizes=(2, min(6, n))))
+    weights = rng.integers(0, 3, d.n_rankings).astype(np.float64) if seed % 2 else None
+    prior = rt.PRIOR_SD_ELO if seed % 3 else None
+    if prior is None and weights is not None:
+        weights = None  # a zero weight may leave an item unbeaten, which diverges without the prior
+    newton = rt.fit_design(d, weights, prior_sd=prior)
+    monkeypatch.setattr(rt, "_newton", lambda model, x0, max_iter: (x0, False))  # straight to scipy
+    trust = rt.fit_design(d, weights, prior_sd=prior)
+    assert np.abs(rt.to_elo(newton) - rt.to_elo(trust)).max() < 1e-4  # Elo; the tables show 0.01
+
+
+def test_a_design_newton_cannot_solve_goes_to_the_trust_region() -> None:
+    """Without the prior, two groups that never met leave the Hessian singular
+    (each group's level is free; the penalty pins only their sum): Newton
+    cannot step, and scipy's fit takes over and finds the likelihood's maximum."""
+    ranks = [[0, 1], [1, 0], [0, 1], [2, 3], [3, 2], [2, 3]]
+    fit = rt.fit_plackett_luce(4, ranks, prior_sd=None)
+    assert np.all(np.isfinite(fit))
+    grad = approx_fprime(fit, lambda t: loglik_reference(t, ranks), 1e-7)
+    assert np.abs(grad).max() < 1e-4  # the likelihood's maximum
+    assert fit[0] - fit[1] == pytest.approx(math.log(2), abs=1e-5) and fit[2] - fit[3] == pytest.approx(
+        math.log(2), abs=1e-5)
+
+
+def test_the_end_of_run_table_imports_no_scipy(tmp_path: Path) -> None:
+    """arena run imports the end-of-run table's modules while its workers wait
+    for their first matches (arena.apps.cli); scipy.optimize and scipy.special
+    would add most of a second there. A fresh interpreter rates a run and says
+    which scipy modules it loaded."""
+    import subprocess
+    import sys
+
+    import synth_records
+
+    run = synth_records.league(tmp_path / "run")
+    code = ("import sys; from arena.analysis.commands import end_of_run_text; "
+            f"text = end_of_run_text({str(run)!r}); assert 'Elo' in text, text; "
+            "print(sorted(m for m in sys.modules if m.split('.')[0] == 'scipy'))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"

@@ -13,7 +13,8 @@ item may appear more than once (two copies of one bot at a table).
 - :func:`sequential_elo`: the classic K-factor Elo, which depends on order.
 - :func:`head_to_head`: how often item a finished above item b.
 
-numpy and scipy only: no pandas, no records (the model is kept apart from its data). See
+numpy only (scipy's trust-region fit is the fallback where Newton's method
+stops short): no pandas, no records (the model is kept apart from its data). See
 docs/ratings.md for the model, the prior and what each number means.
 """
 
@@ -175,10 +176,12 @@ def fit_design(
     Raises :class:`RatingError` naming the iteration count if the optimiser
     does not converge.
 
-    The optimiser is scipy's ``trust-exact`` (Newton steps in a trust region)
-    with the analytic Hessian: the problem has one variable per bot, so the
-    Hessian is tiny and Newton converges in a handful of iterations, which
-    matters because the bootstrap refits hundreds of times.
+    The optimiser is Newton's method with the analytic Hessian and a
+    backtracking line search (:func:`_newton`): the objective is convex and
+    has one variable per bot, so the Hessian is tiny and Newton converges in
+    a handful of iterations. Where it stops short (a singular Hessian, which
+    only a design without the prior can have), scipy's ``trust-exact`` (Newton
+    steps in a trust region) fits it instead, from the same start.
     """
     w = np.ones(d.n_rankings) if weights is None else np.asarray(weights, dtype=np.float64)
     if w.shape != (d.n_rankings,):
@@ -188,8 +191,11 @@ def fit_design(
         raise RatingError(f"prior_sd={prior_sd}: must be a positive number of Elo points, or None")
     x0 = np.zeros(d.n_items) if init is None else np.asarray(init, dtype=np.float64)
     model = _Model(d, w, precision)
-    # Imported where used: scipy.optimize takes half a second to import, which
-    # ``arena run`` would otherwise spend before it starts a single bot.
+    theta, converged = _newton(model, x0, max_iter)
+    if converged:
+        return np.asarray(theta - theta.mean(), dtype=np.float64)
+    # Imported only here: scipy.optimize takes half a second to import, which
+    # ``arena run`` would otherwise spend while its workers wait for matches.
     from scipy.optimize import minimize
 
     res = minimize(
@@ -198,7 +204,7 @@ def fit_design(
         jac=True,
         hess=model.hessian,
         method="trust-exact",
-        options={"maxiter": max_iter, "gtol": 1e-8},
+        options={"maxiter": max_iter, "gtol": GTOL},
     )
     theta = np.asarray(res.x, dtype=np.float64)
     if not res.success:
@@ -213,6 +219,67 @@ def fit_design(
                 f"(max_iter={max_iter}): {res.message}; largest gradient {float(np.abs(grad).max()):.3g}"
             )
     return np.asarray(theta - theta.mean(), dtype=np.float64)
+
+
+GTOL = 1e-8
+"""A fit has converged when the gradient's norm is at most this (scipy's
+``gtol``, as the trust-region fit was asked for)."""
+
+
+def _newton(model: _Model, x0: FloatArray, max_iter: int) -> tuple[FloatArray, bool]:
+    """Newton's method on ``model`` from ``x0``: (the point reached, whether it
+    converged). Each step solves with the analytic Hessian and is halved until
+    the objective falls by a sufficient share of what the step promises
+    (Armijo's rule); a step too small for the objective's value to judge is
+    taken whole while it lowers the gradient. Where nothing lowers either any
+    more, the point is accepted if its gradient is within the rounding of the
+    sums behind it (as the trust-region fit's was). Not converged: the
+    Hessian singular or not positive along the step, or ``max_iter`` steps
+    taken; the caller then hands the problem to scipy."""
+    x = np.array(x0, dtype=np.float64)
+    value, grad = model.value_grad(x)
+    scale = max(1.0, float(model.w.sum()))
+
+    def at_rounding() -> bool:
+        # The gradient sums a term per ranking: with thousands of them its
+        # rounding alone can exceed GTOL, so a point where Newton cannot move
+        # is taken when its gradient is that small relative to the data.
+        return bool(np.all(np.isfinite(x)) and float(np.abs(grad).max()) <= 1e-6 * scale)
+
+    for _ in range(max_iter):
+        if float(np.linalg.norm(grad)) <= GTOL:
+            return x, True
+        try:
+            step = -np.linalg.solve(model.hessian(x), grad)
+        except np.linalg.LinAlgError:
+            return x, False
+        slope = float(grad @ step)
+        if not (np.all(np.isfinite(step)) and slope < 0):
+            return x, False
+        if -slope <= 1e-12 * max(1.0, abs(value)):
+            # The step promises less than the objective's value can resolve, so
+            # no line search can judge it: this close, Newton's full step is
+            # safe, and it is taken while it brings the gradient down. Where it
+            # no longer does, the gradient is at its own rounding (along the
+            # likelihood's flat direction, all strengths up together, only the
+            # prior holds the fit, and rounding keeps proposing steps).
+            new = x + step
+            new_value, new_grad = model.value_grad(new)
+            if not float(np.linalg.norm(new_grad)) < float(np.linalg.norm(grad)):
+                return x, at_rounding()
+            x, value, grad = new, new_value, new_grad
+            continue
+        t = 1.0
+        while True:
+            new = x + t * step
+            new_value, new_grad = model.value_grad(new)
+            if new_value <= value + 1e-4 * t * slope:
+                break
+            t *= 0.5
+            if t < 1e-12:  # no step lowers it: at the optimum to machine precision, or stuck
+                return x, at_rounding()
+        x, value, grad = new, new_value, new_grad
+    return x, float(np.linalg.norm(grad)) <= GTOL
 
 
 def fit_plackett_luce(
@@ -268,6 +335,8 @@ class Rating:
     los: FloatArray  # los[a, b]: likelihood that a is stronger than b
     level: float
 
+
+_ERFC = np.frompyfunc(math.erfc, 1, 1)  # elementwise, inf and NaN included
 
 BATCH = 50
 """Bootstrap resamples refitted together (arrays of batch x matches x seats)."""
@@ -440,9 +509,10 @@ def likelihood_of_superiority(samples: FloatArray) -> FloatArray:
     sd = diff.std(axis=0, ddof=1) if s.shape[0] > 1 else np.zeros_like(mean)
     with np.errstate(divide="ignore", invalid="ignore"):
         z = np.where(sd > 0, mean / sd, np.sign(mean) * np.inf)
-    from scipy.special import ndtr
-
-    los = np.asarray(ndtr(z), dtype=np.float64)
+    # The normal CDF, 0.5 * erfc(-z / sqrt 2) (what scipy's ndtr computes), from the
+    # standard library: importing scipy.special for one matrix cost arena run
+    # most of a second.
+    los = np.asarray(_ERFC(-z / math.sqrt(2.0)), dtype=np.float64) * 0.5
     los[np.isnan(z)] = 0.5
     np.fill_diagonal(los, 0.5)
     return los

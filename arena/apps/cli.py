@@ -222,17 +222,14 @@ def run_cmd(config: str, workers: int | None, matches: int | None, seed: int | N
         nonlocal started
         if not started:
             # The first call comes once the worker processes exist and before
-            # any match is handed to them: the imports of the end-of-run tables
-            # (pandas, and scipy for the fit: most of a second) are made here,
-            # while nothing else runs. Made while matches run, they cost more
-            # than their own CPU: a busy process on the cores where each
+            # any match is handed to them: the import of the end-of-run tables
+            # (pandas: a third of a second; the fit needs no scipy) is made
+            # here, while nothing else runs. Made while matches run, it costs
+            # more than its own CPU: a busy process on the cores where each
             # referee and its bot hand the turn back and forth delays every
             # hand-off (a 2,000-match run took 0.6-1.4 s longer measured so;
             # docs/performance.md, "Third round").
             started = True
-            import scipy.optimize  # noqa: F401
-            import scipy.special  # noqa: F401
-
             import arena.analysis.commands  # noqa: F401
         show(done, total, elapsed)
 
