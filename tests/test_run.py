@@ -240,3 +240,20 @@ def test_a_worker_killed_mid_run_stops_the_run_cleanly_and_resume_completes(tmp_
     assert done.returncode == 0, done.stderr
     ids = [r.match for r in iter_records(out)]
     assert len(ids) == len(set(ids)) == 300
+
+
+def test_the_callers_work_runs_while_the_bots_are_checked_and_only_when_there_is_play(tmp_path: Path) -> None:
+    """run(meanwhile=...) is where arena run imports its end-of-run table's
+    modules: once, while the bots' handshakes are under way and before the run
+    folder or any worker exists; not at all for a run already complete."""
+    from arena.running.config import load_config
+    from arena.running.runner import run
+
+    out = tmp_path / "out"
+    cfg = load_config(str(write_config(tmp_path, matches=2, players=[3])), (), workers=1, out=str(out))
+    seen: list[bool] = []
+    result = run(cfg, meanwhile=lambda: seen.append(out.exists()))
+    assert result.status == "complete" and result.played == 4
+    assert seen == [False]  # once, before the folder was made
+    again = run(cfg, meanwhile=lambda: seen.append(True))
+    assert again.already and seen == [False]

@@ -216,27 +216,20 @@ def run_cmd(config: str, workers: int | None, matches: int | None, seed: int | N
     bar = _ProgressLine()
     show = live_progress(bar, standings)
 
-    started = False
-
-    def progress(done: int, total: int, elapsed: float) -> None:
-        nonlocal started
-        if not started:
-            # The first call comes once the worker processes exist and before
-            # any match is handed to them: the import of the end-of-run tables
-            # (pandas: a third of a second; the fit needs no scipy) is made
-            # here, while nothing else runs. Made while matches run, it costs
-            # more than its own CPU: a busy process on the cores where each
-            # referee and its bot hand the turn back and forth delays every
-            # hand-off (a 2,000-match run took 0.6-1.4 s longer measured so;
-            # docs/performance.md, "Third round").
-            started = True
-            import arena.analysis.commands  # noqa: F401
-        show(done, total, elapsed)
+    def end_of_run_imports() -> None:
+        # The end-of-run table's modules (pandas: a third of a second; the fit
+        # needs no scipy), imported while the bots are checked before the first
+        # match, which is mostly waiting for their interpreters. Imported while
+        # matches run, they cost more than their own CPU: a busy process on the
+        # cores where each referee and its bot hand the turn back and forth
+        # delays every hand-off (a 2,000-match run took 0.6-1.4 s longer
+        # measured so; docs/performance.md, "Third round").
+        import arena.analysis.commands  # noqa: F401
 
     # Records are not kept in memory: parsing each line here would take CPU from the
     # workers while they play, and the Elo table reads the tables the run writes as it stops.
-    result = run(cfg, force=force, new=new, progress=progress,
-                 observer=standings.observe,
+    result = run(cfg, force=force, new=new, progress=show,
+                 observer=standings.observe, meanwhile=end_of_run_imports,
                  on_plan=lambda plan: _echo("\n".join(plan.messages()), err=True))
     if result.note:
         _echo(result.note, err=True)

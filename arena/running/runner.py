@@ -74,12 +74,14 @@ def seatable_for(config: RunConfig) -> dict[int, tuple[int, ...]]:
                      config.format, hero)
 
 
-def preflight(config: RunConfig) -> None:
+def preflight(config: RunConfig, meanwhile: Callable[[], object] | None = None) -> None:
     """Start every distinct bot once: a bot that fails its handshake stops the run
     before any match is played, with the bot's name and what went wrong.
 
     The bots start in parallel threads (a start is mostly waiting for the
     interpreter), and each is closed by the thread that started it.
+    ``meanwhile`` runs in the calling thread as they start, and is done when
+    this returns (so no thread of it is left when the workers are forked).
     """
     from concurrent.futures import ThreadPoolExecutor
 
@@ -97,7 +99,10 @@ def preflight(config: RunConfig) -> None:
         return None
 
     with ThreadPoolExecutor(max_workers=min(8, len(distinct))) as pool:
-        problems = [p for p in pool.map(handshake, distinct.values()) if p]
+        started = pool.map(handshake, distinct.values())
+        if meanwhile is not None:
+            meanwhile()
+        problems = [p for p in started if p]
     if problems:
         raise RunError("; ".join(problems))
 
@@ -124,7 +129,8 @@ def run(config: RunConfig, *, force: bool = False, new: bool = False, progress: 
         observer: Observer | None = None,
         extra_meta: Callable[[], dict[str, Any]] | None = None,
         schedule: Callable[[RunConfig, int], list[MatchSpec]] | None = None,
-        on_plan: Callable[[PoolPlan], Any] | None = None, sprt_test: SprtTest | None = None) -> RunResult:
+        on_plan: Callable[[PoolPlan], Any] | None = None, sprt_test: SprtTest | None = None,
+        meanwhile: Callable[[], object] | None = None) -> RunResult:
     """Play every match of ``config`` not yet in its run folder.
 
     ``new``: move an existing folder aside and start a new run (a new secret
@@ -135,7 +141,10 @@ def run(config: RunConfig, *, force: bool = False, new: bool = False, progress: 
     schedule (``arena sprt``'s paired deals). ``on_plan`` is told how a
     league's pool changed (bots added, removed, changed) before anything is played.
     ``format: sprt`` plays paired deals and stops when the test decides
-    (``sprt_test``: the caller's :class:`SprtTest`, to show it as it goes)."""
+    (``sprt_test``: the caller's :class:`SprtTest`, to show it as it goes).
+    ``meanwhile``: the caller's own work, done while the bots are checked
+    before the first match (:func:`preflight`; ``arena run`` imports its
+    end-of-run table's modules there), not at all if nothing is to be played."""
     p = plan_run(config, new=new, observer=observer, extra_meta=extra_meta, schedule=schedule,
                  on_plan=on_plan, sprt_test=sprt_test)
     config, specs, observer, extra_meta = p.config, p.specs, p.observer, p.extra_meta
@@ -166,7 +175,7 @@ def run(config: RunConfig, *, force: bool = False, new: bool = False, progress: 
         "workers": config.workers,
         "backend": config.backend,
     }
-    preflight(config)  # before the folder is touched: a broken bot changes nothing
+    preflight(config, meanwhile)  # before the folder is touched: a broken bot changes nothing
     result_note = None
     if new and config.out.exists() and any(config.out.iterdir()):
         result_note = f"the earlier run was moved to {move_aside(config.out)}"
