@@ -155,20 +155,28 @@ def turn_view(state: State, seat: int) -> TurnView:
         raise StateError("no round is being played: deal the round first")
     if not 0 <= seat < len(state.counts):
         raise StateError(f"seat {seat} does not exist at a table of {len(state.counts)}")
-    legal = legal_summary(state) if state.to_act == seat else None
+    return _view(state, seat, _legal_message(state) if state.to_act == seat else None)
+
+
+def _legal_message(state: State) -> LegalMessage:
+    """The ``legal`` part of a turn for the seat to act."""
+    legal = legal_summary(state)
+    return {"dudo": legal.dudo, "calza": legal.calza,
+            "min_quantity": {_FACE_TEXT[f]: q for f, q in legal.min_quantity.items()},
+            "max_quantity": legal.max_quantity}
+
+
+def _view(state: State, seat: int, legal: LegalMessage | None) -> TurnView:
+    dice = state.dice
+    assert dice is not None  # the callers check it
     return {
         "round": state.round,
         "seat": seat,
-        "dice": sorted(state.dice[seat]),
+        "dice": sorted(dice[seat]),
         "counts": list(state.counts),
         "palifico": state.palifico,
         "history": [[s, b.quantity, b.face] for s, b in state.history],
-        "legal": None if legal is None else {
-            "dudo": legal.dudo,
-            "calza": legal.calza,
-            "min_quantity": {_FACE_TEXT[f]: q for f, q in legal.min_quantity.items()},
-            "max_quantity": legal.max_quantity,
-        },
+        "legal": legal,
     }
 
 
@@ -188,27 +196,19 @@ _LEGAL_CAP: Final = 4096  # starts over when full: a long-lived process keeps th
 def turn_message(match: str, state: State, time_ms: int) -> TurnMessage:
     """``turn`` for the seat to act in ``state``."""
     seat = state.to_act
-    dice = state.dice
-    if state.palifico or dice is None or seat < 0:
+    if state.palifico or state.dice is None or seat < 0:
         return {"type": "turn", "match": match, **turn_view(state, seat), "time_ms": time_ms}  # type: ignore[typeddict-item]  # legal is set: the seat is to act
-    calza = calza_allowed(state)
     ladder = state.ladder
-    key = (id(ladder), state.top, state.rules.open_on_ones, calza)
+    key = (id(ladder), state.top, state.rules.open_on_ones, calza_allowed(state))
     entry = _LEGAL.get(key)
     if entry is not None and entry[0] is ladder:
         legal = entry[1]
     else:
-        summary = legal_summary(state)
-        legal = {"dudo": summary.dudo, "calza": summary.calza,
-                 "min_quantity": {_FACE_TEXT[f]: q for f, q in summary.min_quantity.items()},
-                 "max_quantity": summary.max_quantity}
+        legal = _legal_message(state)
         if len(_LEGAL) >= _LEGAL_CAP:
             _LEGAL.clear()
         _LEGAL[key] = (ladder, legal)
-    # The same fields in the same order as turn_view's, so the same bytes.
-    return {"type": "turn", "match": match, "round": state.round, "seat": seat, "dice": sorted(dice[seat]),
-            "counts": list(state.counts), "palifico": False,
-            "history": [[s, b.quantity, b.face] for s, b in state.history], "legal": legal, "time_ms": time_ms}
+    return {"type": "turn", "match": match, **_view(state, seat, legal), "time_ms": time_ms}  # type: ignore[typeddict-item]  # legal is set
 
 
 def round_end_message(match: str, state: State, fault_kind: FaultKind | None = None) -> RoundEndMessage:
