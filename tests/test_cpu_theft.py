@@ -13,6 +13,7 @@ import logging
 import os
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -98,6 +99,22 @@ def spinner_runtime_ns(folders: list[str]) -> dict[int, int]:
     return out
 
 
+def runnable(folders: list[str]) -> list[int]:
+    """The threads in these cgroups that are running or waiting for a CPU
+    (state R in ``/proc/<tid>/stat``; frozen tasks show D, stopped ones T)."""
+    out = []
+    for folder in folders:
+        listing = Path(folder, "cgroup.threads")
+        for tid in (listing if listing.exists() else Path(folder, "tasks")).read_text().split():
+            try:
+                stat = Path(f"/proc/{tid}/stat").read_text()
+            except OSError:
+                continue
+            if stat.rsplit(")", 1)[1].split()[0] == "R":
+                out.append(int(tid))
+    return out
+
+
 @pytest.fixture
 def prefer_env(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
     prefer = request.param
@@ -123,6 +140,7 @@ def test_a_cpu_thief_gets_no_cpu_while_others_think(prefer_env: str, spawn: str,
     stolen: list[int] = []  # the thief's cgroup CPU (ns) during each decision of another bot
     spun: list[int] = []  # its spinners' time on a CPU (ns, /proc) during each decision of another bot
     seen: list[int] = []  # how many spinners it had then
+    settle: list[float] = []  # seconds from the end of its turn until none of its tasks could run
     others_cpu: list[float] = []
     real = BotProcess.request
 
@@ -133,6 +151,19 @@ def test_a_cpu_thief_gets_no_cpu_while_others_think(prefer_env: str, spawn: str,
         cg = thief._box.cgroups
         # Every cgroup of the thief (a v2 one holds bwrap's two, its child "bot" the rest).
         procs = list(cg.paths.values()) + ([cg._inner] if cg._inner else [])
+        # The window opens once none of the thief's tasks can run: the kernel books
+        # a running task's CPU at each scheduler tick (4 ms here) or when it stops,
+        # so a window opened while one still ran (its freeze not yet taken hold)
+        # would be charged with up to a tick of CPU used before it opened: 2.3 and
+        # 3.9 ms were seen in CI, in the first window after the spinners were
+        # forked (the thief's own turn, which it pays for). The freeze's tail is
+        # charged to the thief's next decision (counted from its previous reply),
+        # and timed here. (Not cg.frozen(): a task the v1 freezer finds stopping
+        # on SIGSTOP stays stopped but unfrozen, and freezer.state says FREEZING.)
+        t0 = time.monotonic()
+        while runnable(procs) and time.monotonic() - t0 < 2:
+            time.sleep(0.0002)
+        settle.append(time.monotonic() - t0)
         before, spin0 = cg.cpu_ns(), spinner_runtime_ns(procs)
         try:
             reply, cpu = real(self, msg)
@@ -169,7 +200,8 @@ def test_a_cpu_thief_gets_no_cpu_while_others_think(prefer_env: str, spawn: str,
     # of its freeze taking hold (kernel time), and its spinners none at all
     # (they run only during the thief's own turns, charged to it; unfrozen they
     # would have had a core each time).
-    assert max(stolen) < 1_000_000, stolen
+    assert max(settle) < 1, settle  # frozen soon after its turn, even on a loaded machine
+    assert max(stolen) < 1_000_000, (stolen, spun)
     assert sum(stolen) < 5_000_000, (sum(stolen), len(stolen))
     assert sum(spun) < 1_000_000, spun
 

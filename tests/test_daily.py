@@ -38,7 +38,9 @@ def shell(command: str) -> subprocess.CompletedProcess[str]:
 
 
 def test_ctrl_c_then_the_printed_command_completes_the_run_with_every_match_once(tmp_path: Path) -> None:
-    cfg = write_config(tmp_path)  # no seed: a secret one is drawn and kept in run.json
+    # No seed: a secret one is drawn and kept in run.json. A leisurely bot at every
+    # table (players=3 of 3 bots), so that the Ctrl-C lands mid-run on any machine.
+    cfg = write_config(tmp_path, bots=["probabilistic", "cautious", str(ROOT / "tests" / "bots" / "leisurely.py")])
     out = tmp_path / "out dir"  # a space: the printed command must quote it
     proc = subprocess.Popen([*ARENA, "run", str(cfg), "--matches", "30", "--set", "players=3", "--out", str(out),
                              "--workers", "2"], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
@@ -51,6 +53,7 @@ def test_ctrl_c_then_the_printed_command_completes_the_run_with_every_match_once
     os.killpg(proc.pid, signal.SIGINT)
     _, err = proc.communicate(timeout=120)
     assert proc.returncode == 130, err
+    assert 3 <= len(read_records(out).records) < 30
     m = re.search(r"Resume with: (.+)", err)
     assert m, err
     command = m.group(1)
