@@ -1,0 +1,16 @@
+"""Settings for the whole test session."""
+
+from __future__ import annotations
+
+import signal
+
+# The Ctrl-C tests (test_run, test_daily, test_tablefiles, test_ray) send SIGINT
+# to an `arena run` they started, as a terminal does to its foreground job. A job
+# started in the background by a non-interactive shell (`bash -c '... &'`,
+# nohup, some CI runners) has SIGINT ignored, and an ignored signal stays ignored
+# across exec: every `arena run` the tests start would then ignore the Ctrl-C
+# too, as Python leaves an inherited SIG_IGN alone, and run to the end. Python's
+# own handler here makes the children start with the default again (a handler,
+# unlike SIG_IGN, does not survive exec).
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
