@@ -3,7 +3,8 @@ inside the wall-clock cap of its first turn), then doubts whenever it may.
 
 For the Ctrl-C tests: a run with it at every table lasts long enough for the
 Ctrl-C to land mid-run whatever the machine's speed (30 matches of built-in
-bots once all finished between the third record and the signal)."""
+bots take half a second here: the rest of them could finish between the
+third record and the signal)."""
 
 import time
 
