@@ -205,6 +205,37 @@ def test_ctrl_c_stops_cleanly_and_says_how_to_resume(tmp_path: Path) -> None:
     assert 5 <= n < 4000
 
 
+def test_sigterm_stops_the_run_as_ctrl_c_does_and_leaves_no_process(tmp_path: Path) -> None:
+    """`kill`, `timeout`, systemd and a CI runner's cancel send SIGTERM to the
+    parent alone: the run stops cleanly (status, tables, the resume command,
+    exit status 128 + 15), its workers and bots with it. (Resuming is the
+    Ctrl-C test's: the folder is left as a Ctrl-C leaves it.)"""
+    cfg = write_config(tmp_path, matches=4000, variants={"c": {"preset": "classic"}}, workers=2)
+    out = tmp_path / "o"
+    proc = subprocess.Popen([*ARENA, "run", str(cfg), "--out", str(out)], cwd=ROOT, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if (out / "games.jsonl").exists() and len(list(iter_records(out))) >= 5:
+            break
+        time.sleep(0.1)
+    workers = [int(p) for p in Path(f"/proc/{proc.pid}/task/{proc.pid}/children").read_text().split()]
+    proc.terminate()  # SIGTERM, to the parent only
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 143, err
+    assert "interrupted by SIGTERM" in err and f"Resume with: arena run {cfg}" in err and "Traceback" not in err
+    assert json.loads((out / "run.json").read_text())["status"] == "interrupted"
+    assert (out / "matches.parquet").exists()
+    n = len(list(iter_records(out)))
+    assert 5 <= n < 4000
+    # Its worker processes (and so their bots, which they close) are gone.
+    assert workers
+    gone = time.monotonic() + 10
+    while any(Path(f"/proc/{w}").exists() for w in workers) and time.monotonic() < gone:
+        time.sleep(0.05)
+    assert not [w for w in workers if Path(f"/proc/{w}").exists()]
+
+
 def test_half_budget_bots_with_twice_as_many_matches_as_cores_never_time_out(tmp_path: Path) -> None:
     cores = len(os.sched_getaffinity(0))
     half = str(ROOT / "tests" / "bots" / "cpu_half.py")

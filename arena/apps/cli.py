@@ -8,10 +8,11 @@ flag or argument click itself refuses is a usage error, exit status 2.
 
 from __future__ import annotations
 
+import signal
 import sys
 import time
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
@@ -19,6 +20,9 @@ from arena import __version__
 from arena.errors import ArenaError
 from arena.running.store import RATINGS, REPORT, VARIANT_STATS
 from arena.untrusted import printable
+
+if TYPE_CHECKING:
+    from arena.running.runner import RunResult
 
 # When the command started (set as each invocation begins, in main): an
 # analysis command's second before progress shows counts its imports too,
@@ -259,11 +263,21 @@ def run_cmd(config: str, workers: int | None, matches: int | None, seed: int | N
         _echo(f"\n{result.played} matches played in {result.seconds:.1f} s ({rate:.1f} matches/s); "
               f"run folder: {cfg.out}", err=True)
     if result.status == "interrupted":
-        _echo(f"interrupted: {result.skipped + result.played}/{result.total} matches recorded. "
+        _echo(f"interrupted{_by(result)}: {result.skipped + result.played}/{result.total} matches recorded. "
               f"Resume with: {resume}", err=True)
-        sys.exit(130)
+        sys.exit(_interrupted_status(result))
     if result.status == "failed":
         raise click.ClickException(printable(f"{result.error}\nResume with: {resume}"))
+
+
+def _by(result: RunResult) -> str:
+    """What stopped an interrupted run, where it was not a Ctrl-C."""
+    return " by SIGTERM" if result.stopped_by == signal.SIGTERM else ""
+
+
+def _interrupted_status(result: RunResult) -> int:
+    """The shell's status for a run stopped by a signal: 128 + its number (130 for Ctrl-C, 143 for SIGTERM)."""
+    return 128 + (result.stopped_by or signal.SIGINT)
 
 
 def _write_err(text: str) -> None:
@@ -347,8 +361,8 @@ def sprt_cmd(a: str, b: str, field: tuple[str, ...], players: int | None, preset
     _echo(test.summary())
     _echo(f"{result.skipped + result.played} matches recorded in {cfg.out} (arena ratings {cfg.out})")
     if result.status == "interrupted":
-        _echo(f"interrupted. Resume with: {resume}", err=True)
-        sys.exit(130)
+        _echo(f"interrupted{_by(result)}. Resume with: {resume}", err=True)
+        sys.exit(_interrupted_status(result))
     if result.status == "failed":
         raise click.ClickException(printable(f"{result.error}\nResume with: {resume}"))
 

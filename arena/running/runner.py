@@ -8,8 +8,11 @@ to the folder as matches finish and reports progress through a callback.
 
 from __future__ import annotations
 
+import signal
+import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -46,6 +49,41 @@ class RunResult:
     config: RunConfig | None = None  # the config as run (entrants in run order)
     plan: PoolPlan | None = None  # how the pool relates to the folder's history
     note: str | None = None
+    stopped_by: int | None = None  # the signal that interrupted it: SIGINT (Ctrl-C) or SIGTERM
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM arrived while matches were being played: the run stops as on Ctrl-C."""
+
+
+@contextmanager
+def terminate_as_interrupt() -> Iterator[Callable[[], None]]:
+    """While it is active, SIGTERM stops the run the way Ctrl-C does.
+
+    Why: ``kill``, ``timeout``, systemd, ``docker stop`` and a CI runner's
+    cancel all send SIGTERM, whose default ends the process on the spot: the
+    run folder then says ``running``, and the tables and the resume command
+    are missing (the records are safe either way). A handler someone else
+    installed (a program embedding :func:`run`) is left alone, and so is any
+    thread but the main one, where Python cannot take signals. It yields
+    ``claim``, which takes SIGTERM back once the backend has started: Ray's
+    driver installs a handler of its own that exits without a word."""
+    own = (threading.current_thread() is threading.main_thread()
+           and signal.getsignal(signal.SIGTERM) is signal.SIG_DFL)
+
+    def stop(signum: int, frame: object) -> None:
+        raise Terminated
+
+    def claim() -> None:
+        if own:
+            signal.signal(signal.SIGTERM, stop)
+
+    claim()
+    try:
+        yield claim
+    finally:
+        if own:
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
 
 GUESSABLE_BELOW = 2 ** 32
@@ -195,30 +233,33 @@ def run(config: RunConfig, *, force: bool = False, new: bool = False, progress: 
         return result
     backend = None
     try:
-        backend = make_backend(config, deal_slots(repeats(specs), len(config.entrants)))
-        if progress:
-            progress(result.skipped, result.total, 0.0)
-        for item in backend.run(todo):
-            if "error" in item:
-                raise RunError(f"internal error while playing {item['match']} (a bug in Dudo Arena, "
-                               f"please report it); recorded matches are kept:\n{item['error']}")
-            store.append_line(item["line"], item.get("rows"), item.get("tables"))
-            _write_stderr(store, item)
-            result.played += 1
+        with terminate_as_interrupt() as claim:
+            backend = make_backend(config, deal_slots(repeats(specs), len(config.entrants)))
+            claim()
             if progress:
-                progress(result.skipped + result.played, result.total, time.monotonic() - start)
-            if observer is not None:
-                # The line is not parsed into a record here: the observer reads only its few fields.
-                if observer(Finished.from_line(item["line"])):
-                    stopped = True
-                    break
-        if not stopped:
-            for drained in backend.drain():  # what bots wrote after their last match (on match_end)
-                _write_stderr(store, drained)
-            backend.close()
-            backend = None
-    except KeyboardInterrupt:
+                progress(result.skipped, result.total, 0.0)
+            for item in backend.run(todo):
+                if "error" in item:
+                    raise RunError(f"internal error while playing {item['match']} (a bug in Dudo Arena, "
+                                   f"please report it); recorded matches are kept:\n{item['error']}")
+                store.append_line(item["line"], item.get("rows"), item.get("tables"))
+                _write_stderr(store, item)
+                result.played += 1
+                if progress:
+                    progress(result.skipped + result.played, result.total, time.monotonic() - start)
+                if observer is not None:
+                    # The line is not parsed into a record here: the observer reads only its few fields.
+                    if observer(Finished.from_line(item["line"])):
+                        stopped = True
+                        break
+            if not stopped:
+                for drained in backend.drain():  # what bots wrote after their last match (on match_end)
+                    _write_stderr(store, drained)
+                backend.close()
+                backend = None
+    except KeyboardInterrupt as stop:
         result.status = "interrupted"
+        result.stopped_by = signal.SIGTERM if isinstance(stop, Terminated) else signal.SIGINT
     except ArenaError as exc:
         result.status = "failed"
         result.error = str(exc)
