@@ -6,8 +6,8 @@ import signal
 
 # The Ctrl-C tests (test_run, test_daily, test_tablefiles, test_ray) send SIGINT
 # to an `arena run` they started, as a terminal does to its foreground job. A job
-# started in the background by a non-interactive shell (`bash -c '... &'`,
-# nohup, some CI runners) has SIGINT ignored, and an ignored signal stays ignored
+# started in the background by a non-interactive shell (`bash -c '... &'`, as
+# some CI runners do) has SIGINT ignored, and an ignored signal stays ignored
 # across exec: every `arena run` the tests start would then ignore the Ctrl-C
 # too, as Python leaves an inherited SIG_IGN alone, and run to the end. Python's
 # own handler here makes the children start with the default again (a handler,
