@@ -25,7 +25,9 @@ referee i and its bots on core i (mod the cores), as the project's local
 backend pins its workers. Each referee plays games until it has made
 DECISIONS/K decisions. Printed (one JSON object): decisions, games, the wall
 seconds of the whole command, and of the match phase (from the moment every
-referee's bots answered ``ready`` to the moment the last referee finished).
+referee's bots answered ``ready`` to the moment the last referee finished), and
+the CPU seconds of the match phase: the referees' own (``referee_user``,
+``referee_system``) and their bots' (``bots_cpu``).
 
 Written for this project's benchmarks (benchmarks/league_vs_bare.py); it is a
 baseline, so it is kept as bare as a referee can honestly be.
@@ -36,6 +38,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import resource
 import subprocess
 import sys
 import time
@@ -172,6 +175,20 @@ def play(bots: list[subprocess.Popen[bytes]], rng: random.Random, game: int, ndi
     return decisions
 
 
+def bots_cpu(bots: list[subprocess.Popen[bytes]], boxed: Boxed | None) -> float:
+    """CPU seconds the bots have used so far: their cgroups' counters in the
+    sandbox (exact), else each process's own count in /proc (clock ticks)."""
+    if boxed is not None:
+        return sum(box.cpu_ns() for box in boxed.boxes) / 1e9
+    tick = os.sysconf("SC_CLK_TCK")
+    total = 0
+    for b in bots:
+        with open(f"/proc/{b.pid}/stat", "rb") as f:
+            fields = f.read().rsplit(b")", 1)[1].split()
+        total += int(fields[11]) + int(fields[12])  # utime, stime
+    return total / tick
+
+
 def referee(decisions: int, players: int, ndice: int, seed: int, ready_fd: int | None, sandbox: bool = False,
             freeze: bool = True) -> None:
     import tempfile
@@ -184,11 +201,15 @@ def referee(decisions: int, players: int, ndice: int, seed: int, ready_fd: int |
         sys.stdin.buffer.read(1)
     rng = random.Random(seed)
     made = games = 0
+    bots0 = bots_cpu(bots, boxed)
+    self0 = resource.getrusage(resource.RUSAGE_SELF)
     t0 = time.perf_counter()
     while made < decisions:
         made += play(bots, rng, games, ndice, boxed)
         games += 1
     wall = time.perf_counter() - t0
+    self1 = resource.getrusage(resource.RUSAGE_SELF)
+    spent = bots_cpu(bots, boxed) - bots0
     if boxed is not None:
         boxed.close()
     else:
@@ -198,7 +219,8 @@ def referee(decisions: int, players: int, ndice: int, seed: int, ready_fd: int |
         for b in bots:
             b.wait()
     tmp.cleanup()
-    print(json.dumps({"decisions": made, "games": games, "wall": wall}), flush=True)
+    print(json.dumps({"decisions": made, "games": games, "wall": wall, "referee_user": self1.ru_utime - self0.ru_utime,
+                      "referee_system": self1.ru_stime - self0.ru_stime, "bots_cpu": spent}), flush=True)
 
 
 def main() -> None:
@@ -254,7 +276,8 @@ def main() -> None:
         p.wait()
     t2 = time.perf_counter()
     print(json.dumps({"decisions": sum(o["decisions"] for o in outs), "games": sum(o["games"] for o in outs),
-                      "match_wall": t2 - t1, "whole_wall": t2 - t0}))
+                      "match_wall": t2 - t1, "whole_wall": t2 - t0,
+                      **{k: sum(o[k] for o in outs) for k in ("referee_user", "referee_system", "bots_cpu")}}))
 
 
 if __name__ == "__main__":

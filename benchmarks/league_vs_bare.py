@@ -48,6 +48,10 @@ sandbox (the host, the SDK's views, the bot's own code, the pipe), then with the
 Samples are grouped by the innermost frame that belongs to a known part
 (rules, views, encoding, the sandbox's accounting and freezing, ...), and
 scaled to microseconds per decision by the CPU time the process used.
+Last, unsampled (a sampler costs its process a few per cent): the same worker
+with ``bots/heuristic.py``, beside ``bare_referee.py --pin --sandbox`` for as
+many decisions, the referee process's user and kernel CPU and the bots' apart,
+per decision: which side of the pipe the gap to the floor is on.
 """
 
 from __future__ import annotations
@@ -365,7 +369,10 @@ def profiled_bot(folder: Path) -> Path:
     return path
 
 
-def profile_once(bot: Path, matches: int, seed: int, tmp: Path) -> dict[str, Any]:
+def profile_once(bot: Path, matches: int, seed: int, tmp: Path, sample: bool = True) -> dict[str, Any]:
+    """One worker, pinned with its bots, plays ``matches``; with ``sample``, the
+    worker's stacks are sampled (which costs it a few per cent), else only its
+    CPU is counted."""
     from _sampler import Sampler
 
     from arena.running.config import load_config
@@ -383,13 +390,20 @@ def profile_once(bot: Path, matches: int, seed: int, tmp: Path) -> dict[str, Any
         worker.play(spec)
     sampler = Sampler()
     lines = []
-    sampler.start()
+    self0 = resource.getrusage(resource.RUSAGE_SELF)
+    if sample:
+        sampler.start()
     for spec in specs[5:]:
         res = worker.play(spec)
         if "error" in res:
             raise SystemExit(res["error"])
         lines.append(res["line"])
-    sampler.stop()
+    if sample:
+        sampler.stop()
+    else:
+        self1 = resource.getrusage(resource.RUSAGE_SELF)
+        sampler.cpu = self1.ru_utime + self1.ru_stime - self0.ru_utime - self0.ru_stime
+        sampler.system = self1.ru_stime - self0.ru_stime
     decisions = 0
     think = 0.0
     for line in lines:  # read after sampling: the benchmark's own work is no part of a decision
@@ -450,6 +464,32 @@ def profile(args: argparse.Namespace) -> list[str]:
                              f"{res['think'] / d * 1e6:.1f} |")
             lines.append("")
             print("\n".join(lines[-40:]), file=sys.stderr, flush=True)
+        lines += split_against_bare(args, Path(tmp))
+    return lines
+
+
+def split_against_bare(args: argparse.Namespace, tmp: Path) -> list[str]:
+    """Referee and bots apart, unsampled, beside the bare referee with its bots
+    in the sandbox (frozen between turns): which side the gap is on."""
+    res = profile_once(BOT, args.profile_matches, args.seed, tmp, sample=False)
+    d = res["decisions"]
+    out = subprocess.run([sys.executable, str(HERE / "bare_referee.py"), str(d), "--pin", "--sandbox"],
+                         check=True, stdout=subprocess.PIPE).stdout
+    bare = json.loads(out)
+    b = bare["decisions"]
+    rows = [("referee process, user", (res["referee_cpu"] - res["referee_system"]) / d, bare["referee_user"] / b),
+            ("referee process, kernel", res["referee_system"] / d, bare["referee_system"] / b),
+            ("bots (their cgroups' counters)", res["think"] / d, bare["bots_cpu"] / b)]
+    rows.append(("total", sum(r[1] for r in rows), sum(r[2] for r in rows)))
+    lines = ["### Referee and bots apart, against the bare referee in the sandbox", "",
+             f"Unsampled: the project's worker with five copies of benchmarks/bots/heuristic.py, "
+             f"{res['matches']} matches, {d:,} decisions; `bare_referee.py {d} --pin --sandbox`, {b:,} decisions. "
+             f"Both on one core; microseconds of CPU per decision.", "",
+             "| part | project | bare referee, sandboxed | difference |", "|---|---|---|---|"]
+    for part, p, q in rows:
+        lines.append(f"| {part} | {p * 1e6:.1f} | {q * 1e6:.1f} | {(p - q) * 1e6:+.1f} |")
+    lines.append("")
+    print("\n".join(lines), file=sys.stderr, flush=True)
     return lines
 
 

@@ -83,6 +83,17 @@ def test_roll_table() -> None:
     assert [len(h) for h in table] == list(counts) and table[1] == ()
 
 
+def test_roll_table_is_the_documented_algorithm_for_every_seat() -> None:
+    """The referee's per-round path (one key prefix per round) gives each seat
+    the dice of the documented algorithm: negative and 64-bit seeds, tables of 2
+    to 10 and past the 64 seats it keeps a prefix for, hands that run past the
+    first digest."""
+    for seed in (0, -1, 2**64 - 1, 2**70 + 5, 987654321):
+        for counts in ((5, 5), (0, 1, 2, 3, 4, 5, 6, 0, 1, 2), (200, 0, 62), tuple(range(66)) + (3,)):
+            table = roll_table(seed, 12, counts)
+            assert table == tuple(reference(b"dice", seed, 12, s, c) for s, c in enumerate(counts))
+
+
 def test_keys_are_independent() -> None:
     """Changing any one of seed, round or seat changes the dice (no shared stream)."""
     base = roll(5, 3, 2, 10)

@@ -63,9 +63,26 @@ def roll(seed: int, round_: int, seat: int, n: int) -> tuple[int, ...]:
     return tuple(next(stream) for _ in range(n))
 
 
+# A seat's two bytes and block 0's, for the seats of any table (docs/rules.md: 2 to 10).
+_SEAT_BLOCK0: Final = tuple(seat.to_bytes(2, "big") + b"\0\0" for seat in range(64))
+_blake2b = hashlib.blake2b  # digest_size 64 is its default
+
+
 def roll_table(seed: int, round_: int, counts: Sequence[int]) -> tuple[tuple[int, ...], ...]:
-    """Every seat's dice for a round (an empty hand for a seat that is out)."""
-    return tuple(roll(seed, round_, seat, c) for seat, c in enumerate(counts))
+    """Every seat's dice for a round (an empty hand for a seat that is out):
+    :func:`roll` for each seat, with the key's seed and round bytes built once
+    (once per round on the referee's per-decision path)."""
+    if len(counts) > len(_SEAT_BLOCK0):
+        return tuple(roll(seed, round_, seat, c) for seat, c in enumerate(counts))
+    head = b"dice" + (seed & (2**64 - 1)).to_bytes(8, "big") + round_.to_bytes(4, "big")
+    hands: list[tuple[int, ...]] = []
+    for seat, n in enumerate(counts):
+        if n <= 0:
+            hands.append(())
+            continue
+        faces = _blake2b(head + _SEAT_BLOCK0[seat]).digest().translate(_FACE_OF, _REJECTED)
+        hands.append(tuple(faces[:n]) if len(faces) >= n else roll(seed, round_, seat, n))
+    return tuple(hands)
 
 
 def roll_off(candidates: Sequence[int], die: Callable[[int, int], int]) -> list[int]:

@@ -123,6 +123,7 @@ class BotProcess:
         self._charge_tree = False
         self._started = False
         self._frozen = False  # frozen since its last reply (or ready): notifications wait in _pending
+        self._freezable = False  # whether freeze() stops it (a cgroup freezer): known once it has started
         self._ncpu = max(1, len(os.sched_getaffinity(0)))
 
     # -- life cycle -------------------------------------------------------------
@@ -195,7 +196,7 @@ class BotProcess:
         # Start-up is over: from now on the bot runs only while it is asked.
         self._mark = box.cpu_ns(refresh=self._charge_tree)
         box.settle()
-        self._frozen = box.can_freeze
+        self._frozen = self._freezable = box.can_freeze  # for the bot's life: its cgroup's freezer stays
         return ready
 
     def close(self, grace: bool = True) -> None:
@@ -331,7 +332,7 @@ class BotProcess:
             # Output nobody asked for. A bot frozen since its last reply cannot have
             # written since (what came with the reply is in the buffer), so the
             # poll is spared on the per-decision path.
-            if self._buf or (not box.can_freeze and self._poll.poll(0)):
+            if self._buf or (not self._frozen and self._poll.poll(0)):
                 self._fill()
                 if self._buf:
                     raise ProtocolError(f"bot {self.spec.name} wrote without being asked: {clip(self._buf)}",
@@ -363,7 +364,7 @@ class BotProcess:
             line = self._read_line(deadline, budget * 1_000_000, cpu0, "reply", "time_ms", budget)
             now = box.cpu_ns(refresh=self._charge_tree)
             box.freeze()
-            self._frozen = box.can_freeze
+            self._frozen = self._freezable
             self._mark = now
             used = now - cpu0
             if used > budget * 1_000_000:

@@ -35,6 +35,8 @@ from arena.protocol.parse import parse_reply
 from arena.protocol.player import Player
 from arena.protocol.wire import clip
 
+_new = tuple.__new__  # a NamedTuple built without its Python-level __new__ (per decision)
+
 
 def seat_order(rules: Rules, n: int, dice_seed: int) -> list[int]:
     """Entrant position for each seat: rolled (docs/rules.md, Seating) or the schedule's order."""
@@ -119,7 +121,7 @@ def play_match(spec: MatchSpec, players: Sequence[Player], names: Sequence[str],
                 faulted_seats.add(seat)
                 state = fault(state, seat)
                 break
-            actions.append(ActionRecord(seat, action))
+            actions.append(_new(ActionRecord, (seat, action)))  # ActionRecord(seat, action), in C
             state = after
         end = round_end_message(mid, state, lapse.kind if lapse else None)
         last = state.last

@@ -155,7 +155,8 @@ def turn_view(state: State, seat: int) -> TurnView:
         raise StateError("no round is being played: deal the round first")
     if not 0 <= seat < len(state.counts):
         raise StateError(f"seat {seat} does not exist at a table of {len(state.counts)}")
-    return _view(state, seat, _legal_message(state) if state.to_act == seat else None)
+    msg = _turn(state, seat, _legal_message(state) if state.to_act == seat else None, "", 0)
+    return {k: v for k, v in msg.items() if k not in _NOT_VIEW}  # type: ignore[return-value]  # the view's keys
 
 
 def _legal_message(state: State) -> LegalMessage:
@@ -166,17 +167,25 @@ def _legal_message(state: State) -> LegalMessage:
             "max_quantity": legal.max_quantity}
 
 
-def _view(state: State, seat: int, legal: LegalMessage | None) -> TurnView:
+_NOT_VIEW: Final = frozenset({"type", "match", "time_ms"})
+
+
+def _turn(state: State, seat: int, legal: LegalMessage | None, match: str, time_ms: int) -> TurnMessage:
+    """The whole ``turn`` in one literal (its keys in the order they are encoded;
+    a view and a merge cost a second dict per decision)."""
     dice = state.dice
     assert dice is not None  # the callers check it
     return {
+        "type": "turn",
+        "match": match,
         "round": state.round,
         "seat": seat,
         "dice": sorted(dice[seat]),
         "counts": list(state.counts),
         "palifico": state.palifico,
         "history": [[s, b.quantity, b.face] for s, b in state.history],
-        "legal": legal,
+        "legal": legal,  # type: ignore[typeddict-item]  # None only in a view for a seat not to act
+        "time_ms": time_ms,
     }
 
 
@@ -208,7 +217,7 @@ def turn_message(match: str, state: State, time_ms: int) -> TurnMessage:
         if len(_LEGAL) >= _LEGAL_CAP:
             _LEGAL.clear()
         _LEGAL[key] = (ladder, legal)
-    return {"type": "turn", "match": match, **_view(state, seat, legal), "time_ms": time_ms}  # type: ignore[typeddict-item]  # legal is set
+    return _turn(state, seat, legal, match, time_ms)
 
 
 def round_end_message(match: str, state: State, fault_kind: FaultKind | None = None) -> RoundEndMessage:

@@ -66,6 +66,9 @@ def parse_reply(obj: RawMessage) -> Action:
     """
     action = obj.get("action")
     if action == "bid":
+        quantity, face = obj.get("quantity"), obj.get("face")
+        if type(quantity) is int and type(face) is int:  # the usual reply (bool is no int here)
+            return _new(Bid, (quantity, face))  # Bid(quantity, face), without NamedTuple's Python __new__
         return Bid(_reply_integer(obj, "quantity"), _reply_integer(obj, "face"))
     if action == "dudo":
         return DUDO
@@ -218,6 +221,7 @@ _CALLS: Final = ("dudo", "calza")
 _SEATS: Final = tuple(frozenset(range(n)) for n in range(64))  # seats of an n-player table
 _build_round_end: Callable[..., RoundEnd] = _fast_init(RoundEnd)
 _chain = chain
+_new = tuple.__new__
 
 
 def parse_turn(msg: RawMessage, match: MatchInfo, rng: random.Random) -> Turn:
