@@ -114,7 +114,8 @@ print(json.dumps(out))
 @pytest.fixture
 def world() -> Iterator[Path]:
     """A folder the unprivileged user can read: the arena package, the two
-    compiled dependencies the referee imports, the bot, the referee script."""
+    compiled dependencies the referee imports and mypy_extensions (the
+    compiled modules' class hints), the bot, the referee script."""
     tmp = Path(tempfile.mkdtemp(prefix="arena-delegation-", dir="/tmp"))
     try:
         lib = tmp / "lib"
@@ -127,6 +128,9 @@ def world() -> Iterator[Path]:
             shutil.copytree(src, lib / src.name, ignore=shutil.ignore_patterns("__pycache__"))
         for extra in Path(yaml.__file__).parent.parent.glob("_yaml*"):  # type: ignore[arg-type]
             (shutil.copytree if extra.is_dir() else shutil.copy)(extra, lib / extra.name)
+        import mypy_extensions
+
+        shutil.copy(mypy_extensions.__file__, lib / "mypy_extensions.py")
         bots = tmp / "bots"
         bots.mkdir()
         for name in ("spinner.sh", "spinner.yaml"):

@@ -150,6 +150,7 @@ def test_a_bot_that_raises_in_start_plays_no_part_of_the_match() -> None:
 # --- the loader ---------------------------------------------------------------------------
 
 
+@pytest.mark.pure
 def test_round_end_reaches_every_hook_and_costs_a_bot_without_one_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
     """A bot hears every round_end through its hook, whether its class defines
     one or it sets one on the instance; a bot with neither does not pay for the

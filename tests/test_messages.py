@@ -117,6 +117,7 @@ def test_a_turn_is_the_view_of_the_seat_to_act_whatever_turn_messages_came_befor
     assert turns > 1000 and len(messages_mod._LEGAL) <= cap
 
 
+@pytest.mark.pure
 @pytest.mark.parametrize("preset", sorted(PRESETS))
 def test_a_usual_round_end_takes_the_bulk_checks(preset: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """A bot reads about one ``round_end`` per decision it makes: the usual

@@ -258,16 +258,17 @@ def test_a_bot_started_through_a_pyenv_shim_answers(tmp_path: Path, monkeypatch:
 @pytest.mark.parametrize("where", ["/tmp", "/var/tmp"])
 def test_the_python_bot_host_works_with_the_arena_in_a_venv_anywhere(tmp_path: Path, where: str) -> None:
     """The arena importable from a venv under /tmp (a tmpfs inside) or elsewhere
-    (a .pth to the source tree, as an editable install makes), its one
-    dependency inside the sandbox (orjson) in that venv's site-packages."""
+    (a .pth to the source tree, as an editable install makes), its
+    dependencies inside the sandbox (orjson, and mypy_extensions for the
+    compiled modules' class hints) in that venv's site-packages."""
     top = Path(tempfile.mkdtemp(prefix="arena-host-", dir=where))
     try:
         venv = top / "venv"
         subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120)
         site = Path(sysconfig.get_path("purelib", vars={"base": str(venv), "platbase": str(venv)}))
         for item in Path(orjson.__file__).parent.parent.iterdir():
-            if item.name.startswith("orjson"):
-                shutil.copytree(item, site / item.name)
+            if item.name.startswith("orjson") or item.name.startswith("mypy_extensions"):
+                (shutil.copytree if item.is_dir() else shutil.copy2)(item, site / item.name)
         ours = sysconfig.get_path("purelib")
         (site / "arena_src.pth").write_text(f"{Path(arena.__file__).resolve().parent.parent}\n{ours}\n")
         r = subprocess.run([str(venv / "bin" / "python"), "-m", "arena", "check",

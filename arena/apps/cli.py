@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from arena import __version__
+from arena import __version__, compiled
 from arena.errors import ArenaError
 from arena.running.store import RATINGS, REPORT, VARIANT_STATS
 from arena.untrusted import printable
@@ -61,7 +61,7 @@ def _friendly(fn: F) -> F:
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(__version__, prog_name="arena")
+@click.version_option(__version__, prog_name="arena", message=f"%(prog)s %(version)s, {compiled.status()}")
 def main() -> None:
     """Dudo Arena: sandboxed, seeded, parallel tournaments for Dudo bots."""
     global _STARTED
@@ -213,6 +213,10 @@ def run_cmd(config: str, workers: int | None, matches: int | None, seed: int | N
     warning = seed_warning(cfg.seed)
     if warning:
         _echo(warning, err=True)
+    engine = compiled.status()
+    if engine.startswith("pure Python") and "ARENA_PURE_PYTHON" not in engine:  # not the user's choice: say so
+        _echo(f"note: the referee and the bot host run as {engine}; a run is slower so (docs/performance.md)",
+              err=True)
     from arena.apps.standings import LiveStandings, live_progress
 
     paths = {e.label: str(e.spec.path) for e in cfg.entrants}

@@ -25,6 +25,8 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any, Final, Literal, NamedTuple
 
+from mypy_extensions import mypyc_attr
+
 from arena.errors import IllegalAction, InvalidAction, RulesError, StateError
 
 FACES: Final = (1, 2, 3, 4, 5, 6)
@@ -43,6 +45,13 @@ Seating = Literal["roll", "fixed"]
 First = Literal["roll", "seat0"]
 
 
+def _by_fields(obj: Any) -> tuple[Any, tuple[Any, ...]]:
+    """``__reduce__`` of a frozen dataclass: rebuilt by its constructor from its
+    fields (compiled by mypyc, one cannot be restored field by field, and a
+    worker process or Ray gets its rules by pickle)."""
+    return type(obj), tuple(getattr(obj, f.name) for f in dataclasses.fields(obj))
+
+
 @dataclass(frozen=True, slots=True)
 class KeySpec:
     """What a rule key accepts, for validation and for ``arena rules``."""
@@ -54,6 +63,9 @@ class KeySpec:
     choices: tuple[str, ...] = ()
     low: int | None = None
     high: int | None = None
+
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        return _by_fields(self)
 
     def allowed(self) -> str:
         if self.kind is bool:
@@ -129,6 +141,10 @@ _RESOLVED: dict[tuple[Any, ...], Rules] = {}  # Rules.from_dict's mappings seen 
 _RESOLVED_MAX: Final = 256
 
 
+# Not a native class when compiled (arena/compiled.py): a native one checks each
+# field's type as it is set, before __post_init__ can say which key is wrong
+# (``calza: 1`` would be a TypeError instead of a RulesError naming the key).
+@mypyc_attr(native_class=False)
 @dataclass(frozen=True, slots=True)
 class Rules:
     """A validated, immutable rule set: every key of docs/rules.md.
@@ -151,6 +167,9 @@ class Rules:
     seating: Seating = "roll"
     first: First = "roll"
     max_rounds: int = 1000
+
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        return _by_fields(self)
 
     def __post_init__(self) -> None:
         for f in dataclasses.fields(self):
@@ -257,6 +276,9 @@ class Bid(NamedTuple):
 class Dudo:
     """"I doubt": the standing bid is challenged. Text form ``"dudo"``."""
 
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        return _by_fields(self)
+
     def __str__(self) -> str:
         return "dudo"
 
@@ -264,6 +286,9 @@ class Dudo:
 @dataclass(frozen=True, slots=True)
 class Calza:
     """"Exactly": the caller claims the standing bid is exactly right. Text ``"calza"``."""
+
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        return _by_fields(self)
 
     def __str__(self) -> str:
         return "calza"
@@ -285,7 +310,7 @@ def bid(quantity: int, face: int) -> Bid:
     return _bid(quantity, face)
 
 
-def parse_action(text: str) -> Action:
+def parse_action(text: object) -> Action:
     """Parse the one text form of an action: ``"5x3"``, ``"dudo"`` or ``"calza"``."""
     if type(text) is not str:
         raise InvalidAction(f"{text!r} is not an action; an action is text such as '5x3', 'dudo' or 'calza'")
@@ -603,8 +628,10 @@ def legal_summary(state: State) -> LegalSummary:
     return LegalSummary(bool(state.history), calza_allowed(state), mins, total)
 
 
-def why_illegal(state: State, action: Action) -> str | None:
-    """``None`` if ``action`` is legal now, else the reason in words."""
+def why_illegal(state: State, action: object) -> str | None:
+    """``None`` if ``action`` is legal now, else the reason in words (anything
+    but a :class:`Bid`, ``DUDO`` or ``CALZA`` is no action: typed ``object``, as
+    checked here, so that compiled code takes it too)."""
     if state.placements is not None:
         return "the match is over"
     if state.dice is None or state.to_act < 0:
@@ -650,11 +677,12 @@ def _refuse(state: State, action: object) -> None:
     """Raise the right error for an action ``apply`` cannot take."""
     if type(action) is Bid and not (type(action[0]) is int and type(action[1]) is int):
         raise InvalidAction(f"bid {action!r}: quantity and face must be integers")
-    raise IllegalAction(action, why_illegal(state, action) or "not allowed")  # type: ignore[arg-type]
+    raise IllegalAction(action, why_illegal(state, action) or "not allowed")
 
 
-def apply(state: State, action: Action) -> State:
-    """The state after the player to act takes ``action``; raises :class:`IllegalAction`."""
+def apply(state: State, action: object) -> State:
+    """The state after the player to act takes ``action``; raises :class:`IllegalAction`
+    (anything but an action included: see :func:`why_illegal`)."""
     r, counts, rnd, opener, pal, used, out, dice, hist, seat, top, ladder, last, _ = state
     if seat < 0:
         raise IllegalAction(action, why_illegal(state, action) or "no player is to act")

@@ -33,6 +33,8 @@ import time as _time
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from mypy_extensions import mypyc_attr
+
 from arena.botfile.spec import BotSpec, owns
 from arena.errors import BotCrashed, BotFault, BotTimeout, ConfigError, ProtocolError
 from arena.match import diagnose
@@ -55,6 +57,7 @@ _DEFER = 1 << 15  # notification bytes held back for a frozen bot (less than a p
 _last_encoded: tuple[object, bytes] = (None, b"")
 
 
+@mypyc_attr(native_class=False)  # compiled, its config values keep their own errors, and it pickles
 @dataclass(frozen=True)
 class TimeControl:
     """How long a bot may take: CPU per decision, a wall cap, start-up, close."""
@@ -92,6 +95,7 @@ def _signame(n: int) -> str:
         return f"signal {n}"
 
 
+@mypyc_attr(native_class=False)  # compiled, a test may still wrap a method to watch it (test_cpu_theft)
 class BotProcess:
     """One bot process in its sandbox; reused for many matches, one at a time."""
 

@@ -29,6 +29,7 @@ code propagates unchanged, for the wrapper to report as a crash.
 from __future__ import annotations
 
 import random
+from typing import Any
 
 from arena.protocol.loader import BotFactory
 from arena.protocol.messages import encode_reply, ready_message
@@ -58,7 +59,10 @@ class BotDriver:
         self.factory = factory
         self.name = name
         self.version = version
-        self.bot: Bot | None = None  # the instance playing the current match
+        # The instance playing the current match. Any, not Bot: it is the bot's
+        # own code, and compiled (arena/compiled.py) a Bot-typed call would check
+        # what each hook returns against the SDK's annotations.
+        self.bot: Any = None
         self.match: MatchInfo | None = None
 
     def ignores_round_end(self) -> bool:
@@ -77,7 +81,7 @@ class BotDriver:
             bot, match = self.bot, self.match
             if bot is None or match is None:
                 raise MessageError("a turn arrived before match_start")
-            return encode_reply(bot.act(parse_turn(msg, match, bot.rng)))
+            return encode_reply(bot.act(parse_turn(msg, match, bot.rng)))  # whatever act returned
         if kind == "round_end":
             if self.bot is None or self.match is None:
                 raise MessageError("a round_end arrived outside a match")

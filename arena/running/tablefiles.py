@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+from mypy_extensions import mypyc_attr
 
 from arena.engine.records import MatchRecord
 from arena.errors import FaultKind
@@ -74,6 +75,7 @@ CODED = {"rounds": ROUND_COLUMNS[2:], "actions": ("round", "index", "seat", "act
 _CODED_AT = {name: tuple(COLUMNS[name].index(c) for c in cols) for name, cols in CODED.items()}
 
 
+@mypyc_attr(native_class=False)  # compiled (arena/compiled.py), it still pickles: workers send it
 @dataclass(frozen=True, slots=True)
 class RecordTables:
     """One record's rows of every table, as a worker sends them with its line.

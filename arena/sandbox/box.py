@@ -115,6 +115,8 @@ class Sandbox:
             _, pkg, site = mounts.python_paths()
             env.update(PYTHONPATH=f"{pkg}:{site}", PYTHONDONTWRITEBYTECODE="1",
                        PYTHONHASHSEED="0", PYTHONIOENCODING="utf-8")
+            if os.environ.get("ARENA_PURE_PYTHON"):  # the host as its referee: compiled or not (arena/compiled.py)
+                env["ARENA_PURE_PYTHON"] = os.environ["ARENA_PURE_PYTHON"]
         env.update(self.spec.env)
         return env
 

@@ -127,7 +127,9 @@ class RayBackend:
             if address:
                 import arena
 
-                env = {"py_modules": [str(Path(arena.__file__).resolve().parent)]}
+                # The source only: a node may run another Python than the one the
+                # compiled modules were built for (arena/compiled.py runs the source there).
+                env = {"py_modules": [str(Path(arena.__file__).resolve().parent)], "excludes": ["*.so"]}
                 try:
                     ray.init(address=address, runtime_env=env, include_dashboard=False,
                              configure_logging=False, log_to_driver=False)
