@@ -82,3 +82,35 @@ def test_hostile_bot_in_a_match(bot: str, kind: str | None) -> None:
     finally:
         worker.close()
     assert leftovers() == []
+
+
+def test_replies_of_the_wrong_type_are_faults_of_the_bot_not_errors_of_the_referee() -> None:
+    """The referee's parser and rules are compiled (arena/compiled.py), and
+    compiled code checks the type of every value it takes as annotated: a
+    bot's value that reached a typed function unchecked would raise TypeError
+    in the worker. Each reply of tests/bots/type_confusion.py (a float face, a
+    string quantity, a list for the action, a 100-bit quantity, a bare string,
+    nesting past the limit, ...) must be this bot's fault, of the right kind,
+    in a match that finishes."""
+    import runpy
+
+    replies = runpy.run_path(str(HOSTILE / "type_confusion.py"), run_name="not_main")["REPLIES"]
+    illegal = {i for i, r in enumerate(replies)
+               if b"123456789012345678901234567890" in r or b"-5" in r or b"calza" in r or b"18446744073709551617" in r}
+    entrants = [entrant(HOSTILE / "type_confusion.yaml"), entrant(ROOT / "bots" / "probabilistic.py"),
+                entrant(ROOT / "bots" / "cautious.py")]
+    worker = Worker(entrants, LIMITS, FAST)
+    try:
+        rules = Rules.preset("classic", {"seating": "fixed", "first": "seat0"}).to_dict()
+        for i in range(len(replies)):
+            spec = MatchSpec(index=i, match=f"m-{i:06d}", variant="classic", rules=rules, entrants=(0, 1, 2),
+                             seed=derive_seed("t", i), dice_seed=derive_seed("td", i), table=i, rotation=0)
+            result = worker.play(spec)
+            assert "line" in result, (replies[i], result.get("error"))
+            rec = MatchRecord.from_json(result["line"])
+            check(rec)
+            assert [(f.seat, f.round, f.kind) for f in rec.faults] == \
+                [(0, 1, "illegal" if i in illegal else "malformed")], (replies[i], rec.faults)
+    finally:
+        worker.close()
+    assert leftovers() == []
