@@ -30,7 +30,7 @@ import sys
 from collections.abc import Sequence
 from types import ModuleType
 
-__all__ = ["MODULES", "GROUP", "status", "install"]
+__all__ = ["MODULES", "GROUP", "status", "active", "asked_pure", "install"]
 
 # Compiled together (one shared library, GROUP), in this order. setup.py reads
 # this list; a module here must type-check strictly and keep no state a test
@@ -67,9 +67,13 @@ def _built(name: str) -> str | None:
     return None
 
 
+def asked_pure() -> bool:
+    """Whether ``ARENA_PURE_PYTHON`` asks for the source (anything but empty or ``0``)."""
+    return os.environ.get("ARENA_PURE_PYTHON", "") not in ("", "0")
+
+
 def _why_pure() -> str | None:
-    flag = os.environ.get("ARENA_PURE_PYTHON", "")
-    if flag not in ("", "0"):
+    if asked_pure():
         return "ARENA_PURE_PYTHON is set"
     if _built(GROUP + "__mypyc") is None:
         return "not compiled (installed without a C compiler, or with ARENA_PURE_PYTHON=1)"
@@ -96,22 +100,29 @@ class _SourceFirst:
 
 
 _STATUS: str | None = None
+_ACTIVE = False
 
 
 def install() -> None:
     """Decide, once per process: the compiled modules, or their source for all of them."""
-    global _STATUS
+    global _STATUS, _ACTIVE
     if _STATUS is not None:
         return
     why = _why_pure()
     if why is None:
-        _STATUS = "compiled (mypyc)"
+        _STATUS, _ACTIVE = "compiled (mypyc)", True
         return
     _STATUS = f"pure Python: {why}"
     loaded = [name for name in MODULES if name in sys.modules]
     if loaded:  # too late to choose for these: say so rather than mix
         _STATUS += f" (but {', '.join(loaded)} already imported as built)"
     sys.meta_path.insert(0, _SourceFirst())
+
+
+def active() -> bool:
+    """Whether this process runs the compiled modules."""
+    install()
+    return _ACTIVE
 
 
 def status() -> str:

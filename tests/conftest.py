@@ -27,7 +27,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     functions directly, past the replacement, so the test could not fail
     there. It runs against the source (.ci/run runs them with
     ARENA_PURE_PYTHON=1)."""
-    if not compiled.status().startswith("compiled"):
+    if not compiled.active():
         return
     skip = pytest.mark.skip(reason="watches a function inside a compiled module: run with ARENA_PURE_PYTHON=1")
     for item in items:

@@ -21,7 +21,7 @@ import pytest
 from arena import compiled
 
 ROOT = Path(__file__).resolve().parent.parent
-BUILT = compiled.status().startswith("compiled")
+BUILT = compiled.active()
 needs_build = pytest.mark.skipif(not BUILT, reason=f"the compiled modules are not in use here: {compiled.status()}")
 
 # Matches of every preset, 2 to 5 seats, five built-in bots in-process: a

@@ -213,10 +213,9 @@ def run_cmd(config: str, workers: int | None, matches: int | None, seed: int | N
     warning = seed_warning(cfg.seed)
     if warning:
         _echo(warning, err=True)
-    engine = compiled.status()
-    if engine.startswith("pure Python") and "ARENA_PURE_PYTHON" not in engine:  # not the user's choice: say so
-        _echo(f"note: the referee and the bot host run as {engine}; a run is slower so (docs/performance.md)",
-              err=True)
+    if not compiled.active() and not compiled.asked_pure():  # not the user's choice: say so
+        _echo(f"note: the referee and the bot host run as {compiled.status()}; a run is slower so "
+              f"(docs/performance.md)", err=True)
     from arena.apps.standings import LiveStandings, live_progress
 
     paths = {e.label: str(e.spec.path) for e in cfg.entrants}

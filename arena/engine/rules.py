@@ -46,9 +46,10 @@ First = Literal["roll", "seat0"]
 
 
 def _by_fields(obj: Any) -> tuple[Any, tuple[Any, ...]]:
-    """``__reduce__`` of a frozen dataclass: rebuilt by its constructor from its
-    fields (compiled by mypyc, one cannot be restored field by field, and a
-    worker process or Ray gets its rules by pickle)."""
+    """``__reduce__`` of a frozen dataclass compiled as a native class (mypyc):
+    rebuilt by its constructor from its fields, since a native frozen class
+    cannot be restored field by field (a worker process or Ray gets actions
+    and rule specs by pickle)."""
     return type(obj), tuple(getattr(obj, f.name) for f in dataclasses.fields(obj))
 
 
@@ -167,9 +168,6 @@ class Rules:
     seating: Seating = "roll"
     first: First = "roll"
     max_rounds: int = 1000
-
-    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
-        return _by_fields(self)
 
     def __post_init__(self) -> None:
         for f in dataclasses.fields(self):
