@@ -270,6 +270,12 @@ class Sandbox:
     def thaw(self) -> None:
         self.cgroups.thaw()
 
+    def turn_files(self) -> cgroups.TurnFiles:
+        """The freeze file and CPU counter of :meth:`freeze`, :meth:`thaw` and
+        :meth:`cpu_ns` (:meth:`cgroups.BotCgroups.turn_files`): valid from
+        :meth:`settle` until :meth:`cleanup`."""
+        return self.cgroups.turn_files()
+
     def settle(self) -> None:
         """Start-up is over: freeze the bot, and from now on freeze and thaw
         only its own processes, not the sandbox's wrappers (bwrap's outer

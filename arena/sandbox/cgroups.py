@@ -47,6 +47,7 @@ import signal
 import threading
 import time
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from arena.errors import SandboxError
 from arena.sandbox.limits import SandboxLimits
@@ -377,6 +378,19 @@ def _keyed(folder: str, name: str, key: str) -> int:
 V2 = "unified"  # the key of the bot's v2 cgroup in BotCgroups.paths
 
 
+class TurnFiles(NamedTuple):
+    """The two files touched at every turn of a bot, open from its start to
+    :meth:`BotCgroups.remove` (which closes them: a holder must stop using the
+    numbers before then). The referee's compiled loop writes and reads them
+    itself, without two Python calls per file and turn (docs/performance.md)."""
+
+    freeze_fd: int  # the freeze file of the cgroup frozen between turns; -1: no freezer
+    freeze: bytes  # what freezes it
+    thaw: bytes  # what thaws it
+    cpu_fd: int  # the CPU counter (v1 cpuacct.usage in ns, v2 cpu.stat from b"usage_usec "); -1: none
+    cpu_v2: bool
+
+
 class BotCgroups:
     """One bot process's cgroups: one per v1 controller used, and one v2
     cgroup, named ``tag``, doing the jobs :func:`plan` gave them."""
@@ -521,6 +535,12 @@ class BotCgroups:
         self._target = self._inner
 
     # -- per decision ---------------------------------------------------------------
+
+    def turn_files(self) -> TurnFiles:
+        """The files :meth:`freeze`, :meth:`thaw` and :meth:`cpu_ns` use, as they
+        are now: after :meth:`settle`, which may change the freeze file."""
+        return TurnFiles(-1 if self._freeze_fd is None else self._freeze_fd, self._on, self._off,
+                         -1 if self._cpu_fd is None else self._cpu_fd, self._cpu_v2)
 
     def cpu_ns(self) -> int | None:
         """CPU time of everything in the cgroup, in ns; ``None`` without CPU accounting.
