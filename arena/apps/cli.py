@@ -224,14 +224,21 @@ def run_cmd(config: str, workers: int | None, matches: int | None, seed: int | N
     show = live_progress(bar, standings)
 
     def end_of_run_imports() -> None:
-        # The end-of-run table's modules (pandas: a third of a second; the fit
-        # needs no scipy), imported while the bots are checked before the first
-        # match, which is mostly waiting for their interpreters. Imported while
-        # matches run, they cost more than their own CPU: a busy process on the
-        # cores where each referee and its bot hand the turn back and forth
-        # delays every hand-off (a 2,000-match run took 0.6-1.4 s longer
-        # measured so; docs/performance.md, "Third round").
+        # The modules the rest of the run needs (the end-of-run table's, pandas:
+        # a third of a second; the fit needs no scipy; the parquet writer of the
+        # run's tables, 19 ms; the local backend's multiprocess and dill, 13 ms),
+        # imported while the bots are checked before the first match, which is
+        # mostly waiting for their interpreters. Imported while matches run,
+        # they cost more than their own CPU: a busy process on the cores where
+        # each referee and its bot hand the turn back and forth delays every
+        # hand-off (a 2,000-match run took 0.6-1.4 s longer measured so;
+        # docs/performance.md, "Third round"); imported after, they wait on the
+        # end of the run.
+        import pyarrow.parquet  # noqa: F401
+
         import arena.analysis.commands  # noqa: F401
+        if cfg.backend == "local":
+            import arena.running.backends.local  # noqa: F401
 
     # Records are not kept in memory: parsing each line here would take CPU from the
     # workers while they play, and the Elo table reads the tables the run writes as it stops.

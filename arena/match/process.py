@@ -119,6 +119,7 @@ class BotProcess:
         self._fault: BotFault | None = None  # noticed by notify(), raised by the next request
         self._gone: str | None = None  # a closed pipe noticed by notify()
         self._closed = False
+        self._released = False  # release() ran: the bot was thawed and its stdin closed
         self._mark = 0  # the bot's CPU time (ns) at its last reply: the next decision counts from here
         # Without a CPU cgroup, /proc's process tree is walked again at each reply
         # (tens of us), so that processes started around quick replies are charged
@@ -210,21 +211,38 @@ class BotProcess:
         self._cpu_fd, self._cpu_v2 = files.cpu_fd, files.cpu_v2
         return ready
 
-    def close(self, grace: bool = True) -> None:
-        """Thaw, close stdin, wait ``grace_ms`` (unless ``grace`` is false: a
-        faulted bot), kill everything in the sandbox, clean up. Idempotent."""
-        if self._closed:
+    def release(self) -> None:
+        """Begin a clean :meth:`close` without waiting for it: thaw the bot,
+        hand it what is queued, close its stdin. Whoever closes several bots
+        releases them all first, so that they end at the same time (an
+        interpreter's exit takes milliseconds), then closes each."""
+        if self._closed or self._released:
             return
-        self._closed = True
-        self._freeze_fd = self._cpu_fd = -1  # the sandbox closes them in cleanup(); numbers get reused
-        proc, box = self._proc, self._box
-        if box is not None and grace:
+        self._released = True
+        box = self._box
+        if box is not None:
             box.thaw()  # closing is the bot's to run: it reads what is queued, then EOF
             self._frozen = False
             try:
                 self._flush()  # what was held back while it was frozen (a match_end, say)
             except _Gone:
                 pass
+        if self._proc is not None:
+            try:
+                self._proc.stdin.close()  # type: ignore[union-attr]
+            except OSError:
+                pass
+
+    def close(self, grace: bool = True) -> None:
+        """Thaw, close stdin, wait ``grace_ms`` (unless ``grace`` is false: a
+        faulted bot), kill everything in the sandbox, clean up. Idempotent."""
+        if self._closed:
+            return
+        if grace:
+            self.release()
+        self._closed = True
+        self._freeze_fd = self._cpu_fd = -1  # the sandbox closes them in cleanup(); numbers get reused
+        proc, box = self._proc, self._box
         if proc is not None:
             try:
                 proc.stdin.close()  # type: ignore[union-attr]

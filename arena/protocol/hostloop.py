@@ -7,6 +7,7 @@ this loop runs once per message a Python bot gets.
 
 from __future__ import annotations
 
+import gc
 import os
 import sys
 
@@ -32,6 +33,10 @@ def serve(path: str) -> int:
     os.dup2(2, 1)
     sys.stdout = sys.stderr
     bot = load_python_bot(path)
+    # What is alive now (the interpreter's modules, the SDK, the bot's module)
+    # lives as long as the process: out of the garbage collections its turns
+    # set off, which otherwise walk all of it at each full one.
+    gc.freeze()
     driver = BotDriver(bot, bot.name, bot.version)
     handle = driver.handle
 

@@ -219,6 +219,8 @@ class Worker:
         bot frozen after its last reply reads its last ``match_end`` (and logs
         on it) only when it is thawed to be closed."""
         out: list[StderrChunk] = []
+        for proc in self.procs.values():
+            proc.release()  # all end at once, then each is closed
         for key, proc in self.procs.items():
             proc.close()
             if key in self._last:
@@ -235,6 +237,8 @@ class Worker:
         self._launched.clear()
 
     def close(self) -> None:
+        for proc in self.procs.values():
+            proc.release()
         for proc in self.procs.values():
             proc.close()
         self.procs.clear()

@@ -9,6 +9,7 @@ parent, which stops the pool cleanly; on SIGTERM a worker closes its bots.
 
 from __future__ import annotations
 
+import gc
 import os
 import pickle
 import signal
@@ -100,6 +101,28 @@ def _drain(_: int) -> Drained:
     return {"stderr": _worker.drain(), "worker": _worker.tag}
 
 
+MIN_BATCH, MAX_BATCH = 4, 32
+
+
+def batch_bounds(n: int, workers: int) -> list[tuple[int, int]]:
+    """The ``[start, end)`` of each batch of ``n`` specs handed to a worker at once.
+
+    Guided, as OpenMP's schedule of that name: each batch is a share of what is
+    left (a quarter of a worker's part of it), from :data:`MIN_BATCH` to
+    :data:`MAX_BATCH` matches. Every hand-off costs the parent (its threads
+    wake, a pipe each way), on the cores the workers need, so most matches go
+    out many at a time; the last ones go out a few at a time, so that no
+    worker is left with a long batch while the others have nothing to play.
+    """
+    bounds = []
+    i = 0
+    while i < n:
+        k = max(MIN_BATCH, min(MAX_BATCH, (n - i) // (4 * max(1, workers))))
+        bounds.append((i, min(n, i + k)))
+        i += k
+    return bounds
+
+
 class _Pool(multiprocess.pool.Pool):  # type: ignore[misc]  # multiprocess ships no types
     """A pool whose worker handler wakes only when a worker exits or the pool changes.
 
@@ -121,10 +144,14 @@ class LocalBackend:
     def __init__(self, entrants: Entrants, limits: SandboxLimits, time: TimeControl, *, workers: int,
                  fresh_process: bool = False, pin: bool = True, slots: int = 1) -> None:
         self.workers = workers
-        # Matches go out a few at a time: every hand-off costs the parent, whose
-        # core the workers share, and a few matches per worker keep the tail short.
-        self.chunksize = 4
         ctx = mp.get_context("fork" if sys.platform.startswith("linux") else "spawn")
+        # Everything alive now (the modules, the config, the schedule) lives as
+        # long as the run: out of every later garbage collection, in this process
+        # and in the forked workers (whose collections then do not write to, and
+        # copy, the pages they share with it). The parent's full collections
+        # walked all of it, pandas and pyarrow included, 35 ms each
+        # (docs/performance.md).
+        gc.freeze()
         counter = ctx.Value("i", 0)
         barrier = ctx.Barrier(workers)
         self.pool = _Pool(workers, initializer=_init,
@@ -132,13 +159,12 @@ class LocalBackend:
                           context=ctx)
 
     def run(self, specs: Sequence[MatchSpec]) -> Iterator[PlayResult]:
-        k = self.chunksize
-        starts = range(0, len(specs), k)
+        bounds = batch_bounds(len(specs), self.workers)
         # Pickled as the pool's task thread takes them, not all before the first.
-        batches = (pickle.dumps(list(specs[i:i + k]), _PICKLE) for i in starts)
+        batches = (pickle.dumps(list(specs[i:j]), _PICKLE) for i, j in bounds)
         results = self.pool.imap_unordered(_play, batches, chunksize=1)
         pids = self._pids()
-        for _ in starts:
+        for _ in bounds:
             while True:
                 try:
                     played: list[PlayResult] = pickle.loads(results.next(timeout=1.0))
