@@ -221,7 +221,6 @@ def _set(path: str, value: Any) -> Callable[[dict[str, Any]], None]:
     return change
 
 
-# (true/false inside the integer lists read as 1/0 on the per-decision path: see parse_turn.)
 TURN_BREAKS: list[tuple[str, Any, str]] = [
     *[(key, KeyError, f"no {key.split('.')[-1]!r}") for key in
       ("round", "seat", "dice", "counts", "palifico", "history", "legal", "time_ms", "legal.dudo", "legal.calza",
@@ -232,6 +231,10 @@ TURN_BREAKS: list[tuple[str, Any, str]] = [
     ("time_ms", None, "'time_ms' must be a JSON integer"),
     ("palifico", 0, "'palifico' must be true or false"),
     ("dice", [1, "3"], "'dice' must be a list of JSON integers"),
+    ("dice", [True, 2], "'dice' must be a list of JSON integers"),
+    ("counts", [5, True, 5], "'counts' must be a list of JSON integers"),
+    ("history", [[0, True, 2]], "'history' must be a list of [seat, quantity, face]"),
+    ("legal.min_quantity", {"1": False}, "'min_quantity' must map faces"),
     ("dice", [7, 2], "'dice' must hold integers from 1 to 6"),
     ("dice", [0], "'dice' must hold integers from 1 to 6"),
     ("dice", "135", "'dice' must be a list of JSON integers"),

@@ -213,7 +213,6 @@ def _fast_init(cls: type) -> Callable[..., Any]:
 _build_turn: Callable[..., Turn] = _fast_init(Turn)
 _build_legal: Callable[..., Legal] = _fast_init(Legal)
 _FACE_KEYS: Final = {str(f): f for f in range(1, 7)}  # a min_quantity key -> its face; any other key fails
-_face_of = _FACE_KEYS.__getitem__
 _FACES: Final = frozenset(range(1, 7))
 _INT: Final = frozenset({int})
 _LIST: Final = frozenset({list})
@@ -227,13 +226,11 @@ _new = tuple.__new__
 def parse_turn(msg: RawMessage, match: MatchInfo, rng: random.Random) -> Turn:
     """``turn`` for the seat of ``match`` as a :class:`~arena.sdk.Turn` carrying ``rng``.
 
-    On the per-decision path of every Python bot, so the checks are made in
-    bulk: the scalars and containers by exact type; the integers inside the
-    lists (dice, counts, history, the minimum quantities) by summing them in C,
-    which fails on anything but integers (a float, a string, ``null``, a nested
-    list); only ``true``/``false`` there pass, as the 1 and 0 Python takes
-    them for (telling them apart would cost a call per element). Whatever is
-    wrong, :func:`_turn_problem` then says which field.
+    On the per-decision path of every Python bot (compiled: arena/compiled.py),
+    so the usual message is checked in one pass of typed loops: every scalar
+    and container by its exact type, every integer inside the lists (dice,
+    counts, history, the minimum quantities) too, dice from 1 to 6. Whatever
+    is wrong, :func:`_turn_problem` then says which field.
     """
     try:
         legal = msg["legal"]
@@ -241,18 +238,42 @@ def parse_turn(msg: RawMessage, match: MatchInfo, rng: random.Random) -> Turn:
         dice, counts, history = msg["dice"], msg["counts"], msg["history"]
         rnd, seat, time_ms, top = msg["round"], msg["seat"], msg["time_ms"], legal["max_quantity"]
         palifico, dudo, calza = msg["palifico"], legal["dudo"], legal["calza"]
-        min_quantity = {_face_of(f): q for f, q in mins.items()}  # a key but "1".."6" fails the lookup
-        bids = tuple([(s, bid(q, f)) for s, q, f in history])  # an entry but three values fails to unpack
-        total = sum(_chain(dice, counts, min_quantity.values(), *history))
     except (KeyError, TypeError, ValueError, AttributeError):
         raise _turn_problem(msg, match) from None
-    if (type(total) is int and type(rnd) is int and type(seat) is int and type(time_ms) is int
-            and type(top) is int and type(palifico) is bool and type(dudo) is bool and type(calza) is bool
-            and type(dice) is list and type(counts) is list and type(history) is list
-            and seat == match.seat and len(counts) == match.players and _FACES.issuperset(dice)):
-        return _build_turn(match, rnd, seat, tuple(dice), tuple(counts), palifico, bids,
-                           _build_legal(dudo, calza, min_quantity, top), time_ms, rng)
-    raise _turn_problem(msg, match)
+    if not (type(dice) is list and type(counts) is list and type(history) is list and type(mins) is dict
+            and type(rnd) is int and type(seat) is int and type(time_ms) is int and type(top) is int
+            and type(palifico) is bool and type(dudo) is bool and type(calza) is bool
+            and seat == match.seat and len(counts) == match.players):
+        raise _turn_problem(msg, match)
+    hand: list[Any] = dice
+    seats: list[Any] = counts
+    said: list[Any] = history
+    low: dict[Any, Any] = mins
+    for d in hand:
+        if type(d) is not int or d < 1 or d > 6:
+            raise _turn_problem(msg, match)
+    for c in seats:
+        if type(c) is not int:
+            raise _turn_problem(msg, match)
+    min_quantity: dict[int, int] = {}
+    for key, q in low.items():
+        face = _FACE_KEYS.get(key)  # a key but "1".."6" has no face
+        if face is None or type(q) is not int:
+            raise _turn_problem(msg, match)
+        min_quantity[face] = q
+    bids: list[tuple[int, Bid]] = []
+    for entry in said:
+        if type(entry) is not list:
+            raise _turn_problem(msg, match)
+        triple: list[Any] = entry
+        if len(triple) != 3:
+            raise _turn_problem(msg, match)
+        s, q, f = triple[0], triple[1], triple[2]
+        if type(s) is not int or type(q) is not int or type(f) is not int:
+            raise _turn_problem(msg, match)
+        bids.append((s, bid(q, f)))
+    return _build_turn(match, rnd, seat, tuple(hand), tuple(seats), palifico, tuple(bids),
+                       _build_legal(dudo, calza, min_quantity, top), time_ms, rng)
 
 
 def _turn_problem(msg: object, match: MatchInfo) -> MessageError:
