@@ -31,6 +31,7 @@ SYSTEM_ETC = ("/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/
 WORK = "/tmp"  # the bot's private working folder inside bwrap
 
 
+@functools.cache  # the same for the process's life; asked three times per bot launched
 def python_paths() -> tuple[str, str, str]:
     """(interpreter, the folder holding the arena package, site-packages)."""
     exe, _ = host_python()
