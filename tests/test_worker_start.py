@@ -23,6 +23,7 @@ from arena.engine.records import MatchRecord
 from arena.engine.rules import Rules
 from arena.match.process import TimeControl
 from arena.running.config import load_config
+from arena.running.observe import Finished
 from arena.running.runner import run
 from arena.running.schedule import build_schedule
 from arena.running.store import iter_records, write_matches_parquet
@@ -51,6 +52,9 @@ def test_a_table_with_broken_bots_is_launched_together_and_recorded(tmp_path: Pa
             assert {"slow_start1", "quitter2", "import_bomb3"} <= faulted
             assert not faulted & {"steady0", "steady4"}
             assert res["rows"] and {row[0] for row in res["rows"]} == {spec.match}
+            # What the run's observer is handed, made from the record in the worker's memory:
+            # what the line says, faults and all.
+            assert res["finished"] == Finished.from_line(res["line"]) and res["finished"].faults
         # The steady bots' processes were kept; the broken ones were not.
         live = {worker.labels[key[0]] for key, proc in worker.procs.items() if proc.alive}
         assert live == {"steady0", "steady4"}

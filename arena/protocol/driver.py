@@ -48,6 +48,8 @@ from arena.sdk import Bot, MatchInfo
 __all__ = ["BotDriver"]
 
 _IGNORED = Bot.round_end  # the base class's hook, which does nothing
+_GETATTRIBUTE: object = object.__getattribute__
+_NO_DICT: dict[str, object] = {}
 
 
 class BotDriver:
@@ -69,7 +71,14 @@ class BotDriver:
         """A match is on and its bot's ``round_end`` is :class:`~arena.sdk.Bot`'s
         own, which does nothing: the message need not be decoded or parsed.
         Asked per message, so a hook set on the instance at any time counts."""
-        return self.match is not None and getattr(getattr(self.bot, "round_end", None), "__func__", None) is _IGNORED
+        # What getattr(bot, "round_end") would find, without making the bound method
+        # (a seat hears a round_end for about every decision it makes): the
+        # class's own attribute, nothing of that name on the instance, and no
+        # attribute lookup of the class's own.
+        bot = self.bot
+        cls = type(bot)
+        return (self.match is not None and getattr(cls, "round_end", None) is _IGNORED
+                and cls.__getattribute__ is _GETATTRIBUTE and "round_end" not in getattr(bot, "__dict__", _NO_DICT))
 
     def handle(self, msg: RawMessage) -> bytes | None:
         """The reply line to ``msg`` (``hello``, ``turn``), or ``None`` (a notification)."""

@@ -43,6 +43,7 @@ from arena.match.referee import play_match
 from arena.protocol.messages import Notification, ReadyMessage, TurnMessage
 from arena.protocol.parse import RawMessage
 from arena.protocol.player import Player
+from arena.running.observe import Finished
 from arena.running.tablefiles import RecordTables, record_tables
 from arena.running.tables import Row, parquet_rows
 from arena.sandbox import SandboxLimits
@@ -53,12 +54,14 @@ Entrants = Sequence[tuple[str, BotSpec]]  # (label, bot) of each entrant of a ru
 
 class PlayResult(TypedDict, total=False):
     """What one spec produces: ``match``, ``line`` (the record, encoded),
-    ``rows`` (its rows of matches.parquet), ``tables`` (of the analysis tables), ``stderr`` and ``worker``; or, when Dudo Arena itself failed, ``match``,
+    ``rows`` (its rows of matches.parquet), ``tables`` (of the analysis tables), ``finished``
+    (:class:`~arena.running.observe.Finished`), ``stderr`` and ``worker``; or, when Dudo Arena itself failed, ``match``,
     ``error`` (the traceback) and ``pid``."""
 
     match: str
     line: bytes
     rows: list[Row]  # its rows of matches.parquet, made here from the record in memory
+    finished: Finished  # what the run's observer sees of it (live standings, the SPRT), made here too
     tables: RecordTables | None  # and its rows of the analysis tables (None: the store derives them)
     stderr: list[StderrChunk]
     worker: str
@@ -216,7 +219,7 @@ class Worker:
                 self._take(stderr, key, proc, spec.match)
             return {"match": spec.match, "line": record_line(outcome.record), "stderr": stderr,
                     "worker": self.tag, "rows": parquet_rows([outcome.record]),
-                    "tables": record_tables(outcome.record)}
+                    "tables": record_tables(outcome.record), "finished": Finished.of(outcome.record)}
         except Exception:  # noqa: BLE001 - every spec must produce a result
             self._close_launched()
             return {"error": traceback.format_exc(), "match": spec.match, "pid": os.getpid()}
