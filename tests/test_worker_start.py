@@ -13,7 +13,6 @@ resume), must equal the one made by reading the folder back.
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import pyarrow.parquet as pq
@@ -84,29 +83,3 @@ def test_matches_parquet_from_memory_equals_the_folder_read_back(tmp_path: Path)
     read_back = pq.read_table(out / "matches.parquet")
     assert from_memory.num_rows == sum(len(r.bots) for r in iter_records(out))
     assert from_memory.equals(read_back)
-
-
-def test_the_bots_launched_as_a_worker_starts_are_the_ones_its_first_match_plays(tmp_path: Path) -> None:
-    """Worker.prelaunch (the local backend's workers, as the pool starts them):
-    the first match takes those very processes, none is launched twice, and
-    none is left running or holding a cgroup when the worker is drained."""
-    entrants = [(f"steady{i}", load_bot(BOTS / "steady.py")) for i in range(3)]
-    worker = Worker(entrants, SandboxLimits(memory_mb=256), TimeControl(budget_ms=500, hello_ms=10_000))
-    specs = build_schedule(seed=5, n_entrants=3, sizes=(3,), matches=2, fmt="round-robin", seating="rotate",
-                           variants={"classic": Rules.preset("classic").to_dict()})
-    try:
-        worker.prelaunch(specs[0])
-        launched = {key: proc.pid for key, proc in worker._launched.items()}  # noqa: SLF001
-        assert len(launched) == 3 and all(launched.values())
-        res = worker.play(specs[0])
-        assert "error" not in res, res.get("error")
-        assert not MatchRecord.from_json(res["line"]).faults
-        assert {key: proc.pid for key, proc in worker.procs.items()} == launched
-        boxes = [proc._box for proc in worker.procs.values()]  # noqa: SLF001
-    finally:
-        worker.drain()
-    assert not worker.procs and not worker._launched  # noqa: SLF001
-    for pid in launched.values():
-        assert not Path(f"/proc/{pid}").exists() or "Z" in Path(f"/proc/{pid}/stat").read_text().split(")")[1][:3]
-    for box in boxes:
-        assert box is not None and not any(os.path.exists(p) for p in box.cgroups.paths.values())

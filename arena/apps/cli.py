@@ -8,7 +8,6 @@ flag or argument click itself refuses is a usage error, exit status 2.
 
 from __future__ import annotations
 
-import gc
 import signal
 import sys
 import time
@@ -240,7 +239,6 @@ def run_cmd(config: str, workers: int | None, matches: int | None, seed: int | N
         import arena.analysis.commands  # noqa: F401
         if cfg.backend == "local":
             import arena.running.backends.local  # noqa: F401
-        gc.freeze()  # all of it lives as long as the run: out of its garbage collections
 
     # Records are not kept in memory: parsing each line here would take CPU from the
     # workers while they play, and the Elo table reads the tables the run writes as it stops.

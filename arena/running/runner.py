@@ -145,11 +145,9 @@ def preflight(config: RunConfig, meanwhile: Callable[[], object] | None = None) 
         raise RunError("; ".join(problems))
 
 
-def make_backend(config: RunConfig, slots: int = 1, warm: MatchSpec | None = None) -> Backend:
+def make_backend(config: RunConfig, slots: int = 1) -> Backend:
     """The config's backend; ``slots``: bot processes per entrant in each worker
-    (one per repetition of a deal, :func:`arena.running.worker.deal_slots`);
-    ``warm``: a match whose bots each local worker launches as it starts, before
-    any match is handed to it."""
+    (one per repetition of a deal, :func:`arena.running.worker.deal_slots`)."""
     entrants = [(e.label, e.spec) for e in config.entrants]
     if config.backend == "ray":
         try:
@@ -162,7 +160,7 @@ def make_backend(config: RunConfig, slots: int = 1, warm: MatchSpec | None = Non
     from arena.running.backends.local import LocalBackend
 
     return LocalBackend(entrants, config.sandbox, config.time, workers=config.workers,
-                        fresh_process=config.fresh_process, slots=slots, warm=warm)
+                        fresh_process=config.fresh_process, slots=slots)
 
 
 def run(config: RunConfig, *, force: bool = False, new: bool = False, progress: Progress | None = None,
@@ -215,25 +213,11 @@ def run(config: RunConfig, *, force: bool = False, new: bool = False, progress: 
         "workers": config.workers,
         "backend": config.backend,
     }
-    slots = deal_slots(repeats(specs), len(config.entrants))
-    backend: Backend | None = None
-    if config.backend == "local" and specs:
-        # The workers fork now (before any thread of the checks below) and
-        # launch the first match's bots, which boot while those bots are
-        # checked and the caller's meanwhile runs: a start is mostly an
-        # interpreter's, on a core the checks leave idle (docs/performance.md).
-        # Nothing is played, and the folder is not touched, before the checks pass.
-        backend = make_backend(config, slots, warm=specs[0])
-    try:
-        preflight(config, meanwhile)  # before the folder is touched: a broken bot changes nothing
-        result_note = None
-        if new and config.out.exists() and any(config.out.iterdir()):
-            result_note = f"the earlier run was moved to {move_aside(config.out)}"
-        done = store.open(meta, p.fingerprint, force=force, pool_planned=config.format == "league")
-    except BaseException:
-        if backend is not None:
-            backend.terminate()
-        raise
+    preflight(config, meanwhile)  # before the folder is touched: a broken bot changes nothing
+    result_note = None
+    if new and config.out.exists() and any(config.out.iterdir()):
+        result_note = f"the earlier run was moved to {move_aside(config.out)}"
+    done = store.open(meta, p.fingerprint, force=force, pool_planned=config.format == "league")
     todo = [s for s in specs if s.match not in done]
     result = RunResult(config.out, "complete", 0, len(specs) - len(todo), len(specs), 0.0, config=config,
                        plan=p.pool, note=result_note)
@@ -243,16 +227,14 @@ def run(config: RunConfig, *, force: bool = False, new: bool = False, progress: 
         for old_rec in store.read.records:
             stopped = observer(Finished.of(old_rec)) or stopped
     if not todo or stopped:
-        if backend is not None:
-            backend.terminate()
         if extra_meta is not None:
             store.meta.update(extra_meta())
         store.close("complete", compress=config.compress)
         return result
+    backend = None
     try:
         with terminate_as_interrupt() as claim:
-            if backend is None:
-                backend = make_backend(config, slots)
+            backend = make_backend(config, deal_slots(repeats(specs), len(config.entrants)))
             claim()
             if progress:
                 progress(result.skipped, result.total, 0.0)

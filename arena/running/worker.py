@@ -159,8 +159,6 @@ class Worker:
         table's bots start in about the time of one. :meth:`_player` then runs
         each one's handshake, as for a process it starts itself."""
         for key in dict.fromkeys(keys):
-            if key in self._launched:
-                continue  # launched already (prelaunch), its handshake still to run
             proc = self.procs.get(key)
             if proc is not None and proc.alive and spec.dice_seed not in self.deals.get(key, ()):
                 continue
@@ -176,12 +174,6 @@ class Worker:
                 fresh.close()
                 continue  # _player starts it again, and reports what goes wrong
             self._launched[key] = fresh
-
-    def prelaunch(self, spec: MatchSpec) -> None:
-        """Launch the processes ``spec`` needs before it is handed over (as the
-        worker starts): they boot meanwhile, and the match that needs them runs
-        their handshakes (:meth:`_launch_missing`)."""
-        self._launch_missing([(e, spec.repeat % self.slots) for e in spec.entrants], spec, [])
 
     def play(self, spec: MatchSpec) -> PlayResult:
         """Play one match; returns ``{"match", "line", "stderr", "worker"}`` or ``{"error", "match"}``.

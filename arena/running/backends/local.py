@@ -40,13 +40,11 @@ def _cores() -> list[int]:
 
 
 def _init(entrants: Entrants, limits: SandboxLimits, time: TimeControl, fresh: bool, counter: Any, pin: bool,
-          slots: int, barrier: Any, warm: MatchSpec | None) -> None:
+          slots: int, barrier: Any) -> None:
     global _barrier
     _barrier = barrier
     try:
         _setup(entrants, limits, time, fresh, counter, pin, slots)
-        if warm is not None and _worker is not None:
-            _worker.prelaunch(warm)
     except Exception:  # noqa: BLE001 - reported by _play: a pool whose initializer
         # raises restarts its workers forever and the run would hang.
         global _init_error
@@ -144,8 +142,7 @@ class LocalBackend:
     """Plays specs on ``workers`` processes; results arrive as matches finish."""
 
     def __init__(self, entrants: Entrants, limits: SandboxLimits, time: TimeControl, *, workers: int,
-                 fresh_process: bool = False, pin: bool = True, slots: int = 1,
-                 warm: MatchSpec | None = None) -> None:
+                 fresh_process: bool = False, pin: bool = True, slots: int = 1) -> None:
         self.workers = workers
         ctx = mp.get_context("fork" if sys.platform.startswith("linux") else "spawn")
         # Everything alive now (the modules, the config, the schedule) lives as
@@ -158,8 +155,7 @@ class LocalBackend:
         counter = ctx.Value("i", 0)
         barrier = ctx.Barrier(workers)
         self.pool = _Pool(workers, initializer=_init,
-                          initargs=(list(entrants), limits, time, fresh_process, counter, pin, slots, barrier,
-                                    warm),
+                          initargs=(list(entrants), limits, time, fresh_process, counter, pin, slots, barrier),
                           context=ctx)
 
     def run(self, specs: Sequence[MatchSpec]) -> Iterator[PlayResult]:
