@@ -36,8 +36,12 @@ from arena.running.tables import (
     MATCH_COLUMNS,
     ROUND_COLUMNS,
     SEAT_COLUMNS,
+    PlayedAction,
     Row,
-    tables,
+    fault_rows,
+    match_row,
+    play_rows,
+    seat_rows,
 )
 
 if TYPE_CHECKING:
@@ -72,7 +76,6 @@ NULL = int(np.iinfo(np.int64).min)
 CODES: dict[str, tuple[str, ...]] = {"call": ("dudo", "calza"), "action": ("bid", "dudo", "calza"),
                                      "fault_kind": tuple(k.value for k in FaultKind)}
 CODED = {"rounds": ROUND_COLUMNS[2:], "actions": ("round", "index", "seat", "action", "quantity", "face", "true")}
-_CODED_AT = {name: tuple(COLUMNS[name].index(c) for c in cols) for name, cols in CODED.items()}
 
 
 @mypyc_attr(native_class=False)  # compiled (arena/compiled.py), it still pickles: workers send it
@@ -92,27 +95,42 @@ class RecordTables:
     faults: list[Row]
 
 
-def _encode(name: str, rows: list[Row]) -> np.ndarray:
-    at = _CODED_AT[name]
-    codes = [CODES.get(COLUMNS[name][i]) for i in at]
-    pairs = list(zip(at, codes))
-    # One flat list and one conversion: a conversion per row cost the worker about
-    # as much as the referee's own work on a decision (docs/performance.md).
-    flat = [NULL if (v := row[i]) is None else (code.index(v) if code is not None else int(v))  # type: ignore[call-overload]
-            for row in rows for i, code in pairs]
-    return np.array(flat, dtype=np.int64).reshape(len(rows), len(at))
+_ROUND_CODES: tuple[tuple[str, ...] | None, ...] = tuple(CODES.get(c) for c in CODED["rounds"])
+_ACTION_CODE: dict[str, int] = {a: i for i, a in enumerate(CODES["action"])}
+
+
+def _encoded_rounds(rows: list[Row]) -> np.ndarray:
+    """play_rows' round rows as int64 (CODED["rounds"], their columns in order)."""
+    flat: list[int] = []
+    for row in rows:
+        for v, code in zip(row, _ROUND_CODES):
+            flat.append(NULL if v is None else (code.index(v) if code is not None else int(v)))  # type: ignore[call-overload]
+    return np.array(flat, dtype=np.int64).reshape(len(rows), len(_ROUND_CODES))
+
+
+def _encoded_actions(rows: list[PlayedAction]) -> np.ndarray:
+    """play_rows' action rows as int64 (CODED["actions"], their columns in order)."""
+    flat: list[int] = []
+    for r, i, s, a, q, f, t in rows:
+        flat += (r, i, s, _ACTION_CODE[a], NULL if q is None else q, NULL if f is None else f,
+                 NULL if t is None else int(t))
+    return np.array(flat, dtype=np.int64).reshape(len(rows), len(CODED["actions"]))
 
 
 def record_tables(rec: MatchRecord) -> RecordTables | None:
-    """The record's rows (:func:`arena.running.tables.tables`), or None if one
-    of them holds a value the encoding does not know (then the store derives
-    the tables from the records instead: nothing is lost, only time)."""
-    t = tables([rec])
+    """The record's rows of every table (those :func:`arena.running.tables.tables`
+    gives), rounds and actions encoded; or None if one of them holds a value the
+    encoding does not know (then the store derives the tables from the records
+    instead: nothing is lost, only time). Made from :func:`play_rows` directly:
+    the rows :func:`tables` would make, then encode, cost a worker 134 us a
+    match against 60 (docs/performance.md)."""
+    rounds, actions, decisions, palifico_rounds = play_rows(rec)
     try:
-        rounds, actions = _encode("rounds", t.rounds), _encode("actions", t.actions)
-    except (ValueError, TypeError, OverflowError):
+        coded_rounds, coded_actions = _encoded_rounds(rounds), _encoded_actions(actions)
+    except (ValueError, TypeError, OverflowError, KeyError):
         return None
-    return RecordTables(rec.match, rec.variant, t.matches[0], t.seats, rounds, actions, t.faults)
+    return RecordTables(rec.match, rec.variant, match_row(rec, 0, decisions, palifico_rounds), seat_rows(rec),
+                        coded_rounds, coded_actions, fault_rows(rec))
 
 
 def _column(values: Iterable[Any], kind: str) -> pa.Array:

@@ -83,62 +83,87 @@ def parquet_rows(records: Iterable[MatchRecord]) -> list[Row]:
     return [tuple(row[i] for i in _PARQUET_AT) for rec in ordered for row in seat_rows(rec)]
 
 
+# An action's row without match, variant and bot: (round, index, seat, action, quantity, face, true).
+PlayedAction = tuple[int, int, int, str, int | None, int | None, bool | None]
+
+
+def play_rows(rec: MatchRecord) -> tuple[list[Row], list[PlayedAction], int, int]:
+    """The record's round and action rows without the columns that name the
+    match (ROUND_COLUMNS[2:]; ACTION_COLUMNS but match, variant and bot), its
+    decisions and its palifico rounds: what :func:`tables` prefixes, and what
+    a worker encodes as they are (:func:`arena.running.tablefiles.record_tables`)."""
+    rounds: list[Row] = []
+    actions: list[PlayedAction] = []
+    decisions = palifico_rounds = 0
+    wild_ones = rec.rules.wild_ones
+    for rnd in rec.rounds:
+        r = rnd.round
+        bids = 0
+        # Whether each bid was true when made: the round's count of its face (all hands are recorded).
+        counts: dict[int, int] = {}
+        wild = wild_ones and not rnd.palifico
+        standing: tuple[int, Bid] | None = None
+        call: str | None = None
+        caller: int | None = None
+        for index, (seat, action) in enumerate(rnd.actions):
+            if type(action) is Bid:
+                bids += 1
+                standing = (seat, action)
+                face = action.face
+                if face not in counts:
+                    counts[face] = count_matching(rnd.dice, face, wild and face != 1)
+                actions.append((r, index, seat, "bid", action.quantity, face, counts[face] >= action.quantity))
+            else:
+                call, caller = str(action), seat
+                actions.append((r, index, seat, call, None, None, None))
+        decisions += len(rnd.actions)
+        palifico_rounds += rnd.palifico
+        count, change, fault = rnd.count, rnd.change, rnd.fault
+        quantity = standing[1].quantity if standing is not None else None
+        call_right: bool | None = None
+        bid_true: bool | None = None
+        if fault is None and call is not None and count is not None and quantity is not None:
+            bid_true = count >= quantity
+            call_right = count < quantity if call == "dudo" else count == quantity
+        void = fault is not None
+        players = in_play = 0
+        for hand in rnd.dice:
+            if hand:
+                players += 1
+                in_play += len(hand)
+        rounds.append((
+            r, rnd.opener, rnd.palifico, players, in_play, bids, len(rnd.actions),
+            None if void else call, None if void else caller,
+            standing[0] if standing is not None else None, quantity,
+            standing[1].face if standing is not None else None, count,
+            change.seat if change is not None else None, change.delta if change is not None else None,
+            call_right, bid_true,
+            fault.seat if fault is not None else None, fault.kind.value if fault is not None else None,
+        ))
+    return rounds, actions, decisions, palifico_rounds
+
+
+def fault_rows(rec: MatchRecord) -> list[Row]:
+    bots = rec.bots
+    return [(rec.match, rec.variant, f.seat, bots[f.seat], f.round, f.kind.value, f.detail) for f in rec.faults]
+
+
+def match_row(rec: MatchRecord, line: int, decisions: int, palifico_rounds: int) -> Row:
+    bots, first, winner = rec.bots, rec.first, rec.winner
+    return (rec.match, rec.variant, line, rec.seed, len(bots), first, bots[first], winner,
+            bots[winner] if winner is not None else None, rec.rounds_played, decisions, palifico_rounds,
+            len(rec.faults), rec.end.value, rec.seconds)
+
+
 def tables(records: Iterable[MatchRecord]) -> Tables:
     """Every table's rows; ``line`` is each record's position in ``records``."""
     out = Tables()
-    matches, rounds, actions, faults = out.matches, out.rounds, out.actions, out.faults
     for line, rec in enumerate(records):
         mid, variant, bots = rec.match, rec.variant, rec.bots
-        decisions = palifico_rounds = 0
-        wild_ones = rec.rules.wild_ones
-        for rnd in rec.rounds:
-            r = rnd.round
-            bids = 0
-            # Whether each bid was true when made: the round's count of its face (all hands are recorded).
-            counts: dict[int, int] = {}
-            wild = wild_ones and not rnd.palifico
-            standing: tuple[int, Bid] | None = None
-            call: str | None = None
-            caller: int | None = None
-            for index, (seat, action) in enumerate(rnd.actions):
-                if type(action) is Bid:
-                    bids += 1
-                    standing = (seat, action)
-                    face = action.face
-                    if face not in counts:
-                        counts[face] = count_matching(rnd.dice, face, wild and face != 1)
-                    actions.append((mid, variant, r, index, seat, bots[seat], "bid", action.quantity, face,
-                                    counts[face] >= action.quantity))
-                else:
-                    call, caller = str(action), seat
-                    actions.append((mid, variant, r, index, seat, bots[seat], call, None, None, None))
-            decisions += len(rnd.actions)
-            palifico_rounds += rnd.palifico
-            count, change, fault = rnd.count, rnd.change, rnd.fault
-            quantity = standing[1].quantity if standing is not None else None
-            call_right: bool | None = None
-            bid_true: bool | None = None
-            if fault is None and call is not None and count is not None and quantity is not None:
-                bid_true = count >= quantity
-                call_right = count < quantity if call == "dudo" else count == quantity
-            void = fault is not None
-            rounds.append((
-                mid, variant, r, rnd.opener, rnd.palifico, sum(1 for h in rnd.dice if h),
-                sum(len(h) for h in rnd.dice), bids, len(rnd.actions),
-                None if void else call, None if void else caller,
-                standing[0] if standing is not None else None, quantity,
-                standing[1].face if standing is not None else None, count,
-                change.seat if change is not None else None, change.delta if change is not None else None,
-                call_right, bid_true,
-                fault.seat if fault is not None else None, fault.kind.value if fault is not None else None,
-            ))
-        for f in rec.faults:
-            faults.append((mid, variant, f.seat, bots[f.seat], f.round, f.kind.value, f.detail))
+        rounds, actions, decisions, palifico_rounds = play_rows(rec)
+        out.rounds += [(mid, variant, *row) for row in rounds]
+        out.actions += [(mid, variant, r, i, s, bots[s], a, q, f, t) for r, i, s, a, q, f, t in actions]
+        out.faults += fault_rows(rec)
         out.seats += seat_rows(rec)
-        first, winner = rec.first, rec.winner
-        matches.append((
-            mid, variant, line, rec.seed, len(bots), first, bots[first], winner,
-            bots[winner] if winner is not None else None, rec.rounds_played, decisions, palifico_rounds,
-            len(rec.faults), rec.end.value, rec.seconds,
-        ))
+        out.matches.append(match_row(rec, line, decisions, palifico_rounds))
     return out
