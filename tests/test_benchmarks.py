@@ -37,6 +37,7 @@ RUNS: dict[str, tuple[list[str], str]] = {
     "league_vs_bare_profile": (["league_vs_bare.py", "--profile", "--profile-matches", "10"],
                                "### Referee and bots apart"),
     "referee_replay": (["referee_replay.py", "--matches", "3", "--repeats", "1"], "the referee alone"),
+    "host_replay": (["host_replay.py", "--matches", "3", "--repeats", "1"], "the bot side alone"),
     "engine": (["engine.py", "--trials", "1", "--seconds", "0.2"], "$ python benchmarks/engine.py"),
     "bot_decisions": (["bot_decisions.py", "--turns", "100"], "probabilistic"),
     "league": (["league.py", "--subset", "20", "--trials", "1"], "speed-up of 2 workers over 1"),
