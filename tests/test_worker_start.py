@@ -13,6 +13,8 @@ resume), must equal the one made by reading the folder back.
 from __future__ import annotations
 
 import json
+import os
+import time
 from pathlib import Path
 
 import pyarrow.parquet as pq
@@ -83,3 +85,34 @@ def test_matches_parquet_from_memory_equals_the_folder_read_back(tmp_path: Path)
     read_back = pq.read_table(out / "matches.parquet")
     assert from_memory.num_rows == sum(len(r.bots) for r in iter_records(out))
     assert from_memory.equals(read_back)
+
+
+def test_a_bot_that_spins_when_closed_costs_the_others_nothing_at_the_end(tmp_path: Path) -> None:
+    """A worker's bots are released together at the end of a run, then closed
+    one by one: the close_spinner (which spins on its last match_end, read only
+    then) is killed after its grace, and the honest bots on the same core still
+    write their last words and exit, filed under their last match."""
+    names = ["close_spinner.py", "match_logger.py", "match_logger.py"]
+    entrants = [(f"{n.split('.')[0]}{i}", load_bot(BOTS / n)) for i, n in enumerate(names)]
+    clock = TimeControl(budget_ms=500, hello_ms=10_000, grace_ms=300)
+    worker = Worker(entrants, SandboxLimits(memory_mb=256), clock)
+    spec = build_schedule(seed=9, n_entrants=3, sizes=(3,), matches=1, fmt="round-robin", seating="rotate",
+                          variants={"classic": Rules.preset("classic").to_dict()})[0]
+    cores = os.sched_getaffinity(0)
+    os.sched_setaffinity(0, {min(cores)})  # the worker and its bots on one core, as a local worker runs
+    try:
+        res = worker.play(spec)
+        assert "error" not in res, res.get("error")
+        assert not MatchRecord.from_json(res["line"]).faults
+        pids = [proc.pid for proc in worker.procs.values()]
+    finally:
+        t0 = time.monotonic()
+        drained = worker.drain()
+        took = time.monotonic() - t0
+        os.sched_setaffinity(0, cores)
+    last = {label: data.decode() for label, _match, _note, data, _lost in drained}
+    for label in ("match_logger1", "match_logger2"):
+        assert f"end {spec.match} after" in last.get(label, ""), last
+    assert took < 3 * clock.grace_ms / 1000 + 2.0  # the spinner's grace once, not the others' waits on top
+    for pid in pids:
+        assert not Path(f"/proc/{pid}").exists() or "Z" in Path(f"/proc/{pid}/stat").read_text().split(")")[1][:3]
