@@ -34,35 +34,13 @@ import orjson
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))  # this checkout's arena, whatever is installed (for A/B runs)
 
-from arena.engine.records import MatchSpec, derive_seed
-from arena.engine.rules import Rules
-from arena.match.referee import play_match
+from _replay import heuristic, league_specs, record
+
 from arena.protocol.driver import BotDriver
 from arena.protocol.hostloop import _ROUND_END
-from arena.protocol.loader import BotFactory, load_python_bot
-from arena.protocol.messages import Notification, TurnMessage, hello_message
-from arena.protocol.parse import RawMessage
-from arena.protocol.wire import decode, encode
-
-
-class Recording:
-    """A bot behind its driver; keeps every line it is sent, encoded as the referee does."""
-
-    def __init__(self, factory: BotFactory, tape: list[bytes]) -> None:
-        self.driver = BotDriver(factory, "heuristic")
-        self.tape = tape
-
-    def notify(self, msg: Notification) -> None:
-        line = encode(msg)
-        self.tape.append(line)
-        self.driver.handle(orjson.loads(line))
-
-    def request(self, msg: TurnMessage) -> tuple[RawMessage, float]:
-        line = encode(msg)
-        self.tape.append(line)
-        reply = self.driver.handle(orjson.loads(line))
-        assert reply is not None
-        return decode(reply[:-1]), 0.0
+from arena.protocol.loader import BotFactory
+from arena.protocol.messages import hello_message
+from arena.protocol.wire import encode
 
 
 def kind_of(line: bytes) -> str:
@@ -102,17 +80,8 @@ def main() -> None:
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--seed", type=int, default=2026)
     args = ap.parse_args()
-    factory = load_python_bot(str(HERE / "bots" / "heuristic.py"))
-    rules = Rules.preset("classic").to_dict()
-    names = [f"heuristic#{k}" for k in range(5)]
-    tapes: list[list[bytes]] = []
-    for i in range(args.matches):
-        spec = MatchSpec(index=i, match=f"m-{i:06d}", variant="classic", rules=rules, entrants=tuple(range(5)),
-                         seed=derive_seed(args.seed, "bots", i), dice_seed=derive_seed(args.seed, "dice", i),
-                         table=0, rotation=0)
-        seats: list[list[bytes]] = [[] for _ in names]
-        play_match(spec, [Recording(factory, seats[k]) for k in range(len(names))], names, 1000)
-        tapes += seats
+    factory = heuristic()
+    tapes = [seat.sent for seats in record(league_specs(args.matches, args.seed), factory, keep_sent=True) for seat in seats]
     kinds = [[kind_of(line) for line in tape] for tape in tapes]
     lines = Counter(k for ks in kinds for k in ks)
     decisions = lines["turn"]

@@ -26,40 +26,19 @@ import sys
 import time
 from pathlib import Path
 
-import orjson
-
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))  # this checkout's arena, whatever is installed (for A/B runs)
 
-from arena.engine.records import MatchSpec, derive_seed
-from arena.engine.rules import Rules
+from _replay import NAMES, heuristic, league_specs, record
+
 from arena.match.referee import play_match
-from arena.protocol.driver import BotDriver
-from arena.protocol.loader import BotFactory, load_python_bot
 from arena.protocol.messages import Notification, TurnMessage
 from arena.protocol.parse import RawMessage
 from arena.protocol.wire import decode, encode
 
 
-class Recording:
-    """A bot behind its driver, every message encoded and decoded; keeps its replies."""
-
-    def __init__(self, factory: BotFactory, tape: list[bytes]) -> None:
-        self.driver = BotDriver(factory, "heuristic")
-        self.tape = tape
-
-    def notify(self, msg: Notification) -> None:
-        self.driver.handle(orjson.loads(encode(msg)))
-
-    def request(self, msg: TurnMessage) -> tuple[RawMessage, float]:
-        reply = self.driver.handle(orjson.loads(encode(msg)))
-        assert reply is not None
-        self.tape.append(reply[:-1])
-        return decode(reply[:-1]), 0.0
-
-
 class Playback:
-    """The replies of a :class:`Recording`, in order; messages still encoded."""
+    """The replies of a recorded seat (:class:`_replay.Recording`), in order; messages still encoded."""
 
     def __init__(self, tape: list[bytes]) -> None:
         self.tape = tape
@@ -81,27 +60,19 @@ def main() -> None:
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--seed", type=int, default=2026)
     args = ap.parse_args()
-    factory = load_python_bot(str(HERE / "bots" / "heuristic.py"))
-    rules = Rules.preset("classic").to_dict()
-    names = [f"heuristic#{k}" for k in range(5)]
-    specs = [MatchSpec(index=i, match=f"m-{i:06d}", variant="classic", rules=rules, entrants=tuple(range(5)),
-                       seed=derive_seed(args.seed, "bots", i), dice_seed=derive_seed(args.seed, "dice", i),
-                       table=0, rotation=0) for i in range(args.matches)]
-    tapes: list[list[list[bytes]]] = []
+    specs, factory = league_specs(args.matches, args.seed), heuristic()
     t0 = time.process_time()
-    for spec in specs:
-        tape: list[list[bytes]] = [[] for _ in names]
-        play_match(spec, [Recording(factory, tape[k]) for k in range(len(names))], names, 1000)
-        tapes.append(tape)
+    played = record(specs, factory)
     recorded = time.process_time() - t0
+    tapes = [[seat.replies for seat in seats] for seats in played]
     best = float("inf")
     decisions = 0
     for _ in range(args.repeats):
         decisions = 0
         t0 = time.process_time()
         for spec, tape in zip(specs, tapes):
-            record = play_match(spec, [Playback(t) for t in tape], names, 1000).record
-            decisions += sum(len(r.actions) for r in record.rounds)
+            rec = play_match(spec, [Playback(t) for t in tape], NAMES, 1000).record
+            decisions += sum(len(r.actions) for r in rec.rounds)
         best = min(best, time.process_time() - t0)
     print(f"{args.matches} matches, {decisions:,} decisions: the referee alone {best / decisions * 1e6:.2f} us "
           f"of CPU per decision (best of {args.repeats}); with the bots, first pass, "

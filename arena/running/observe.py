@@ -3,9 +3,9 @@
 Not the full :class:`~arena.engine.records.MatchRecord`: decoding and checking
 a whole record costs the parent process (which every worker shares) about as
 much as the rest of its work per match, and an observer needs only who sat
-where, where each finished and who faulted. The line is the one the run's own
-worker encoded from the referee's record, so reading those fields back with
-orjson is enough.
+where, where each finished and who faulted. A worker makes it from the record
+in its memory (:meth:`Finished.of`) and sends it with the record's line;
+:meth:`Finished.from_line` reads the same fields back from a line.
 """
 
 from __future__ import annotations

@@ -123,7 +123,7 @@ def record_tables(rec: MatchRecord) -> RecordTables | None:
     encoding does not know (then the store derives the tables from the records
     instead: nothing is lost, only time). Made from :func:`play_rows` directly:
     the rows :func:`tables` would make, then encode, cost a worker 134 us a
-    match against 60 (docs/performance.md)."""
+    match against 110 (docs/performance.md)."""
     rounds, actions, decisions, palifico_rounds = play_rows(rec)
     try:
         coded_rounds, coded_actions = _encoded_rounds(rounds), _encoded_actions(actions)
