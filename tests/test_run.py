@@ -12,6 +12,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 import pytest
@@ -72,7 +73,7 @@ def test_kill_9_at_random_moments_then_resume_equals_an_uninterrupted_run(tmp_pa
     mark = f"k{os.getpid()}"
     for name in ("random", "probabilistic", "cautious", "bluffer", "calza"):
         (mine / f"{name}{mark}.py").write_text((ROOT / "bots" / f"{name}.py").read_text())
-    cfg = write_config(tmp_path, matches=60, bots=[str(mine / "*.py")])
+    cfg = write_config(tmp_path, matches=60, bots=[str(mine / "*.py")], workers=2)
     clean = tmp_path / "clean"
     assert run_cli("run", str(cfg), "--out", str(clean)).returncode == 0
     out = tmp_path / "killed"
@@ -82,9 +83,23 @@ def test_kill_9_at_random_moments_then_resume_equals_an_uninterrupted_run(tmp_pa
         # Every other attempt on the unified mount for all it can do (cgroup v2
         # freezing, cpu.stat, cgroup.kill): a kill -9 must leave no cgroup there either.
         env = {**os.environ, "ARENA_CGROUP_PREFER": "v2" if attempt % 2 == 0 else "auto"}
+        before = len(list(iter_records(out))) if (out / "games.jsonl").exists() else 0
         proc = subprocess.Popen([*ARENA, "run", str(cfg), "--out", str(out)], cwd=ROOT, env=env,
                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
-        time.sleep(rng.uniform(0.8, 2.5))
+        if attempt % 2 == 0:
+            # At a moment of the clock: mostly while the run starts (bots checked,
+            # workers forked, bots launched), at times among the first matches.
+            time.sleep(rng.uniform(0.3, 1.5))
+        else:
+            # A moment of the run's progress, on a fast machine too (where the whole
+            # run can end before any moment of the clock): once new records are in,
+            # with the next batches mid-play.
+            deadline = time.monotonic() + 60
+            while proc.poll() is None and time.monotonic() < deadline:
+                if (out / "games.jsonl").exists() and len(list(iter_records(out))) > before:
+                    break
+                time.sleep(0.02)
+            time.sleep(rng.uniform(0, 0.05))
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
             kills += 1
@@ -182,10 +197,17 @@ def test_replay_prints_and_checks_a_recorded_match(tmp_path: Path) -> None:
     assert missing.returncode != 0 and "no match 'm-999999'" in missing.stderr
 
 
+# A run that lasts at least 10 s on any machine: each match sleeps 0.2 s at its
+# start (tests/bots/leisurely.py, at every table: 3 bots, 3 players), on 2 workers.
+SLOW_RUN: dict[str, Any] = {"bots": ["probabilistic", "cautious", str(ROOT / "tests" / "bots" / "leisurely.py")],
+                            "players": [3], "matches": 100, "workers": 2, "variants": {"c": {"preset": "classic"}}}
+
+
 def test_ctrl_c_stops_cleanly_and_says_how_to_resume(tmp_path: Path) -> None:
-    # Far more matches than play before the Ctrl-C lands: a fast start and a
-    # loaded test process once let a 400-match run finish first (all 400 in).
-    cfg = write_config(tmp_path, matches=4000, variants={"c": {"preset": "classic"}})
+    # A leisurely bot at every table and a fixed number of workers, so that the
+    # Ctrl-C lands mid-run on any machine: 4000 matches of built-in bots once
+    # all finished first (on a CI machine with many cores, the default workers).
+    cfg = write_config(tmp_path, **SLOW_RUN)
     out = tmp_path / "o"
     proc = subprocess.Popen([*ARENA, "run", str(cfg), "--out", str(out)], cwd=ROOT, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, start_new_session=True)
@@ -202,7 +224,7 @@ def test_ctrl_c_stops_cleanly_and_says_how_to_resume(tmp_path: Path) -> None:
     assert meta["status"] == "interrupted"
     assert (out / "matches.parquet").exists()
     n = len(list(iter_records(out)))
-    assert 5 <= n < 4000
+    assert 5 <= n < SLOW_RUN["matches"]
 
 
 def test_sigterm_stops_the_run_as_ctrl_c_does_and_leaves_no_process(tmp_path: Path) -> None:
@@ -210,7 +232,7 @@ def test_sigterm_stops_the_run_as_ctrl_c_does_and_leaves_no_process(tmp_path: Pa
     parent alone: the run stops cleanly (status, tables, the resume command,
     exit status 128 + 15), its workers and bots with it. (Resuming is the
     Ctrl-C test's: the folder is left as a Ctrl-C leaves it.)"""
-    cfg = write_config(tmp_path, matches=4000, variants={"c": {"preset": "classic"}}, workers=2)
+    cfg = write_config(tmp_path, **SLOW_RUN)
     out = tmp_path / "o"
     proc = subprocess.Popen([*ARENA, "run", str(cfg), "--out", str(out)], cwd=ROOT, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
@@ -227,7 +249,7 @@ def test_sigterm_stops_the_run_as_ctrl_c_does_and_leaves_no_process(tmp_path: Pa
     assert json.loads((out / "run.json").read_text())["status"] == "interrupted"
     assert (out / "matches.parquet").exists()
     n = len(list(iter_records(out)))
-    assert 5 <= n < 4000
+    assert 5 <= n < SLOW_RUN["matches"]
     # Its worker processes (and so their bots, which they close) are gone.
     assert workers
     gone = time.monotonic() + 10
@@ -253,7 +275,7 @@ def test_half_budget_bots_with_twice_as_many_matches_as_cores_never_time_out(tmp
 
 
 def test_a_worker_killed_mid_run_stops_the_run_cleanly_and_resume_completes(tmp_path: Path) -> None:
-    cfg = write_config(tmp_path, matches=300, variants={"c": {"preset": "classic"}}, workers=2)
+    cfg = write_config(tmp_path, **{**SLOW_RUN, "matches": 40})
     out = tmp_path / "o"
     proc = subprocess.Popen([*ARENA, "run", str(cfg), "--out", str(out)], cwd=ROOT, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
@@ -272,7 +294,7 @@ def test_a_worker_killed_mid_run_stops_the_run_cleanly_and_resume_completes(tmp_
     done = run_cli("run", str(cfg), "--out", str(out))
     assert done.returncode == 0, done.stderr
     ids = [r.match for r in iter_records(out)]
-    assert len(ids) == len(set(ids)) == 300
+    assert len(ids) == len(set(ids)) == 40
 
 
 def test_the_callers_work_runs_while_the_bots_are_checked_and_only_when_there_is_play(tmp_path: Path) -> None:

@@ -22,7 +22,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 import synth_records as S  # noqa: E402
-from test_run import write_config  # noqa: E402
+from test_run import SLOW_RUN, write_config  # noqa: E402
 
 from arena.analysis.results import Results, from_records, load  # noqa: E402
 from arena.analysis.stats import run_stats  # noqa: E402
@@ -75,7 +75,7 @@ def test_a_played_run_writes_tables_that_give_the_records_statistics(tmp_path: P
 
 
 def test_the_tables_after_ctrl_c_and_after_the_resume(tmp_path: Path) -> None:
-    cfg = write_config(tmp_path, seed=23, matches=600, variants={"c": {"preset": "classic"}})
+    cfg = write_config(tmp_path, **{**SLOW_RUN, "seed": 23, "matches": 40})  # lasts 4 s at least
     out = tmp_path / "o"
     proc = subprocess.Popen([*ARENA, "run", str(cfg), "--out", str(out)], cwd=ROOT, stdout=subprocess.DEVNULL,
                             stderr=subprocess.PIPE, text=True, start_new_session=True)
@@ -89,13 +89,13 @@ def test_the_tables_after_ctrl_c_and_after_the_resume(tmp_path: Path) -> None:
     assert proc.returncode == 130, err
     assert json.loads((out / "run.json").read_text())["status"] == "interrupted"
     stopped = len(read_records(out).records)
-    assert 2 <= stopped < 600
+    assert 2 <= stopped < 40
     assert_same_as_the_records(out)  # an interrupted run's tables hold what it recorded
     # Resumed: the earlier matches' tables are those the interrupted run wrote, read back
     # at the start, the new ones' come from the workers.
     done = run_cli("run", str(cfg), "--out", str(out))
     assert done.returncode == 0, done.stderr
-    assert len(read_records(out).records) == 600
+    assert len(read_records(out).records) == 40
     assert_same_as_the_records(out)
 
 
