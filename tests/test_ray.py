@@ -24,7 +24,10 @@ ENV = {**os.environ, "RAY_ADDRESS": "", "RAY_USAGE_STATS_ENABLED": "0"}
 
 
 def config(folder: Path, matches: int) -> Path:
-    cfg = {"name": "ray", "seed": 23, "bots": ["random", "probabilistic", "cautious", "bluffer", "calza"],
+    # The leisurely bot (0.2 s asleep at each match's start, at about half the
+    # tables) makes a run last seconds on any machine: the Ctrl-C below lands mid-run.
+    cfg = {"name": "ray", "seed": 23, "bots": ["random", "probabilistic", "cautious", "bluffer", "calza",
+                                               str(ROOT / "tests" / "bots" / "leisurely.py")],
            "players": [3, 4], "matches": matches, "workers": 2,
            "variants": {"classic": {"preset": "classic"}, "neller": {"preset": "neller"}}}
     path = folder / "ray.yaml"
