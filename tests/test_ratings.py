@@ -200,6 +200,40 @@ def test_sequential_elo_by_hand() -> None:
     assert many.sum() == pytest.approx(4 * 1500.0)
 
 
+def _sequential_elo_numpy(n_items: int, rankings: list[list[int]], k: float = 16.0) -> list[float]:
+    """The update written with numpy arrays, one matrix per match (how
+    sequential_elo was first written): ratings.csv's elo_seq must not move by
+    a bit when the implementation does."""
+    r = np.full(n_items, 1500.0)
+    for ranking in rankings:
+        idx = np.asarray(ranking, dtype=np.int64)
+        n = len(idx)
+        ratings = r[idx]
+        expected = 1.0 / (1.0 + 10.0 ** ((ratings[None, :] - ratings[:, None]) / 400.0))
+        pos = np.arange(n)
+        delta = (pos[:, None] < pos[None, :]).astype(np.float64) - expected
+        np.fill_diagonal(delta, 0.0)
+        np.add.at(r, idx, k / (n - 1) * delta.sum(axis=1))
+    return r.tolist()
+
+
+def test_sequential_elo_is_the_matrix_update_to_the_last_bit() -> None:
+    rng = np.random.default_rng(12)
+    for _ in range(60):
+        items = int(rng.integers(2, 13))
+        rankings = []
+        for _ in range(150):
+            n = int(rng.integers(2, min(10, items) + 1))
+            # Mostly distinct bots at a table; at times copies of one (a bot entered twice).
+            pick = rng.choice(items, n, replace=bool(rng.random() < 0.2))
+            rankings.append([int(i) for i in pick])
+        assert rt.sequential_elo(items, rankings).tolist() == _sequential_elo_numpy(items, rankings)
+    with pytest.raises(RatingError, match="at least 2"):
+        rt.sequential_elo(3, [[0, 1], [2]])
+    with pytest.raises(RatingError, match="must lie in 0..2"):
+        rt.sequential_elo(3, [[0, 3]])
+
+
 def test_head_to_head_counts_every_pair_of_entries() -> None:
     above, met = rt.head_to_head(3, [[0, 1, 2], [2, 0], [1, 1, 0]])
     # [1, 1, 0]: both copies of 1 finish above 0; copies are not compared.

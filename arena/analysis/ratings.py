@@ -568,23 +568,51 @@ def sequential_elo(
     Updates within a match are simultaneous. The result depends on the order
     of the rankings: use it only as the familiar reference figure.
     """
-    r = np.full(n_items, float(start))
+    # Plain floats, not a numpy array per match: numpy's overhead on a table's
+    # few entries was most of the time (2,000 five-player matches: 0.10 s
+    # against 0.03 s). The arithmetic is numpy's own, to the last bit: the
+    # same operations in the same order, and each entry's sum over the table
+    # as numpy's add.reduce adds a row (_row_sum).
+    r = [float(start)] * n_items
     for m, ranking in enumerate(rankings):
-        idx = np.asarray(ranking, dtype=np.int64)
-        n = len(idx)
+        n = len(ranking)
         if n < 2:
             raise RatingError(f"ranking {m} has {n} entries: a finishing order needs at least 2")
-        if idx.min() < 0 or idx.max() >= n_items:
+        if min(ranking) < 0 or max(ranking) >= n_items:
             raise RatingError(f"ranking {m} = {list(ranking)}: item indices must lie in 0..{n_items - 1}")
-        ratings = r[idx]
-        expected = 1.0 / (1.0 + 10.0 ** ((ratings[None, :] - ratings[:, None]) / 400.0))
-        # score[a, b] = 1 when entry a finished above entry b (a lower position).
-        pos = np.arange(n)
-        score = (pos[:, None] < pos[None, :]).astype(np.float64)
-        delta = score - expected
-        np.fill_diagonal(delta, 0.0)
-        np.add.at(r, idx, k / (n - 1) * delta.sum(axis=1))
-    return r
+        ratings = [r[i] for i in ranking]
+        step = k / (n - 1)
+        # Entry a's delta against entry b: its score (1 when it finished above b,
+        # at a lower position) less the expected score; none against itself.
+        moves = [step * _row_sum([0.0 if a == b else (1.0 if a < b else 0.0)
+                                  - 1.0 / (1.0 + 10.0 ** ((ratings[b] - ratings[a]) / 400.0))
+                                  for b in range(n)])
+                 for a in range(n)]
+        for i, move in zip(ranking, moves):  # simultaneous: every move from the ratings before the match
+            r[i] += move
+    return np.array(r)
+
+
+def _row_sum(row: list[float]) -> float:
+    """``sum(row)`` as numpy's ``add.reduce`` adds a contiguous row: one by
+    one under 8 entries, else pairwise over 8 partial sums (numpy's
+    pairwise_sum below its 128-entry block)."""
+    n = len(row)
+    if n < 8:
+        total = 0.0
+        for x in row:
+            total += x
+        return total
+    part = row[:8]
+    i = 8
+    while i + 8 <= n:
+        for j in range(8):
+            part[j] += row[i + j]
+        i += 8
+    total = ((part[0] + part[1]) + (part[2] + part[3])) + ((part[4] + part[5]) + (part[6] + part[7]))
+    for x in row[i:]:
+        total += x
+    return total
 
 
 def head_to_head(n_items: int, rankings: Sequence[Ranking]) -> tuple[IntArray, IntArray]:
