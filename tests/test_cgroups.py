@@ -240,6 +240,19 @@ def _leftover(parent: str, freeze: tuple[str, str] | None) -> tuple[str, subproc
     return group, left
 
 
+def test_a_referees_cgroups_are_stale_once_its_pid_is_another_processs(tmp_path: Path) -> None:
+    """Pids wrap (pid_max): a referee killed outright may have its pid taken
+    by a new process before a later run sweeps, and its cgroups must not
+    then pass for a live referee's. The name's start time tells them apart."""
+    mine = cg.tag(7, "bot")
+    assert mine.startswith(f"arena-{os.getpid()}-t") and mine.endswith("-7-bot")
+    start = mine.split("-")[2][1:]
+    other = f"arena-{os.getpid()}-t{int(start) + 1}-1-bot"  # this pid, another process's start
+    for name in (mine, other, f"arena-{os.getpid()}-1-old"):  # the last: a name from before start times
+        (tmp_path / name).mkdir()
+    assert cg._stale(str(tmp_path)) == [str(tmp_path / other)]
+
+
 def test_a_zombie_referees_cgroups_are_stale(tmp_path: Path) -> None:
     """A worker killed with its run lingers as a zombie until init reaps it
     (seconds on these machines, never under an init that does not reap), with

@@ -25,6 +25,7 @@ HOSTILE = ROOT / "tests" / "bots"
 OWNER = f"{os.getpid()}-matches"
 
 FAST = TimeControl(budget_ms=200, wall_factor=3.0, hello_ms=2000, grace_ms=200)
+ROOMY = TimeControl(budget_ms=5000, wall_factor=3.0, hello_ms=2000, grace_ms=200)
 LIMITS = SandboxLimits(memory_mb=128, processes=16, output_bytes=1 << 20)
 
 
@@ -61,7 +62,9 @@ CASES = [
 def test_hostile_bot_in_a_match(bot: str, kind: str | None) -> None:
     entrants = [entrant(HOSTILE / bot), entrant(ROOT / "bots" / "probabilistic.py"),
                 entrant(ROOT / "bots" / "cautious.py")]
-    worker = Worker(entrants, LIMITS, FAST)
+    # The allocator zero-fills 128 MB before the limit stops it: on a slow or
+    # loaded machine that took over 200 ms of CPU, a timeout before the crash.
+    worker = Worker(entrants, LIMITS, ROOMY if bot == "alloc.py" else FAST)
     try:
         rules = Rules.preset("classic", {"seating": "fixed", "first": "seat0"}).to_dict()
         for i in range(2):  # a second match restarts the faulted bot

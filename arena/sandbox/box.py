@@ -89,7 +89,7 @@ class Sandbox:
         self.spec = spec
         self.limits = limits
         self.mech = _check(limits) if limits.mode != "off" else Mechanisms(None, None, (), os.geteuid() == 0)
-        self.tag = f"arena-{os.getpid()}-{next(Sandbox._serial)}-{spec.name}"
+        self.tag = cgroups.tag(next(Sandbox._serial), spec.name)
         self.cgroups = cgroups.BotCgroups(self.tag, limits, self.mech.plan())
         self.workdir: str | None = None  # on the host, when not inside bwrap
         self._tree: procfs.TreeCpu | None = None  # CPU time from /proc, without cpuacct

@@ -34,9 +34,10 @@ do (here: CPU time, freezing, killing; memory and processes stay v1, whose
 controllers the kernel binds to the v1 mounts), ``v1`` uses no cgroup v2 at
 all (the v1 freezer included).
 
-Every bot's cgroup is named ``arena-<referee pid>-<serial>-<bot>``, in each
-hierarchy, so a later run can find and end what a referee killed outright
-left behind (:func:`reap_stale`).
+Every bot's cgroup is named ``arena-<referee pid>-t<its start time>-<serial>-<bot>``
+(:func:`tag`), in each hierarchy, so a later run can find and end what a
+referee killed outright left behind (:func:`reap_stale`): the start time
+tells the referee from a process that has its pid since.
 """
 
 from __future__ import annotations
@@ -53,7 +54,7 @@ from arena.errors import SandboxError
 from arena.sandbox.limits import SandboxLimits
 
 __all__ = ["CONTROLLERS", "JOBS", "PREFER_ENV", "BotCgroups", "Plan", "Unified", "parents", "plan",
-           "reap_stale", "unified"]
+           "reap_stale", "tag", "unified"]
 
 CONTROLLERS = ("pids", "memory", "cpuacct", "freezer")  # the v1 controllers used
 JOBS = ("cpu", "freeze", "kill", "memory", "pids")
@@ -253,22 +254,50 @@ def plan(v1: tuple[tuple[str, str], ...], v2: Unified | None, prefer: str | None
     return Plan(v1=chosen1, v2=v2.parent if v2 else None, **jobs)
 
 
-def _referee_alive(pid: str) -> bool:
+def _stat_fields(pid: int | str) -> list[bytes] | None:
+    """/proc/<pid>/stat from its third field (the state) on, or None when the process is gone."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            stat = f.read()
+    except OSError:
+        return None
+    return stat[stat.rfind(b")") + 2:].split()  # after the command name, which may hold anything
+
+
+_TAGS: dict[int, str] = {}  # pid -> its tag prefix: each forked worker makes its own
+
+
+def tag(serial: int, name: str) -> str:
+    """The name of a bot's cgroups (and of its work folder): ``arena-<pid>-t<start>-<serial>-<name>``.
+
+    The start time (clock ticks after boot, /proc's ``starttime``) makes the
+    name the referee's alone: once it is dead, its pid can be another
+    process's (it wraps at ``pid_max``, 32,768 here), which the sweep would
+    have taken for the referee alive, leaving its cgroups for ever."""
+    pid = os.getpid()
+    prefix = _TAGS.get(pid)
+    if prefix is None:
+        fields = _stat_fields(pid)
+        start = fields[19].decode() if fields is not None and len(fields) > 19 else "0"
+        prefix = _TAGS[pid] = f"arena-{pid}-t{start}"
+    return f"{prefix}-{serial}-{name}"
+
+
+def _referee_alive(pid: str, start: str | None = None) -> bool:
     """Whether the process that named a cgroup ``arena-<pid>-...`` can still clean it up.
 
     A zombie cannot: a worker killed with its run is reparented to init, and
     init reaps when it gets round to it (seconds later on the machines
     measured; never, in a container whose first process does not reap), while
     /proc still lists it. Seen as a CI failure: the resumed run after a
-    ``kill -9`` left the killed run's cgroups in place.
+    ``kill -9`` left the killed run's cgroups in place. Nor can a process
+    that started at another time than the name says (``start``; names made
+    before there was one have none): it only has the dead referee's pid.
     """
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            stat = f.read()
-    except OSError:
+    fields = _stat_fields(pid)
+    if fields is None or fields[0] in (b"Z", b"X"):
         return False
-    state = stat[stat.rfind(b")") + 2:][:1]  # after the command name, which may hold anything
-    return state not in (b"Z", b"X")
+    return start is None or (len(fields) > 19 and fields[19].decode() == start)
 
 
 def _stale(parent: str) -> list[str]:
@@ -279,14 +308,16 @@ def _stale(parent: str) -> list[str]:
     out = []
     for name in names:
         parts = name.split("-")
-        if len(parts) > 2 and parts[0] == "arena" and parts[1].isdigit() and not _referee_alive(parts[1]):
-            out.append(os.path.join(parent, name))
+        if len(parts) > 2 and parts[0] == "arena" and parts[1].isdigit():
+            start = parts[2][1:] if len(parts) > 3 and parts[2][:1] == "t" and parts[2][1:].isdigit() else None
+            if not _referee_alive(parts[1], start):
+                out.append(os.path.join(parent, name))
     return out
 
 
 def reap_stale(parent_dirs: tuple[tuple[str, str], ...], v2_parent: str | None = None) -> None:
     """Clear the cgroups of referees that died without cleaning up
-    (``arena-<pid>-...`` whose pid is gone), in the v1 hierarchies and the
+    (``arena-<pid>-...`` whose referee is gone), in the v1 hierarchies and the
     unified one: kill what is left in them, then remove them.
 
     A referee killed outright (``kill -9`` of a run) takes its sandboxes with
