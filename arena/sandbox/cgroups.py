@@ -278,8 +278,9 @@ def tag(serial: int, name: str) -> str:
     prefix = _TAGS.get(pid)
     if prefix is None:
         fields = _stat_fields(pid)
-        start = fields[19].decode() if fields is not None and len(fields) > 19 else "0"
-        prefix = _TAGS[pid] = f"arena-{pid}-t{start}"
+        # Unreadable (no /proc here): the pid alone, which the sweep then checks alone.
+        start = f"-t{fields[19].decode()}" if fields is not None and len(fields) > 19 else ""
+        prefix = _TAGS[pid] = f"arena-{pid}{start}"
     return f"{prefix}-{serial}-{name}"
 
 
