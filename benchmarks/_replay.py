@@ -6,6 +6,7 @@ Imported after the script has put its own checkout first on ``sys.path``.
 
 from __future__ import annotations
 
+import argparse
 from pathlib import Path
 
 import orjson
@@ -21,6 +22,15 @@ from arena.protocol.wire import decode, encode
 
 HERE = Path(__file__).resolve().parent
 NAMES = [f"heuristic#{k}" for k in range(5)]
+
+
+def options(description: str, matches: int) -> argparse.Namespace:
+    """The command line both scripts take: ``--matches``, ``--repeats``, ``--seed``."""
+    ap = argparse.ArgumentParser(description=description)
+    ap.add_argument("--matches", type=int, default=matches)
+    ap.add_argument("--repeats", type=int, default=5)
+    ap.add_argument("--seed", type=int, default=2026)
+    return ap.parse_args()
 
 
 def heuristic() -> BotFactory:

@@ -23,7 +23,6 @@ bots, and a microsecond here was worth about three there (docs/performance.md,
 
 from __future__ import annotations
 
-import argparse
 import sys
 import time
 from collections import Counter
@@ -34,7 +33,7 @@ import orjson
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))  # this checkout's arena, whatever is installed (for A/B runs)
 
-from _replay import heuristic, league_specs, record
+from _replay import heuristic, league_specs, options, record
 
 from arena.protocol.driver import BotDriver
 from arena.protocol.hostloop import _ROUND_END
@@ -75,11 +74,7 @@ def replay_timed(factory: BotFactory, tape: list[bytes], kinds: list[str], spent
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--matches", type=int, default=300)
-    ap.add_argument("--repeats", type=int, default=5)
-    ap.add_argument("--seed", type=int, default=2026)
-    args = ap.parse_args()
+    args = options(__doc__.splitlines()[0], matches=300)
     factory = heuristic()
     tapes = [seat.sent for seats in record(league_specs(args.matches, args.seed), factory, keep_sent=True) for seat in seats]
     kinds = [[kind_of(line) for line in tape] for tape in tapes]

@@ -21,7 +21,6 @@ round"): this is the figure a cut to the referee's Python moves first.
 
 from __future__ import annotations
 
-import argparse
 import sys
 import time
 from pathlib import Path
@@ -29,7 +28,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))  # this checkout's arena, whatever is installed (for A/B runs)
 
-from _replay import NAMES, heuristic, league_specs, record
+from _replay import NAMES, heuristic, league_specs, options, record
 
 from arena.match.referee import play_match
 from arena.protocol.messages import Notification, TurnMessage
@@ -55,11 +54,7 @@ class Playback:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--matches", type=int, default=400)
-    ap.add_argument("--repeats", type=int, default=5)
-    ap.add_argument("--seed", type=int, default=2026)
-    args = ap.parse_args()
+    args = options(__doc__.splitlines()[0], matches=400)
     specs, factory = league_specs(args.matches, args.seed), heuristic()
     t0 = time.process_time()
     played = record(specs, factory)

@@ -254,14 +254,16 @@ def plan(v1: tuple[tuple[str, str], ...], v2: Unified | None, prefer: str | None
     return Plan(v1=chosen1, v2=v2.parent if v2 else None, **jobs)
 
 
-def _stat_fields(pid: int | str) -> list[bytes] | None:
-    """/proc/<pid>/stat from its third field (the state) on, or None when the process is gone."""
+def _state_and_start(pid: int | str) -> tuple[bytes, str] | None:
+    """A process's state and start time (/proc/<pid>/stat's 3rd and 22nd
+    fields), or None when it is gone or its stat cannot be read."""
     try:
         with open(f"/proc/{pid}/stat", "rb") as f:
             stat = f.read()
     except OSError:
         return None
-    return stat[stat.rfind(b")") + 2:].split()  # after the command name, which may hold anything
+    fields = stat[stat.rfind(b")") + 2:].split()  # after the command name, which may hold anything
+    return (fields[0], fields[19].decode()) if len(fields) > 19 else None
 
 
 _TAGS: dict[int, str] = {}  # pid -> its tag prefix: each forked worker makes its own
@@ -277,10 +279,9 @@ def tag(serial: int, name: str) -> str:
     pid = os.getpid()
     prefix = _TAGS.get(pid)
     if prefix is None:
-        fields = _stat_fields(pid)
+        own = _state_and_start(pid)
         # Unreadable (no /proc here): the pid alone, which the sweep then checks alone.
-        start = f"-t{fields[19].decode()}" if fields is not None and len(fields) > 19 else ""
-        prefix = _TAGS[pid] = f"arena-{pid}{start}"
+        prefix = _TAGS[pid] = f"arena-{pid}-t{own[1]}" if own is not None else f"arena-{pid}"
     return f"{prefix}-{serial}-{name}"
 
 
@@ -295,10 +296,8 @@ def _referee_alive(pid: str, start: str | None = None) -> bool:
     that started at another time than the name says (``start``; names made
     before there was one have none): it only has the dead referee's pid.
     """
-    fields = _stat_fields(pid)
-    if fields is None or fields[0] in (b"Z", b"X"):
-        return False
-    return start is None or (len(fields) > 19 and fields[19].decode() == start)
+    found = _state_and_start(pid)
+    return found is not None and found[0] not in (b"Z", b"X") and (start is None or found[1] == start)
 
 
 def _stale(parent: str) -> list[str]:
