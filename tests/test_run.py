@@ -284,7 +284,9 @@ def test_a_worker_killed_mid_run_stops_the_run_cleanly_and_resume_completes(tmp_
                                                and len(list(iter_records(out))) >= 5):
         time.sleep(0.1)
     children = subprocess.run(["pgrep", "-P", str(proc.pid)], capture_output=True, text=True).stdout.split()
-    workers = [c for c in children if "arena" in Path(f"/proc/{c}/cmdline").read_bytes().decode(errors="replace")]
+    # A worker is a child with bots of its own (the Elo table's helper, arena/apps/ahead.py, has none).
+    workers = [c for c in children if "arena" in Path(f"/proc/{c}/cmdline").read_bytes().decode(errors="replace")
+               and subprocess.run(["pgrep", "-P", c], capture_output=True, text=True).stdout.strip()]
     assert workers
     os.kill(int(workers[0]), signal.SIGKILL)  # e.g. the OOM killer
     _, err = proc.communicate(timeout=60)

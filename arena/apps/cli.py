@@ -22,6 +22,9 @@ from arena.running.store import RATINGS, REPORT, VARIANT_STATS
 from arena.untrusted import printable
 
 if TYPE_CHECKING:
+    from arena.apps.ahead import EloAhead
+    from arena.apps.standings import LiveStandings
+    from arena.running.config import RunConfig
     from arena.running.runner import RunResult
 
 # When the command started (set as each invocation begins, in main): an
@@ -196,7 +199,7 @@ def run_cmd(config: str, workers: int | None, matches: int | None, seed: int | N
             html_report: bool = False, live: bool | None = None, live_every: float | None = None) -> None:
     """Play every match of CONFIG not yet in its run folder (resumes a stopped run, adds new bots to a league)."""
     from arena.running.config import load_config
-    from arena.running.runner import run, seed_warning
+    from arena.running.runner import seed_warning
     from arena.sandbox import describe_sandbox
 
     cfg = load_config(config, sets, workers=workers, matches=matches, seed=seed, out=out,
@@ -223,12 +226,32 @@ def run_cmd(config: str, workers: int | None, matches: int | None, seed: int | N
     bar = _ProgressLine()
     show = live_progress(bar, standings)
 
+    from arena.apps.ahead import EloAhead
+
+    # The end-of-run Elo table is made by a helper forked now, before any thread
+    # or worker exists (arena/apps/ahead.py): it imports pandas while the bots are
+    # checked and rates the run while this process writes the analysis tables.
+    ahead = EloAhead.start(cfg.out)
+    try:
+        _run_and_report(cfg, config, ahead, force=force, new=new, show=show, standings=standings,
+                        matches=matches, sets=sets, out=out, resume=resume, html_report=html_report)
+    finally:
+        if ahead is not None:
+            ahead.close()
+
+
+def _run_and_report(cfg: RunConfig, config: str, ahead: EloAhead | None, *, force: bool, new: bool,
+                    show: Callable[[int, int, float], None], standings: LiveStandings, matches: int | None,
+                    sets: tuple[str, ...], out: str | None, resume: str, html_report: bool) -> None:
+    """``arena run`` from the first match on: play, then the Elo table and the summary."""
+    from arena.running.runner import run
+
     def end_of_run_imports() -> None:
-        # The modules the rest of the run needs (the end-of-run table's, pandas:
-        # a third of a second; the fit needs no scipy; the parquet writer of the
-        # run's tables, 19 ms; the local backend's multiprocess and dill, 13 ms),
-        # imported while the bots are checked before the first match, which is
-        # mostly waiting for their interpreters. Imported while matches run,
+        # The modules the rest of the run needs (the parquet writer of the run's
+        # tables, 19 ms; the local backend's multiprocess and dill, 13 ms; the
+        # end-of-run table's, pandas, a third of a second, unless the helper makes
+        # it), imported while the bots are checked before the first match, which
+        # is mostly waiting for their interpreters. Imported while matches run,
         # they cost more than their own CPU: a busy process on the cores where
         # each referee and its bot hand the turn back and forth delays every
         # hand-off (a 2,000-match run took 0.6-1.4 s longer measured so;
@@ -236,7 +259,8 @@ def run_cmd(config: str, workers: int | None, matches: int | None, seed: int | N
         # end of the run.
         import pyarrow.parquet  # noqa: F401
 
-        import arena.analysis.commands  # noqa: F401
+        if ahead is None:
+            import arena.analysis.commands  # noqa: F401
         if cfg.backend == "local":
             import arena.running.backends.local  # noqa: F401
 
@@ -244,7 +268,8 @@ def run_cmd(config: str, workers: int | None, matches: int | None, seed: int | N
     # workers while they play, and the Elo table reads the tables the run writes as it stops.
     result = run(cfg, force=force, new=new, progress=show,
                  observer=standings.observe, meanwhile=end_of_run_imports,
-                 on_plan=lambda plan: _echo("\n".join(plan.messages()), err=True))
+                 on_plan=lambda plan: _echo("\n".join(plan.messages()), err=True),
+                 seats_written=None if ahead is None else ahead.go)
     if result.note:
         _echo(result.note, err=True)
     if result.already:
@@ -258,10 +283,12 @@ def run_cmd(config: str, workers: int | None, matches: int | None, seed: int | N
         _echo(f"resumed: {result.skipped} matches were already recorded", err=True)
     # The per-bot summary (matches, wins, mean place, faults by kind) is part of the Elo table,
     # from the folder's tables (written from memory as the run stopped).
-    from arena.analysis.commands import end_of_run_text
-
     steps = _StepProgress()
-    text = end_of_run_text(cfg.out, note=_note, progress=steps)
+    text = None if ahead is None else ahead.table(note=_note, progress=steps)
+    if text is None:  # no helper, or it failed: made here, as it would have been there
+        from arena.analysis.commands import end_of_run_text
+
+        text = end_of_run_text(cfg.out, note=_note, progress=steps)
     steps.finish()
     _echo("\n" + text)
     if html_report and result.status == "complete":

@@ -168,7 +168,8 @@ def run(config: RunConfig, *, force: bool = False, new: bool = False, progress: 
         extra_meta: Callable[[], dict[str, Any]] | None = None,
         schedule: Callable[[RunConfig, int], list[MatchSpec]] | None = None,
         on_plan: Callable[[PoolPlan], Any] | None = None, sprt_test: SprtTest | None = None,
-        meanwhile: Callable[[], object] | None = None) -> RunResult:
+        meanwhile: Callable[[], object] | None = None,
+        seats_written: Callable[[], object] | None = None) -> RunResult:
     """Play every match of ``config`` not yet in its run folder.
 
     ``new``: move an existing folder aside and start a new run (a new secret
@@ -182,7 +183,10 @@ def run(config: RunConfig, *, force: bool = False, new: bool = False, progress: 
     (``sprt_test``: the caller's :class:`SprtTest`, to show it as it goes).
     ``meanwhile``: the caller's own work, done while the bots are checked
     before the first match (:func:`preflight`; ``arena run`` imports its
-    end-of-run table's modules there), not at all if nothing is to be played."""
+    end-of-run table's modules there), not at all if nothing is to be played.
+    ``seats_written``: called as the run folder is closed, as soon as what
+    rating reads holds the run (:meth:`RunStore.close`): ``arena run``'s
+    helper rates it then, while the analysis tables are written."""
     p = plan_run(config, new=new, observer=observer, extra_meta=extra_meta, schedule=schedule,
                  on_plan=on_plan, sprt_test=sprt_test)
     config, specs, observer, extra_meta = p.config, p.specs, p.observer, p.extra_meta
@@ -229,7 +233,7 @@ def run(config: RunConfig, *, force: bool = False, new: bool = False, progress: 
     if not todo or stopped:
         if extra_meta is not None:
             store.meta.update(extra_meta())
-        store.close("complete", compress=config.compress)
+        store.close("complete", compress=config.compress, seats_written=seats_written)
         return result
     backend = None
     try:
@@ -271,7 +275,7 @@ def run(config: RunConfig, *, force: bool = False, new: bool = False, progress: 
         if extra_meta is not None:
             store.meta.update(extra_meta())
         store.close(result.status if result.status != "failed" else "interrupted",
-                    compress=config.compress)
+                    compress=config.compress, seats_written=seats_written)
     return result
 
 

@@ -42,7 +42,7 @@ import os
 import re
 import shutil
 import zlib
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
@@ -52,6 +52,7 @@ import orjson
 from arena import __version__
 from arena.engine.records import MatchRecord, RecordError, canonical, record_line
 from arena.errors import RunError
+from arena.running import columns
 from arena.running.tablefiles import NAMES, RecordTables, arrow_tables, check, merged, record_tables
 from arena.running.tables import PARQUET_TYPES, Row, parquet_rows
 
@@ -483,10 +484,15 @@ class RunStore:
         fh.flush()
         self._err[label] = (fh, size + len(entry))
 
-    def close(self, status: str, *, compress: bool = False) -> None:
+    def close(self, status: str, *, compress: bool = False, seats_written: Callable[[], object] | None = None) -> None:
         """Record the final status, write matches.parquet and the analysis
         tables (from what the workers sent, in memory, when they sent it), and
-        compress if asked."""
+        compress if asked. ``seats_written`` is called as soon as what rating
+        reads (matches.parquet, :func:`arena.analysis.results.load` with
+        ``seats_only``) holds the run as it stopped: before the analysis tables
+        are written, or, when compressing, once run.json says the run is over
+        (a compressed games file is newer than the parquet, and only that says
+        the parquet is still the whole run)."""
         paths = self.paths
         if self._fh is not None:
             self._fh.flush()
@@ -507,7 +513,10 @@ class RunStore:
             # match; a stable sort keeps each match's rows in seat order).
             rows = sorted(parquet_rows(self.read.records) + known_rows, key=_by_match)
         write_matches_parquet(self.folder, rows)
-        if compress and status == "complete":
+        compressing = compress and status == "complete"
+        if seats_written is not None and not compressing:
+            seats_written()
+        if compressing:
             with open(paths.games, "rb") as src, gzip.open(paths.games_gz, "wb") as dst:
                 shutil.copyfileobj(src, dst)
             paths.games.unlink()
@@ -524,6 +533,8 @@ class RunStore:
         self.meta["status"] = status
         self.meta["ended"] = now()
         write_json_atomic(paths.run_json, self.meta)
+        if seats_written is not None and compressing:
+            seats_written()
 
 
 def _by_match(row: Row) -> Any:
@@ -536,13 +547,12 @@ def write_matches_parquet(folder: Path, rows: list[Row] | None = None) -> None:
     get the same columns, ``out_round`` and ``fault`` null where they do not apply).
     ``rows``: those rows, already made from the records in memory; by default
     they are made from the records read back from the folder."""
-    import pyarrow as pa
     import pyarrow.parquet as pq
 
     if rows is None:
         rows = parquet_rows(read_records(folder).records)
-    table = pa.table({name: pa.array([r[i] for r in rows], type=pa.type_for_alias(kind))
-                      for i, (name, kind) in enumerate(PARQUET_TYPES)})
+    table = columns.table({name: columns.column([r[i] for r in rows], kind)
+                           for i, (name, kind) in enumerate(PARQUET_TYPES)})
     path = RunFolder(folder).matches
     tmp = path.with_name(path.name + ".tmp")
     pq.write_table(table, tmp)

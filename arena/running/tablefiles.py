@@ -21,15 +21,16 @@ none): pyarrow tables, which the analysis turns into DataFrames.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 from mypy_extensions import mypyc_attr
 
 from arena.engine.records import MatchRecord
 from arena.errors import FaultKind
+from arena.running import columns
 from arena.running.tables import (
     ACTION_COLUMNS,
     FAULT_COLUMNS,
@@ -133,41 +134,31 @@ def record_tables(rec: MatchRecord) -> RecordTables | None:
                         coded_rounds, coded_actions, fault_rows(rec))
 
 
-def _column(values: Iterable[Any], kind: str) -> pa.Array:
-    import pyarrow as pa
-
-    return pa.array(list(values), type=pa.type_for_alias(kind))
-
-
 def _decoded(name: str, column: str, values: np.ndarray) -> pa.Array:
-    import pyarrow as pa
-
     null = values == NULL
     code = CODES.get(column)
     if code is not None:
-        words = pa.array(code, type=pa.string())
-        return words.take(pa.array(np.where(null, 0, values), mask=null))
+        return columns.strings(code).take(columns.numbers(np.where(null, 0, values), "int64", null))
     kind = arrow_type(name, column)
-    return pa.array(values if kind == "int64" else values.astype(bool), type=pa.type_for_alias(kind), mask=null)
+    return columns.bools(values, null) if kind == "bool" else columns.numbers(values, kind, null)
 
 
 def arrow_tables(parts: Sequence[RecordTables]) -> dict[str, pa.Table]:
     """Every table of these records as pyarrow tables, records in schedule
     order (by match id) and ``line`` their position in it: the tables
-    :func:`arena.running.tables.tables` gives for the sorted records."""
-    import pyarrow as pa
-
+    :func:`arena.running.tables.tables` gives for the sorted records. Built
+    without ``pyarrow.array``, which would import pandas (arena/running/columns.py)."""
     ordered = sorted(parts, key=lambda p: p.match)
     out: dict[str, pa.Table] = {}
     for name, rows in (("matches", [p.matches for p in ordered]),
                        ("seats", list(itertools.chain.from_iterable(p.seats for p in ordered))),
                        ("faults", list(itertools.chain.from_iterable(p.faults for p in ordered)))):
         cols = COLUMNS[name]
-        columns = list(zip(*rows)) if rows else [()] * len(cols)
-        arrays = {c: _column(v, arrow_type(name, c)) for c, v in zip(cols, columns)}
+        values = list(zip(*rows)) if rows else [()] * len(cols)
+        arrays = {c: columns.column(v, arrow_type(name, c)) for c, v in zip(cols, values)}
         if name == "matches":
-            arrays["line"] = pa.array(np.arange(len(rows), dtype=np.int64))
-        out[name] = pa.table(arrays)
+            arrays["line"] = columns.numbers(np.arange(len(rows)), "int64")
+        out[name] = columns.table(arrays)
     ids = out["matches"].column("match").combine_chunks()
     variants = out["matches"].column("variant").combine_chunks()
     # Seat s of the record at position m is row first_seat[m] + s of the seat table.
@@ -178,14 +169,15 @@ def arrow_tables(parts: Sequence[RecordTables]) -> dict[str, pa.Table]:
         blocks = [getattr(p, name) for p in ordered]
         width = len(CODED[name])
         coded = np.concatenate(blocks) if blocks else np.empty((0, width), dtype=np.int64)
-        owner = pa.array(np.repeat(np.arange(len(ordered), dtype=np.int64), [len(b) for b in blocks]))
+        at = np.repeat(np.arange(len(ordered), dtype=np.int64), [len(b) for b in blocks])  # each row's record
+        owner = columns.numbers(at, "int64")
         arrays = {"match": ids.take(owner), "variant": variants.take(owner)}
         for j, c in enumerate(CODED[name]):
             arrays[c] = _decoded(name, c, coded[:, j])
         if name == "actions":
-            seat_rows = first_seat[owner.to_numpy()] + coded[:, CODED[name].index("seat")]
-            arrays["bot"] = bots.take(pa.array(seat_rows))
-        out[name] = pa.table({c: arrays[c] for c in COLUMNS[name]})
+            seat_rows = first_seat[at] + coded[:, CODED[name].index("seat")]
+            arrays["bot"] = bots.take(columns.numbers(seat_rows, "int64"))
+        out[name] = columns.table({c: arrays[c] for c in COLUMNS[name]})
     return out
 
 
