@@ -217,7 +217,7 @@ def _sequential_elo_numpy(n_items: int, rankings: list[list[int]], k: float = 16
     return r.tolist()
 
 
-def test_sequential_elo_is_the_matrix_update_to_the_last_bit() -> None:
+def test_sequential_elo_is_the_matrix_update() -> None:
     rng = np.random.default_rng(12)
     for _ in range(60):
         items = int(rng.integers(2, 13))
@@ -227,7 +227,11 @@ def test_sequential_elo_is_the_matrix_update_to_the_last_bit() -> None:
             # Mostly distinct bots at a table; at times copies of one (a bot entered twice).
             pick = rng.choice(items, n, replace=bool(rng.random() < 0.2))
             rankings.append([int(i) for i in pick])
-        assert rt.sequential_elo(items, rankings).tolist() == _sequential_elo_numpy(items, rankings)
+        # Within rounding, not to the last bit: numpy's row sums take a SIMD path on
+        # some CPUs and not on others (one ulp apart seen on a CI machine), so the
+        # numpy form is not one fixed sum order to match.
+        assert rt.sequential_elo(items, rankings).tolist() == pytest.approx(
+            _sequential_elo_numpy(items, rankings), rel=1e-12, abs=0)
     with pytest.raises(RatingError, match="at least 2"):
         rt.sequential_elo(3, [[0, 1], [2]])
     with pytest.raises(RatingError, match="must lie in 0..2"):

@@ -570,9 +570,10 @@ def sequential_elo(
     """
     # Plain floats, not a numpy array per match: numpy's overhead on a table's
     # few entries was most of the time (2,000 five-player matches: 0.10 s
-    # against 0.03 s). The arithmetic is numpy's own, to the last bit: the
-    # same operations in the same order, and each entry's sum over the table
-    # as numpy's add.reduce adds a row (_row_sum).
+    # against 0.03 s). The arithmetic is numpy's own: the same operations in
+    # the same order, and each entry's sum over the table as numpy's add.reduce
+    # adds a row (_row_sum); the same to the last bit where numpy's power and
+    # sums take their plain paths, within an ulp where they are vectorised.
     r = [float(start)] * n_items
     for m, ranking in enumerate(rankings):
         n = len(ranking)
