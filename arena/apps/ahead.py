@@ -28,6 +28,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, BinaryIO
 
+# As arena.analysis.commands.Note and arena.analysis.stats.Progress, not imported
+# from there: those modules import pandas, which this process must not (the helper's job).
 Note = Callable[[str], None]
 Progress = Callable[[str, int, int], None]
 
