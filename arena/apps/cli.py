@@ -8,6 +8,15 @@ flag or argument click itself refuses is a usage error, exit status 2.
 
 from __future__ import annotations
 
+import os
+
+# One BLAS thread unless the user set how many: numpy's OpenBLAS starts a
+# thread per core as it is imported (below, through arena.running.store), and
+# they spin: 58 ms of CPU an import on a 2-core machine, taken from the cores
+# an ``arena run`` starts its bots on; the analysis' fits are too small to gain
+# from more (docs/performance.md, "Eleventh round"). Before any import of numpy.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
 import signal
 import sys
 import time

@@ -138,7 +138,7 @@ def _decoded(name: str, column: str, values: np.ndarray) -> pa.Array:
     null = values == NULL
     code = CODES.get(column)
     if code is not None:
-        return columns.strings(code).take(columns.numbers(np.where(null, 0, values), "int64", null))
+        return columns.picked(code, values, null)
     kind = arrow_type(name, column)
     return columns.bools(values, null) if kind == "bool" else columns.numbers(values, kind, null)
 
@@ -159,24 +159,24 @@ def arrow_tables(parts: Sequence[RecordTables]) -> dict[str, pa.Table]:
         if name == "matches":
             arrays["line"] = columns.numbers(np.arange(len(rows)), "int64")
         out[name] = columns.table(arrays)
-    ids = out["matches"].column("match").combine_chunks()
-    variants = out["matches"].column("variant").combine_chunks()
+    ids = [p.match for p in ordered]
+    variants = [p.variant for p in ordered]
     # Seat s of the record at position m is row first_seat[m] + s of the seat table.
     players = np.array([len(p.seats) for p in ordered], dtype=np.int64)
     first_seat = np.concatenate([[0], np.cumsum(players)[:-1]]).astype(np.int64)
-    bots = out["seats"].column("bot").combine_chunks()
+    bot_at = COLUMNS["seats"].index("bot")
+    bots = [str(row[bot_at]) for p in ordered for row in p.seats]
     for name in ("rounds", "actions"):
         blocks = [getattr(p, name) for p in ordered]
         width = len(CODED[name])
         coded = np.concatenate(blocks) if blocks else np.empty((0, width), dtype=np.int64)
         at = np.repeat(np.arange(len(ordered), dtype=np.int64), [len(b) for b in blocks])  # each row's record
-        owner = columns.numbers(at, "int64")
-        arrays = {"match": ids.take(owner), "variant": variants.take(owner)}
+        arrays = {"match": columns.picked(ids, at), "variant": columns.picked(variants, at)}
         for j, c in enumerate(CODED[name]):
             arrays[c] = _decoded(name, c, coded[:, j])
         if name == "actions":
             seat_rows = first_seat[at] + coded[:, CODED[name].index("seat")]
-            arrays["bot"] = bots.take(columns.numbers(seat_rows, "int64"))
+            arrays["bot"] = columns.picked(bots, seat_rows)
         out[name] = columns.table({c: arrays[c] for c in COLUMNS[name]})
     return out
 
