@@ -178,6 +178,38 @@ def schedstat(pid: int) -> Callable[[], int]:
     return read
 
 
+def never_frozen(bot: BotProcess) -> None:
+    """Switch freezing off for a started bot: thawed now, and never frozen again.
+
+    BotProcess writes its cgroup's freeze file itself on the per-decision
+    path (the sandbox's turn files), not through ``Sandbox.freeze``, so it is
+    the descriptor that must go; replacing the sandbox's methods alone left
+    this arm frozen like the sandboxed one (until 2026-12-05: "freezing
+    costs 0.1 us" was the two arms measuring the same thing)."""
+    box = bot._box
+    assert box is not None
+    box.thaw()  # it was frozen after ready; from now on it never is
+    box.freeze = box.thaw = lambda: None  # type: ignore[method-assign]
+    bot._freeze_fd = -1
+    bot._frozen = bot._freezable = False
+
+
+def check_arms(boxed: BotProcess, unfrozen: BotProcess) -> None:
+    """The two arms differ by freezing alone: after its last reply the
+    sandboxed bot is frozen (where this machine can freeze) and the unfrozen
+    one is not; else the difference printed would mean nothing."""
+    a, b = boxed._box, unfrozen._box
+    assert a is not None and b is not None
+    if b.frozen():
+        raise SystemExit("the unfrozen arm was frozen: its figures would be the sandboxed arm's")
+    if a.can_freeze:
+        deadline = time.monotonic() + 1.0  # a freeze completes once each task reaches its trap
+        while not a.frozen():
+            if time.monotonic() > deadline:
+                raise SystemExit("the sandboxed arm was not frozen after its reply")
+            time.sleep(0.001)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--trials", type=int, default=15)
@@ -214,10 +246,7 @@ def main() -> None:
         bot.notify(MATCH_START)
     if "v1-freezer" in arrangements:
         bots.append(v1)
-    box = unfrozen._box
-    assert box is not None
-    box.thaw()  # it was frozen after ready; from now on it never is
-    box.freeze = box.thaw = lambda: None  # type: ignore[method-assign]
+    never_frozen(unfrozen)
     cpu_of: dict[str, Callable[[], int]] = {"floor": schedstat(floor.proc.pid),
                                              "floor-stdlib": schedstat(floor_stdlib.proc.pid)}
     for name, bot in (("sandboxed", boxed), ("unfrozen", unfrozen), ("v1-freezer", bots[-1]), ("off", plain)):
@@ -235,6 +264,7 @@ def main() -> None:
             times[name].append(wall)
             cpus[name].append(cpu)
             sw[name].append(SWITCHES[-1])
+    check_arms(boxed, unfrozen)
     floor.close()
     floor_stdlib.close()
     for bot in bots:
