@@ -53,7 +53,12 @@ scaled to microseconds per decision by the CPU time the process used.
 Last, unsampled (a sampler costs its process a few per cent): the same worker
 with ``bots/heuristic.py``, beside ``bare_referee.py --pin --sandbox`` for as
 many decisions, the referee process's user and kernel CPU and the bots' apart,
-per decision: which side of the pipe the gap to the floor is on.
+per decision: which side of the pipe the gap to the floor is on. And where
+``perf`` is installed, the same worker once more under ``perf record``: the
+compiled referee is one frame to the sampler above, so perf splits its CPU
+instead, the kernel's by the system call a sample came through (the freeze
+file's writes, the CPU counter, the pipes, poll) and the rest by the library
+or compiled module it was in.
 """
 
 from __future__ import annotations
@@ -63,6 +68,7 @@ import json
 import os
 import platform
 import resource
+import signal
 import statistics
 import subprocess
 import sys
@@ -377,10 +383,12 @@ def profiled_bot(folder: Path) -> Path:
     return path
 
 
-def profile_once(bot: Path, matches: int, seed: int, tmp: Path, sample: bool = True) -> dict[str, Any]:
+def profile_once(bot: Path, matches: int, seed: int, tmp: Path, sample: bool = True,
+                 perf_data: Path | None = None) -> dict[str, Any]:
     """One worker, pinned with its bots, plays ``matches``; with ``sample``, the
     worker's stacks are sampled (which costs it a few per cent), else only its
-    CPU is counted."""
+    CPU is counted. With ``perf_data``, ``perf record`` samples this process
+    (the referee alone, kernel included) while the matches are played."""
     from _sampler import Sampler
 
     from arena.running.config import load_config
@@ -398,6 +406,7 @@ def profile_once(bot: Path, matches: int, seed: int, tmp: Path, sample: bool = T
         worker.play(spec)
     sampler = Sampler()
     lines = []
+    recorder = perf_record(perf_data) if perf_data is not None else None
     self0 = resource.getrusage(resource.RUSAGE_SELF)
     if sample:
         sampler.start()
@@ -412,6 +421,9 @@ def profile_once(bot: Path, matches: int, seed: int, tmp: Path, sample: bool = T
         self1 = resource.getrusage(resource.RUSAGE_SELF)
         sampler.cpu = self1.ru_utime + self1.ru_stime - self0.ru_utime - self0.ru_stime
         sampler.system = self1.ru_stime - self0.ru_stime
+    if recorder is not None:
+        recorder.send_signal(signal.SIGINT)  # perf writes its file and exits
+        recorder.wait(timeout=60)
     decisions = 0
     think = 0.0
     for line in lines:  # read after sampling: the benchmark's own work is no part of a decision
@@ -473,6 +485,7 @@ def profile(args: argparse.Namespace) -> list[str]:
             lines.append("")
             print("\n".join(lines[-40:]), file=sys.stderr, flush=True)
         lines += split_against_bare(args, Path(tmp))
+        lines += native_split(args, Path(tmp))
     return lines
 
 
@@ -489,6 +502,7 @@ def split_against_bare(args: argparse.Namespace, tmp: Path) -> list[str]:
             ("referee process, kernel", res["referee_system"] / d, bare["referee_system"] / b),
             ("bots (their cgroups' counters)", res["think"] / d, bare["bots_cpu"] / b)]
     rows.append(("total", sum(r[1] for r in rows), sum(r[2] for r in rows)))
+    args.referee_us = res["referee_cpu"] / d * 1e6  # native_split's scale: perf's own cost is not in it
     lines = ["### Referee and bots apart, against the bare referee in the sandbox", "",
              f"Unsampled: the project's worker with five copies of benchmarks/bots/heuristic.py, "
              f"{res['matches']} matches, {d:,} decisions; `bare_referee.py {d} --pin --sandbox`, {b:,} decisions. "
@@ -496,6 +510,141 @@ def split_against_bare(args: argparse.Namespace, tmp: Path) -> list[str]:
              "| part | project | bare referee, sandboxed | difference |", "|---|---|---|---|"]
     for part, p, q in rows:
         lines.append(f"| {part} | {p * 1e6:.1f} | {q * 1e6:.1f} | {(p - q) * 1e6:+.1f} |")
+    lines.append("")
+    print("\n".join(lines), file=sys.stderr, flush=True)
+    return lines
+
+
+# --- the compiled referee, through perf ----------------------------------------------------------------
+
+# A sample whose innermost frame is in the kernel is named by the system call
+# it came through: the C library's wrapper is the first user-space frame of
+# its chain (the kernel's own frames unwind; a user-space chain past the first
+# frame does not, without frame pointers). The referee makes these calls per
+# decision: the turn written, the freeze file written twice (thaw and freeze,
+# with the switches to and from the bot they cause), the reply read, the CPU
+# counter read.
+SYSCALL_PARTS: list[tuple[str, str]] = [
+    ("pwrite", "kernel: thaw and freeze (cgroup.freeze writes, and the switches they cause)"),
+    ("pread", "kernel: the CPU counter read (cpuacct.usage / cpu.stat)"),
+    ("poll", "kernel: waiting for a reply (poll)"),
+    ("write", "kernel: pipe writes (turns and notifications)"),
+    ("read", "kernel: pipe reads (replies, stderr)"),
+]
+# Compiled modules (arena/compiled.py), by the module part of mypyc's names.
+MODULE_PARTS: dict[str, str] = {
+    "rules": "compiled: rules and dice", "dice": "compiled: rules and dice",
+    "messages": "compiled: views (messages.py)", "wire": "compiled: encoding (wire.py)",
+    "parse": "compiled: parsing (parse.py)", "referee": "compiled: referee loop (referee.py)",
+    "process": "compiled: pipes and time control (process.py)",
+    "tables": "compiled: records' table rows", "tablefiles": "compiled: records' table rows",
+}
+
+
+def perf_command() -> list[str] | None:
+    """``perf`` if it is installed and may sample this process, else None."""
+    import shutil
+
+    perf = shutil.which("perf")
+    if perf is None:
+        return None
+    probe = subprocess.run([perf, "record", "-q", "-e", "cpu-clock", "-o", "/dev/null", "--", "true"],
+                           capture_output=True)
+    return [perf] if probe.returncode == 0 else None
+
+
+def perf_record(data: Path) -> subprocess.Popen[bytes]:
+    """``perf record`` on this process, call chains on, until SIGINT."""
+    perf = perf_command()
+    assert perf is not None
+    proc = subprocess.Popen([*perf, "record", "-q", "-g", "-e", "cpu-clock", "-F", "999", "-p", str(os.getpid()),
+                             "-o", str(data)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    time.sleep(0.5)  # it attaches before the first decision it must see
+    return proc
+
+
+def part_of_native(frames: list[tuple[str, str]]) -> str:
+    """The part a perf sample belongs to: ``frames`` are (symbol, dso), innermost first."""
+    sym, dso = frames[0]
+    if dso == "[kernel.kallsyms]":
+        kernel = [f for f, d in frames if d == "[kernel.kallsyms]"]
+        if not any(f.startswith(("do_syscall_64", "entry_SYSCALL")) for f in kernel):
+            if any("page_fault" in f for f in kernel):
+                return "kernel: page faults"
+            return "kernel: interrupts and other"
+        user = next((f for f, d in frames if d != "[kernel.kallsyms]"), "?")
+        for key, part in SYSCALL_PARTS:
+            if key in user:
+                return part
+        return f"kernel: other system calls ({user.split('+')[0]})"
+    if "_native__mypyc" in dso or dso.endswith("__mypyc.so"):
+        if sym.startswith(("CPyDef_", "CPyPy_")) and "___" in sym:
+            module = sym.split("_", 1)[1].split("___", 1)[0]
+            return MODULE_PARTS.get(module, f"compiled: {module}")
+        return "compiled: mypyc's runtime helpers"
+    if "libpython" in dso:
+        return "CPython runtime (objects, dicts, calls; worker.py and records.py run here)"
+    if "orjson" in dso:
+        return "encoding: orjson"
+    if "libc.so" in dso:
+        return "libc (allocation, copies)"
+    return f"other ({Path(dso).name})"
+
+
+def perf_samples(data: Path) -> list[list[tuple[str, str]]]:
+    """Each sample's frames, (symbol, dso) innermost first, from ``perf script``."""
+    perf = perf_command()
+    assert perf is not None
+    text = subprocess.run([*perf, "script", "-i", str(data), "-F", "ip,sym,dso"], capture_output=True,
+                          text=True, check=True).stdout
+    out = []
+    for block in text.split("\n\n"):
+        frames = []
+        for line in block.strip().splitlines():
+            parts = line.strip().split(" ", 1)
+            if len(parts) < 2 or not parts[1].endswith(")") or " (" not in parts[1]:
+                continue
+            sym, dso = parts[1].rsplit(" (", 1)
+            frames.append((sym, dso[:-1]))
+        if frames:
+            out.append(frames)
+    return out
+
+
+def native_split(args: argparse.Namespace, tmp: Path) -> list[str]:
+    """The compiled referee's CPU per decision by part, as perf samples it:
+    what the Python sampler cannot see into (a compiled module is one frame
+    to it), and the kernel's side by system call."""
+    heading = "### The referee through perf (kernel and compiled code)"
+    if perf_command() is None:
+        lines = [heading, "", "Not measured: `perf` is not installed, or may not sample this process "
+                 "(Debian: `apt-get install linux-perf`; `/proc/sys/kernel/perf_event_paranoid`).", ""]
+        print("\n".join(lines), file=sys.stderr, flush=True)
+        return lines
+    data = tmp / "referee.perf"
+    res = profile_once(BOT, args.profile_matches, args.seed, tmp, sample=False, perf_data=data)
+    d = res["decisions"]
+    samples = perf_samples(data)
+    parts: Counter[str] = Counter(part_of_native(frames) for frames in samples)
+    total = sum(parts.values()) or 1
+    # Scaled by the referee's CPU measured without perf (split_against_bare),
+    # since sampling with call chains costs the sampled process a good part.
+    scale = getattr(args, "referee_us", res["referee_cpu"] / d * 1e6)
+    lines = [heading, "",
+             f"`perf record -g -e cpu-clock -F 999` on the worker's process (the referee alone, its bots "
+             f"apart), five copies of benchmarks/bots/heuristic.py, {res['matches']} matches, {d:,} "
+             f"decisions, {len(samples):,} samples, split in the samples' proportions of the referee's "
+             f"{scale:.1f} us of CPU per decision measured unsampled above ({res['referee_cpu'] / d * 1e6:.1f} "
+             f"while perf sampled it). A kernel sample is named by the system call it came through; a "
+             f"user-space one by its innermost frame (the CPython runtime's work for the compiled modules is a "
+             f"part of its own: without frame pointers, perf cannot say whose it was).", "",
+             "| part | us per decision | share |", "|---|---|---|"]
+    for part, n in parts.most_common():
+        if n / total >= 0.005:
+            lines.append(f"| {part} | {scale * n / total:.1f} | {100 * n / total:.0f}% |")
+    rest = sum(n for n in parts.values() if n / total < 0.005)
+    if rest:
+        lines.append(f"| (parts under 0.5% each) | {scale * rest / total:.1f} | {100 * rest / total:.0f}% |")
     lines.append("")
     print("\n".join(lines), file=sys.stderr, flush=True)
     return lines

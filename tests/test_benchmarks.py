@@ -35,7 +35,7 @@ RUNS: dict[str, tuple[list[str], str]] = {
     "league_vs_bare": (["league_vs_bare.py", "--matches", "20", "--trials", "1", "--parts"],
                        "the same not frozen between turns"),
     "league_vs_bare_profile": (["league_vs_bare.py", "--profile", "--profile-matches", "10"],
-                               "### Referee and bots apart"),
+                               "### The referee through perf"),
     "referee_replay": (["referee_replay.py", "--matches", "3", "--repeats", "1"], "the referee alone"),
     "host_replay": (["host_replay.py", "--matches", "3", "--repeats", "1"], "the bot side alone"),
     "engine": (["engine.py", "--trials", "1", "--seconds", "0.2"], "$ python benchmarks/engine.py"),
