@@ -384,11 +384,12 @@ def profiled_bot(folder: Path) -> Path:
 
 
 def profile_once(bot: Path, matches: int, seed: int, tmp: Path, sample: bool = True,
-                 perf_data: Path | None = None) -> dict[str, Any]:
+                 perf: tuple[list[str], Path] | None = None) -> dict[str, Any]:
     """One worker, pinned with its bots, plays ``matches``; with ``sample``, the
     worker's stacks are sampled (which costs it a few per cent), else only its
-    CPU is counted. With ``perf_data``, ``perf record`` samples this process
-    (the referee alone, kernel included) while the matches are played."""
+    CPU is counted. With ``perf`` (its command and a data file), ``perf record``
+    samples this process (the referee alone, kernel included) while the
+    matches are played."""
     from _sampler import Sampler
 
     from arena.running.config import load_config
@@ -406,7 +407,7 @@ def profile_once(bot: Path, matches: int, seed: int, tmp: Path, sample: bool = T
         worker.play(spec)
     sampler = Sampler()
     lines = []
-    recorder = perf_record(perf_data) if perf_data is not None else None
+    recorder = perf_record(*perf) if perf is not None else None
     self0 = resource.getrusage(resource.RUSAGE_SELF)
     if sample:
         sampler.start()
@@ -484,14 +485,15 @@ def profile(args: argparse.Namespace) -> list[str]:
                              f"{res['think'] / d * 1e6:.1f} |")
             lines.append("")
             print("\n".join(lines[-40:]), file=sys.stderr, flush=True)
-        lines += split_against_bare(args, Path(tmp))
-        lines += native_split(args, Path(tmp))
+        split, referee_us = split_against_bare(args, Path(tmp))
+        lines += split + native_split(args, Path(tmp), referee_us)
     return lines
 
 
-def split_against_bare(args: argparse.Namespace, tmp: Path) -> list[str]:
+def split_against_bare(args: argparse.Namespace, tmp: Path) -> tuple[list[str], float]:
     """Referee and bots apart, unsampled, beside the bare referee with its bots
-    in the sandbox (frozen between turns): which side the gap is on."""
+    in the sandbox (frozen between turns): which side the gap is on. Also
+    returns the referee's CPU per decision (us), unsampled."""
     res = profile_once(BOT, args.profile_matches, args.seed, tmp, sample=False)
     d = res["decisions"]
     out = subprocess.run([sys.executable, str(HERE / "bare_referee.py"), str(d), "--pin", "--sandbox"],
@@ -502,7 +504,6 @@ def split_against_bare(args: argparse.Namespace, tmp: Path) -> list[str]:
             ("referee process, kernel", res["referee_system"] / d, bare["referee_system"] / b),
             ("bots (their cgroups' counters)", res["think"] / d, bare["bots_cpu"] / b)]
     rows.append(("total", sum(r[1] for r in rows), sum(r[2] for r in rows)))
-    args.referee_us = res["referee_cpu"] / d * 1e6  # native_split's scale: perf's own cost is not in it
     lines = ["### Referee and bots apart, against the bare referee in the sandbox", "",
              f"Unsampled: the project's worker with five copies of benchmarks/bots/heuristic.py, "
              f"{res['matches']} matches, {d:,} decisions; `bare_referee.py {d} --pin --sandbox`, {b:,} decisions. "
@@ -512,7 +513,7 @@ def split_against_bare(args: argparse.Namespace, tmp: Path) -> list[str]:
         lines.append(f"| {part} | {p * 1e6:.1f} | {q * 1e6:.1f} | {(p - q) * 1e6:+.1f} |")
     lines.append("")
     print("\n".join(lines), file=sys.stderr, flush=True)
-    return lines
+    return lines, res["referee_cpu"] / d * 1e6
 
 
 # --- the compiled referee, through perf ----------------------------------------------------------------
@@ -553,12 +554,10 @@ def perf_command() -> list[str] | None:
     return [perf] if probe.returncode == 0 else None
 
 
-def perf_record(data: Path) -> subprocess.Popen[bytes]:
+def perf_record(perf: list[str], data: Path) -> subprocess.Popen[bytes]:
     """``perf record`` on this process, call chains on, until SIGINT."""
-    perf = perf_command()
-    assert perf is not None
     proc = subprocess.Popen([*perf, "record", "-q", "-g", "-e", "cpu-clock", "-F", "999", "-p", str(os.getpid()),
-                             "-o", str(data)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+                             "-o", str(data)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     time.sleep(0.5)  # it attaches before the first decision it must see
     return proc
 
@@ -591,10 +590,8 @@ def part_of_native(frames: list[tuple[str, str]]) -> str:
     return f"other ({Path(dso).name})"
 
 
-def perf_samples(data: Path) -> list[list[tuple[str, str]]]:
+def perf_samples(perf: list[str], data: Path) -> list[list[tuple[str, str]]]:
     """Each sample's frames, (symbol, dso) innermost first, from ``perf script``."""
-    perf = perf_command()
-    assert perf is not None
     text = subprocess.run([*perf, "script", "-i", str(data), "-F", "ip,sym,dso"], capture_output=True,
                           text=True, check=True).stdout
     out = []
@@ -611,25 +608,25 @@ def perf_samples(data: Path) -> list[list[tuple[str, str]]]:
     return out
 
 
-def native_split(args: argparse.Namespace, tmp: Path) -> list[str]:
+def native_split(args: argparse.Namespace, tmp: Path, scale: float) -> list[str]:
     """The compiled referee's CPU per decision by part, as perf samples it:
     what the Python sampler cannot see into (a compiled module is one frame
-    to it), and the kernel's side by system call."""
+    to it), and the kernel's side by system call. ``scale``: the referee's CPU
+    per decision (us) measured unsampled, since sampling with call chains
+    costs the sampled process a good part."""
     heading = "### The referee through perf (kernel and compiled code)"
-    if perf_command() is None:
+    perf = perf_command()
+    if perf is None:
         lines = [heading, "", "Not measured: `perf` is not installed, or may not sample this process "
                  "(Debian: `apt-get install linux-perf`; `/proc/sys/kernel/perf_event_paranoid`).", ""]
         print("\n".join(lines), file=sys.stderr, flush=True)
         return lines
     data = tmp / "referee.perf"
-    res = profile_once(BOT, args.profile_matches, args.seed, tmp, sample=False, perf_data=data)
+    res = profile_once(BOT, args.profile_matches, args.seed, tmp, sample=False, perf=(perf, data))
     d = res["decisions"]
-    samples = perf_samples(data)
+    samples = perf_samples(perf, data)
     parts: Counter[str] = Counter(part_of_native(frames) for frames in samples)
     total = sum(parts.values()) or 1
-    # Scaled by the referee's CPU measured without perf (split_against_bare),
-    # since sampling with call chains costs the sampled process a good part.
-    scale = getattr(args, "referee_us", res["referee_cpu"] / d * 1e6)
     lines = [heading, "",
              f"`perf record -g -e cpu-clock -F 999` on the worker's process (the referee alone, its bots "
              f"apart), five copies of benchmarks/bots/heuristic.py, {res['matches']} matches, {d:,} "
