@@ -93,11 +93,12 @@ class Boxed:
         self.freeze = freeze
         self.boxes, self.bots = [], []
         for i in range(n):
-            # A bot sees only its own files (bare0.*, the folder bare0/): a copy of this file each.
-            shutil.copy(os.path.abspath(__file__), os.path.join(folder, f"bare{i}.py"))
+            # A bot sees only its own files (bare0.yaml, the folder bare0/): a copy of this file each.
+            os.makedirs(os.path.join(folder, f"bare{i}"), exist_ok=True)
+            shutil.copy(os.path.abspath(__file__), os.path.join(folder, f"bare{i}", f"bare{i}.py"))
             manifest = os.path.join(folder, f"bare{i}.yaml")
             with open(manifest, "w") as f:
-                f.write(f'command: [python3, -I, -S, ./bare{i}.py, --bot, "{i}"]\nversion: "1"\n')
+                f.write(f'command: [python3, -I, -S, ./bare{i}/bare{i}.py, --bot, "{i}"]\nversion: "1"\n')
             spec = load_bot(manifest)
             box = Sandbox(spec, SandboxLimits(mode="strict").for_bot(spec.limits, manifest))
             argv, env, cwd = box.command()

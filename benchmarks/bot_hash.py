@@ -46,8 +46,8 @@ def make_bot(root: Path) -> Path:
     for item in Path(numpy.__file__).parent.parent.iterdir():
         if item.name == "numpy" or item.name.startswith(("numpy.libs", "numpy-")):
             shutil.copytree(item, site / item.name, symlinks=True)
-    (root / "bots" / "npbot.py").write_text("import numpy\n")
-    (root / "bots" / "npbot.yaml").write_text("command: [./npbot/venv/bin/python, ./npbot.py]\n")
+    (root / "bots" / "npbot" / "npbot.py").write_text("import numpy\n")
+    (root / "bots" / "npbot.yaml").write_text("command: [./npbot/venv/bin/python, ./npbot/npbot.py]\n")
     return root / "bots" / "npbot.yaml"
 
 

@@ -40,6 +40,7 @@ RUNS: dict[str, tuple[list[str], str | tuple[str, ...]]] = {
     "host_replay": (["host_replay.py", "--matches", "3", "--repeats", "1"], "the bot side alone"),
     "engine": (["engine.py", "--trials", "1", "--seconds", "0.2"], "$ python benchmarks/engine.py"),
     "bot_decisions": (["bot_decisions.py", "--turns", "100"], "probabilistic"),
+    "crash_diagnosis": (["crash_diagnosis.py", "--trials", "1"], "20 KiB of newlines"),
     "league": (["league.py", "--subset", "20", "--trials", "1"], "speed-up of 2 workers over 1"),
     "live_standings": (["live_standings.py", "--subset", "20", "--trials", "1"], "median ratio with/without"),
     "ratings": (["ratings.py", "--matches", "200", "--bots", "5", "--resamples", "10", "--trials", "1"],

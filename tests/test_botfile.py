@@ -21,36 +21,38 @@ def test_python_bot(tmp_path: Path) -> None:
 
 
 def test_manifest_resolves_relative_and_path_programs(tmp_path: Path) -> None:
-    (tmp_path / "mybot.js").write_text("// js\n")
     (tmp_path / "mybot").mkdir()
+    (tmp_path / "mybot" / "mybot.js").write_text("// js\n")
     (tmp_path / "mybot" / "x.js").write_text("// lib\n")
     (tmp_path / "other.py").write_text("# another bot\n")
     (tmp_path / "lib").mkdir()
     m = tmp_path / "mybot.yaml"
-    m.write_text("command: [sh, ./mybot.js, ./mybot/x.js, --fast]\nversion: 1.2\nenv: {MODE: hard, N: 3}\n")
+    m.write_text("command: [sh, ./mybot/mybot.js, ./mybot/x.js, --fast]\nversion: 1.2\nenv: {MODE: hard, N: 3}\n")
     spec = load_bot(m)
     assert spec.kind == "program" and spec.name == "mybot"
     assert spec.command[0] == os.path.abspath(__import__("shutil").which("sh"))
-    assert spec.command[1:] == (str(tmp_path / "mybot.js"), str(tmp_path / "mybot" / "x.js"), "--fast")
+    assert spec.command[1:] == (str(tmp_path / "mybot" / "mybot.js"), str(tmp_path / "mybot" / "x.js"), "--fast")
     assert spec.version == "1.2" and spec.env == {"MODE": "hard", "N": "3"}
-    # The sandbox shows the bot's own files and its folder, nothing else next to them.
-    assert set(spec.files()) == {m, tmp_path / "mybot.js", tmp_path / "mybot"}
+    # The sandbox shows the manifest and the bot's folder, nothing else next to them.
+    assert set(spec.files()) == {m, tmp_path / "mybot"}
 
 
 def test_hash_follows_the_program_file(tmp_path: Path) -> None:
-    js = tmp_path / "mybot.js"
+    (tmp_path / "mybot").mkdir()
+    js = tmp_path / "mybot" / "mybot.js"
     js.write_text("// v1\n")
     m = tmp_path / "mybot.yaml"
-    m.write_text("command: [sh, ./mybot.js]\n")
+    m.write_text("command: [sh, ./mybot/mybot.js]\n")
     before = load_bot(m).sha256
     js.write_text("// v2\n")
     assert load_bot(m).sha256 != before
 
 
 def test_executable_relative_program(tmp_path: Path) -> None:
-    prog = tmp_path / "b.sh"
+    (tmp_path / "b").mkdir()
+    prog = tmp_path / "b" / "b.sh"
     prog.write_text("#!/bin/sh\n")
-    (tmp_path / "b.yaml").write_text("command: [./b.sh]\n")
+    (tmp_path / "b.yaml").write_text("command: [./b/b.sh]\n")
     with pytest.raises(ConfigError, match="not executable"):
         load_bot(tmp_path / "b.yaml")
     prog.chmod(0o755)
@@ -92,17 +94,61 @@ def test_file_errors(tmp_path: Path) -> None:
 # -- what a bot is on disk: its own files, its data folder, the hash -------------------
 
 
-def test_own_files_are_the_bots_name_and_its_folder(tmp_path: Path) -> None:
-    (tmp_path / "mybot.yaml").write_text("command: [./mybot]\n")
-    (tmp_path / "mybot").write_text("#!/bin/sh\n")  # a compiled program may carry the bot's own name
-    (tmp_path / "mybot").chmod(0o755)
+def test_a_bot_is_exactly_its_file_and_its_folder(tmp_path: Path) -> None:
+    """A config `raiser.yaml` and a log `raiser.out` beside
+    `raiser.py` counted as the bot (hashed, shown in its sandbox), so writing
+    a log re-entered the bot in a league. Now nothing beside it counts."""
+    (tmp_path / "mybot.yaml").write_text("command: [./mybot/mybot]\n")
+    (tmp_path / "mybot").mkdir()
+    (tmp_path / "mybot" / "mybot").write_text("#!/bin/sh\n")
+    (tmp_path / "mybot" / "mybot").chmod(0o755)
     (tmp_path / "mybot.dat").write_text("table")
+    (tmp_path / "mybot.out").write_text("a log")
     (tmp_path / "mybot_v2.py").write_text("# another bot\n")
     (tmp_path / "mybot.d").mkdir()  # a folder is the bot's only under its exact name
     (tmp_path / "other.yaml").write_text("command: [sh]\n")
     spec = load_bot(tmp_path / "mybot.yaml")
-    assert set(spec.files()) == {tmp_path / "mybot.yaml", tmp_path / "mybot", tmp_path / "mybot.dat"}
-    assert spec.command == (str(tmp_path / "mybot"),)
+    assert set(spec.files()) == {tmp_path / "mybot.yaml", tmp_path / "mybot"}
+    assert spec.command == (str(tmp_path / "mybot" / "mybot"),)
+    before = spec.sha256
+    (tmp_path / "mybot.out").write_text("more of the log")
+    (tmp_path / "mybot.yml").write_text("command: [sh]\n")  # another bot file of the same name: not this one
+    assert load_bot(tmp_path / "mybot.yaml").sha256 == before
+    (tmp_path / "raiser.py").write_text("def act(turn): return 'dudo'\n")
+    (tmp_path / "raiser.yaml").write_text("a: config of the author's\n")
+    raiser = load_bot(tmp_path / "raiser.py")
+    assert raiser.files() == (tmp_path / "raiser.py",) and list(raiser.digests) == ["raiser.py"]
+    (tmp_path / "raiser.yaml").write_text("a: another config\n")
+    assert load_bot(tmp_path / "raiser.py").sha256 == raiser.sha256
+
+
+@pytest.mark.parametrize("command", ["[sh, ./mybot.js]", "[./mybot.js]"])
+def test_a_file_beside_the_manifest_is_refused_saying_where_to_move_it(tmp_path: Path, command: str) -> None:
+    """The earlier layout (`mybot.yaml` running `./mybot.js` beside it)
+    gets one error that says what to do."""
+    (tmp_path / "mybot.js").write_text("// js\n")
+    (tmp_path / "mybot.js").chmod(0o755)
+    (tmp_path / "mybot.yaml").write_text(f"command: {command}\n")
+    with pytest.raises(ConfigError) as err:
+        load_bot(tmp_path / "mybot.yaml")
+    assert f"move it to {tmp_path}/mybot/mybot.js and name it ./mybot/mybot.js in the command" in str(err.value)
+    assert str(tmp_path / "mybot.yaml") in str(err.value)
+
+
+def test_changed_files_are_named(tmp_path: Path) -> None:
+    from arena.botfile.spec import changed_files
+
+    (tmp_path / "b.py").write_text("def act(turn): return 'dudo'\n")
+    (tmp_path / "b").mkdir()
+    (tmp_path / "b" / "weights.txt").write_text("1")
+    (tmp_path / "b" / "old.txt").write_text("1")
+    before = load_bot(tmp_path / "b.py").digests
+    (tmp_path / "b" / "weights.txt").write_text("2")
+    (tmp_path / "b" / "old.txt").unlink()
+    (tmp_path / "b" / "new.txt").write_text("1")
+    after = load_bot(tmp_path / "b.py").digests
+    assert changed_files(before, after) == "b/weights.txt (changed), b/new.txt (new), b/old.txt (removed)"
+    assert changed_files(before, before).startswith("no file differs")
 
 
 def test_the_hash_covers_the_data_folder_and_links_as_link_text(tmp_path: Path) -> None:
@@ -146,12 +192,12 @@ def test_a_changed_data_folder_is_a_different_bot_for_resume(tmp_path: Path) -> 
 
 
 def test_command_arguments_are_passed_never_bound(tmp_path: Path) -> None:
-    (tmp_path / "a.sh").write_text("#!/bin/sh\n")
     (tmp_path / "a").mkdir()
+    (tmp_path / "a" / "a.sh").write_text("#!/bin/sh\n")
     (tmp_path / "a" / "book.txt").write_text("")
-    (tmp_path / "a.yaml").write_text("command: [sh, ./a.sh, ./a/book.txt, /usr/share/dict, --depth=./x]\n")
+    (tmp_path / "a.yaml").write_text("command: [sh, ./a/a.sh, ./a/book.txt, /usr/share/dict, --depth=./x]\n")
     spec = load_bot(tmp_path / "a.yaml")
-    assert spec.command[1:] == (str(tmp_path / "a.sh"), str(tmp_path / "a" / "book.txt"), "/usr/share/dict",
+    assert spec.command[1:] == (str(tmp_path / "a" / "a.sh"), str(tmp_path / "a" / "book.txt"), "/usr/share/dict",
                                 "--depth=./x")
     assert spec.runtime == ()  # sh is the system's: nothing to add
 
@@ -174,8 +220,7 @@ def test_the_jvm_brings_the_configuration_its_links_lead_to_not_all_of_etc(tmp_p
 def test_limits_a_bot_asks_for(tmp_path: Path) -> None:
     from arena.sandbox import SandboxLimits
 
-    (tmp_path / "j.sh").write_text("#!/bin/sh\n")
-    (tmp_path / "j.yaml").write_text("command: [sh, ./j.sh]\nlimits: {processes: 64, memory_mb: 1024}\n")
+    (tmp_path / "j.yaml").write_text("command: [sh, -c, 'exit 0']\nlimits: {processes: 64, memory_mb: 1024}\n")
     assert load_bot(tmp_path / "j.yaml").limits == {"processes": 64, "memory_mb": 1024}
     (tmp_path / "p.py").write_text("LIMITS = {'open_files': 256}\ndef act(turn): return 'dudo'\n")
     assert load_bot(tmp_path / "p.py").limits == {"open_files": 256}

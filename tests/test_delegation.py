@@ -133,8 +133,8 @@ def world() -> Iterator[Path]:
         shutil.copy(mypy_extensions.__file__, lib / "mypy_extensions.py")
         bots = tmp / "bots"
         bots.mkdir()
-        for name in ("spinner.sh", "spinner.yaml"):
-            shutil.copy(ROOT / "tests" / "bots" / name, bots / name)
+        shutil.copy(ROOT / "tests" / "bots" / "spinner.yaml", bots / "spinner.yaml")
+        shutil.copytree(ROOT / "tests" / "bots" / "spinner", bots / "spinner")
         (tmp / "referee.py").write_text(REFEREE)
         for p in [tmp, *tmp.rglob("*")]:
             p.chmod(0o755 if p.is_dir() else 0o644)

@@ -55,9 +55,10 @@ def test_a_missing_module_is_named_with_where_it_was_looked_for(tmp_path: Path) 
 def test_an_interpreter_not_visible_inside_is_named(tmp_path: Path) -> None:
     """What used to happen to every venv interpreter: bwrap cannot find the
     program inside. Here the runtime the resolver found is dropped on purpose."""
-    (tmp_path / "lost.sh").write_text("#!/bin/sh\n")
-    (tmp_path / "lost.yaml").write_text("command: [sh, ./lost.sh]\n")
-    fault = start_fault(tmp_path / "lost.yaml", command=("/opt/arena-nowhere/bin/python3", "./lost.sh"))
+    (tmp_path / "lost").mkdir()
+    (tmp_path / "lost" / "lost.sh").write_text("#!/bin/sh\n")
+    (tmp_path / "lost.yaml").write_text("command: [sh, ./lost/lost.sh]\n")
+    fault = start_fault(tmp_path / "lost.yaml", command=("/opt/arena-nowhere/bin/python3", "./lost/lost.sh"))
     assert fault.kind == "crash"
     assert "the program /opt/arena-nowhere/bin/python3 is not visible inside the sandbox" in fault.detail
     # The launcher's own words are shown too (bwrap's execvp, or prlimit's when the quota launcher runs it).
@@ -67,9 +68,10 @@ def test_an_interpreter_not_visible_inside_is_named(tmp_path: Path) -> None:
 
 @needs_bwrap
 def test_a_script_whose_env_interpreter_is_not_inside_is_named(tmp_path: Path) -> None:
-    (tmp_path / "envy.sh").write_text("#!/usr/bin/env arena-no-such-python\nprint(1)\n")
-    (tmp_path / "envy.sh").chmod(0o755)
-    (tmp_path / "envy.yaml").write_text("command: [./envy.sh]\n")
+    (tmp_path / "envy").mkdir()
+    (tmp_path / "envy" / "envy.sh").write_text("#!/usr/bin/env arena-no-such-python\nprint(1)\n")
+    (tmp_path / "envy" / "envy.sh").chmod(0o755)
+    (tmp_path / "envy.yaml").write_text("command: [./envy/envy.sh]\n")
     fault = start_fault(tmp_path / "envy.yaml")
     assert "status 127" in fault.detail
     assert "the interpreter arena-no-such-python that its #!/usr/bin/env line names is not on the sandbox's PATH" \
@@ -77,9 +79,10 @@ def test_a_script_whose_env_interpreter_is_not_inside_is_named(tmp_path: Path) -
 
 
 def test_text_on_stdout_before_ready_is_shown_and_the_hello_hint_fits(tmp_path: Path) -> None:
-    (tmp_path / "talky.sh").write_text('#!/bin/sh\necho "Loading tables..."\nsleep 5\n')
-    (tmp_path / "talky.sh").chmod(0o755)
-    (tmp_path / "talky.yaml").write_text("command: [./talky.sh]\n")
+    (tmp_path / "talky").mkdir()
+    (tmp_path / "talky" / "talky.sh").write_text('#!/bin/sh\necho "Loading tables..."\nsleep 5\n')
+    (tmp_path / "talky" / "talky.sh").chmod(0o755)
+    (tmp_path / "talky.yaml").write_text("command: [./talky/talky.sh]\n")
     fault = start_fault(tmp_path / "talky.yaml")
     assert fault.kind == "malformed" and "'Loading tables...'" in fault.detail
     assert '"type": "ready"' in handshake_fix(fault)
@@ -113,3 +116,66 @@ def test_causes_from_java_and_python_text() -> None:
     assert diagnose.excerpt("a\nb\nc\n", "h\ni\nj\n", complete=False, keep=2) == "a | b | ... | i | j"
     lines = "".join(f"l{i}\n" for i in range(10))
     assert diagnose.excerpt(lines, lines, complete=True, keep=2) == "l0 | l1 | ... (6 more lines) ... | l8 | l9"
+
+
+# What a bot writes is the bot's to shape: saying why it failed must cost the
+# referee time linear in that (and it is bounded: 4 KiB of head, the stderr
+# tail, one line of stdout). Each text below fills that bound with a pattern
+# that made one of the old expressions scan the rest of the text from every
+# line (quadratic: 0.9 s for 20 KiB of bare newlines, 12.7 s with a 64 KiB
+# line beside it). The bound is generous; the quadratic cases took seconds.
+ADVERSARIAL = ["\n", " \n", "\r", 'File "', ' File "x", line 1\n', "bwrap: execvp ", "prlimit: failed to execute x",
+               "Caused by: x\n", "\tat a.b(C.java:1)\n", 'Exception in thread "', "Traceback (most recent call last):\n",
+               "error while loading shared libraries: ", "/usr/bin/env: 'x"]
+
+
+@pytest.mark.parametrize("piece", ADVERSARIAL, ids=repr)
+def test_diagnosing_hostile_stderr_is_linear(piece: str) -> None:
+    import time
+
+    size = 4096 + 16384 + 65536
+    text = (piece * (size // len(piece) + 1))[:size]
+    start = time.process_time()
+    diagnose.causes(text, own=lambda p: False, program="", processes=1, max_processes=1, memory_mb=1,
+                    pids_capped=False)
+    diagnose.excerpt(text[:4096], text[-16384:], False)
+    assert time.process_time() - start < 0.25
+
+
+def test_a_traceback_after_a_flood_still_names_the_bots_line(tmp_path: Path) -> None:
+    """Bounding the work keeps the diagnosis: the bot's own frame is found
+    among the last frames even after thousands of lines of noise."""
+    noise = ' File "/elsewhere/x.py", line 1\n' * 3000
+    text = noise + 'Traceback (most recent call last):\n  File "/b/mine.py", line 7, in act\n' \
+        "    boom()\nValueError: no\n"
+    out = diagnose.causes(text, own=lambda p: p == "/b/mine.py", program="", processes=1, max_processes=1,
+                          memory_mb=1, pids_capped=False)
+    assert out[0] == "Python raised ValueError: no at /b/mine.py line 7"
+
+
+@pytest.mark.parametrize("name", ["newline_crash.py", "newline_hello.yaml"])
+def test_a_crash_after_a_flood_of_newlines_costs_the_referee_little(name: str) -> None:
+    """The attack bots through a real bot process: the fault is the right one,
+    and the referee's own CPU for the whole start, turn and diagnosis stays
+    small (the quadratic diagnosis alone took 0.9 and 12.7 s here)."""
+    import time
+
+    from arena.engine.rules import Rules
+
+    spec = load_bot(Path(__file__).parent / "bots" / name)
+    turn = {"type": "turn", "match": "m-1", "round": 1, "seat": 0, "dice": [1, 3, 3, 5], "counts": [4, 4],
+            "palifico": False, "history": [],
+            "legal": {"dudo": False, "calza": False, "min_quantity": {str(f): 1 for f in range(1, 7)},
+                      "max_quantity": 8}, "time_ms": 1000}
+    start = time.process_time()
+    with pytest.raises(BotFault) as err, BotProcess(spec, SandboxLimits(), QUICK) as bot:
+        bot.start()
+        bot.notify({"type": "match_start", "match": "m-1", "seat": 0, "players": 2, "names": ["a", "b"],
+                    "rules": Rules().to_dict(), "seed": 1})
+        bot.request(turn)  # type: ignore[arg-type]
+    used = time.process_time() - start
+    if name.endswith(".py"):  # it died on its turn, having played nothing wrong before
+        assert err.value.kind == "crash" and "status 1" in err.value.detail, err.value.detail
+    else:  # its hello reply was 64 KiB of spaces: not a line of the protocol
+        assert err.value.kind in ("malformed", "protocol"), err.value.detail
+    assert used < 0.3, f"the referee used {used:.3f} s of CPU"

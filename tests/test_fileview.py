@@ -1,5 +1,5 @@
 """What a bot sees of the files, through `arena run` as an entrant would: its
-own files (``bots/<name>.*``, ``bots/<name>/``) and nothing else of the project.
+own files (``bots/<name>.py`` or ``.yaml``, ``bots/<name>/``) and nothing else of the project.
 
 Each attack bot is built in a throw-away project (``tmp_path``) holding a
 past run's ``run.json`` (its seed derives every die of that run), a config,
@@ -71,7 +71,7 @@ def act(turn):
 # folder its command lives in and attempts to read other bots and the project.
 PEEK = '''\
 #!/bin/sh
-here=$(dirname "$0")
+here=$(dirname "$(dirname "$0")")  # the bots' folder: this script is in the bot's own folder
 ls -A "$here" | sed 's/^/PROBE-LS /' >&2
 for f in "$here/victim.py" "$here/../league.yaml" "$here/../results/old/run.json"; do
   if cat "$f" >/dev/null 2>&1; then echo "PROBE-READ $f" >&2; fi
@@ -154,11 +154,12 @@ def test_a_symlinked_data_folder_is_refused(tmp_path: Path) -> None:
 
 def test_a_symlinked_bot_file_or_own_file_is_refused(tmp_path: Path) -> None:
     proj = project(tmp_path, ["bots/spy.yaml"])
-    (proj / "bots" / "spy.yaml").write_text("command: [sh, ./spy.sh]\n")
-    (proj / "bots" / "spy.sh").symlink_to(proj / "results" / "old" / "run.json")
-    refused(proj, "spy", str(proj / "bots" / "spy.sh"), "symlink")
-    (proj / "bots" / "spy.sh").unlink()
-    (proj / "bots" / "spy.sh").write_text("#!/bin/sh\n")
+    (proj / "bots" / "spy.yaml").write_text("command: [sh, ./spy/spy.sh]\n")
+    (proj / "bots" / "spy").mkdir()
+    (proj / "bots" / "spy" / "spy.sh").symlink_to(proj / "results" / "old" / "run.json")
+    refused(proj, "spy", "./spy/spy.sh", str(proj / "results" / "old" / "run.json"), "not one of the bot's own files")
+    (proj / "bots" / "spy" / "spy.sh").unlink()
+    (proj / "bots" / "spy" / "spy.sh").write_text("#!/bin/sh\n")
     (proj / "bots" / "spy.yaml").unlink()
     (proj / "bots" / "spy.yaml").symlink_to(proj / "league.yaml")
     refused(proj, "spy", "symlink", str(proj / "league.yaml"))
@@ -167,15 +168,17 @@ def test_a_symlinked_bot_file_or_own_file_is_refused(tmp_path: Path) -> None:
 def test_an_absolute_argument_climbing_out_is_refused(tmp_path: Path) -> None:
     """command: [sh, ./climb.sh, /abs/bots/..] got the project root bound."""
     proj = project(tmp_path, ["bots/climb.yaml"])
-    (proj / "bots" / "climb.sh").write_text(PEEK)
-    (proj / "bots" / "climb.yaml").write_text(f"command: [sh, ./climb.sh, {proj}/bots/..]\n")
+    (proj / "bots" / "climb").mkdir()
+    (proj / "bots" / "climb" / "climb.sh").write_text(PEEK)
+    (proj / "bots" / "climb.yaml").write_text(f"command: [sh, ./climb/climb.sh, {proj}/bots/..]\n")
     refused(proj, "climb", f"{proj}/bots/..", "not one of the bot's own files")
 
 
 def test_a_manifest_naming_another_bots_file_is_refused(tmp_path: Path) -> None:
     proj = project(tmp_path, ["bots/thief.yaml"])
-    (proj / "bots" / "thief.sh").write_text(PEEK)
-    (proj / "bots" / "thief.yaml").write_text("command: [sh, ./thief.sh, ./victim.py]\n")
+    (proj / "bots" / "thief").mkdir()
+    (proj / "bots" / "thief" / "thief.sh").write_text(PEEK)
+    (proj / "bots" / "thief.yaml").write_text("command: [sh, ./thief/thief.sh, ./victim.py]\n")
     refused(proj, "thief", "./victim.py", str(proj / "bots" / "victim.py"), "not one of the bot's own files")
     # ... as its program, or by climbing out of its folder.
     (proj / "bots" / "thief.yaml").write_text("command: [./victim.py]\n")
@@ -238,15 +241,17 @@ def test_symlinks_inside_the_data_folder_dangle(tmp_path: Path) -> None:
 def test_a_command_in_a_folder_of_other_bots_sees_only_its_own_files(tmp_path: Path) -> None:
     """command: [./peek.sh] used to bind the folder of its program: all of bots/."""
     proj = project(tmp_path, ["bots/peek.yaml"])
-    (proj / "bots" / "peek.sh").write_text(PEEK)
-    (proj / "bots" / "peek.sh").chmod(0o755)
-    (proj / "bots" / "peek.yaml").write_text("command: [./peek.sh]\n")
+    (proj / "bots" / "peek").mkdir()
+    (proj / "bots" / "peek" / "peek.sh").write_text(PEEK)
+    (proj / "bots" / "peek" / "peek.sh").chmod(0o755)
+    (proj / "bots" / "peek.yaml").write_text("command: [./peek/peek.sh]\n")
+    (proj / "bots" / "peek.log").write_text("the author's log beside the bot: not the bot's\n")
     (proj / "bots" / "peeker.py").write_text("# another bot whose name starts the same\n")
     records, kept = plays(proj)
     no_faults(records)
     assert "PROBE-DONE" in kept
     listed = {line.split(" ", 1)[1] for line in kept.splitlines() if line.startswith("PROBE-LS ")}
-    assert listed == {"peek.sh", "peek.yaml"}
+    assert listed == {"peek", "peek.yaml"}
     assert "PROBE-READ" not in kept
 
 

@@ -91,13 +91,13 @@ def test_replies_of_the_wrong_type_are_faults_of_the_bot_not_errors_of_the_refer
     """The referee's parser and rules are compiled (arena/compiled.py), and
     compiled code checks the type of every value it takes as annotated: a
     bot's value that reached a typed function unchecked would raise TypeError
-    in the worker. Each reply of tests/bots/type_confusion.py (a float face, a
+    in the worker. Each reply of tests/bots/type_confusion/type_confusion.py (a float face, a
     string quantity, a list for the action, a 100-bit quantity, a bare string,
     nesting past the limit, ...) must be this bot's fault, of the right kind,
     in a match that finishes."""
     import runpy
 
-    replies = runpy.run_path(str(HOSTILE / "type_confusion.py"), run_name="not_main")["REPLIES"]
+    replies = runpy.run_path(str(HOSTILE / "type_confusion" / "type_confusion.py"), run_name="not_main")["REPLIES"]
     illegal = {i for i, r in enumerate(replies)
                if b"123456789012345678901234567890" in r or b"-5" in r or b"calza" in r or b"18446744073709551617" in r}
     entrants = [entrant(HOSTILE / "type_confusion.yaml"), entrant(ROOT / "bots" / "probabilistic.py"),

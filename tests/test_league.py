@@ -55,11 +55,20 @@ def test_a_new_bot_plays_only_its_matches_and_the_old_records_stay_byte_identica
     third = arena(tmp_path, "run", str(cfg))
     assert "already complete" in third.stderr and games.read_bytes() == after
 
-    # A changed bot enters under LABEL@SHA8; its old version's records stay under its label.
+    # Files beside a bot are not the bot (a `cautious.yaml` config and a `cautious.out` log
+    # re-entered it as cautious@6465f8ab): nothing changes, nothing is played.
+    (tmp_path / "bots" / "cautious.out").write_text("the author's log\n")
+    (tmp_path / "bots" / "cautious.yaml").write_text("threshold: 0.3\n")
+    beside = arena(tmp_path, "run", str(cfg))
+    assert "already complete" in beside.stderr and games.read_bytes() == after, beside.stderr
+    (tmp_path / "bots" / "cautious.yaml").unlink()
+
+    # A changed bot enters under LABEL@SHA8; its old version's records stay under its label, and the
+    # message names the file that changed.
     (tmp_path / "bots" / "cautious.py").write_text((ROOT / "bots" / "cautious.py").read_text() + "\n# v2\n")
     changed = arena(tmp_path, "run", str(cfg))
     assert changed.returncode == 0, changed.stderr
-    assert "league: cautious changed" in changed.stderr
+    assert "league: cautious changed (cautious.py (changed))" in changed.stderr
     assert games.read_bytes().startswith(after)
     labels = {b for r in read_records(games.parent).records for b in r.bots}
     renamed = [x for x in labels if x.startswith("cautious@")]
@@ -97,3 +106,15 @@ def test_a_grown_league_rates_like_one_with_every_bot_from_the_start(tmp_path: P
         # (Records are a pure function of config and seed: this is no flake.)
         assert max(a.loc[bot, "elo_low"], b.loc[bot, "elo_low"]) <= \
             min(a.loc[bot, "elo_high"], b.loc[bot, "elo_high"]), (bot, a, b)
+
+
+def test_a_format_that_does_not_grow_names_the_files_of_a_changed_bot(tmp_path: Path) -> None:
+    cfg = league(tmp_path, ["random", "probabilistic", "cautious"], 4)
+    cfg.write_text(json.dumps({**json.loads(cfg.read_text()), "format": "round-robin"}))
+    (tmp_path / "bots" / "random").mkdir()
+    (tmp_path / "bots" / "random" / "table.txt").write_text("1")
+    assert arena(tmp_path, "run", str(cfg)).returncode == 0
+    (tmp_path / "bots" / "random" / "table.txt").write_text("2")
+    refused = arena(tmp_path, "run", str(cfg))
+    assert refused.returncode != 0
+    assert "bots: random: random/table.txt (changed)" in refused.stderr, refused.stderr

@@ -128,8 +128,9 @@ def test_bare_python_in_an_activated_venv_is_that_venvs(tmp_path: Path, venvs: d
     interpreter and its numpy, inside the sandbox, a league with no fault."""
     venv = venvs[where]
     proj = league(tmp_path / "proj", ["bots/pybot.yaml"])
-    (proj / "bots" / "pybot.py").write_text(PYBOT)
-    (proj / "bots" / "pybot.yaml").write_text(f"command: [{word}, ./pybot.py]\n")
+    (proj / "bots" / "pybot").mkdir(exist_ok=True)
+    (proj / "bots" / "pybot" / "pybot.py").write_text(PYBOT)
+    (proj / "bots" / "pybot.yaml").write_text(f"command: [{word}, ./pybot/pybot.py]\n")
     records, kept = run_league(proj, **activated(venv))
     no_faults(records)
     seen = probe_py(kept)
@@ -142,8 +143,9 @@ def test_bare_python_in_an_activated_venv_is_that_venvs(tmp_path: Path, venvs: d
 def test_a_manifest_naming_its_own_venvs_interpreter_runs_in_that_venv(tmp_path: Path) -> None:
     proj = league(tmp_path / "proj", ["bots/ownv.yaml"])
     venv = make_venv(proj / "bots" / "ownv" / "venv")
-    (proj / "bots" / "ownv.py").write_text(PYBOT)
-    (proj / "bots" / "ownv.yaml").write_text("command: [./ownv/venv/bin/python, ./ownv.py]\n")
+    (proj / "bots" / "ownv").mkdir(exist_ok=True)
+    (proj / "bots" / "ownv" / "ownv.py").write_text(PYBOT)
+    (proj / "bots" / "ownv.yaml").write_text("command: [./ownv/venv/bin/python, ./ownv/ownv.py]\n")
     spec = load_bot(proj / "bots" / "ownv.yaml")
     assert spec.command[0] == str(venv / "bin" / "python")  # not its base interpreter
     records, kept = run_league(proj)
@@ -168,8 +170,9 @@ def test_an_own_venv_whose_interpreter_links_through_another_link_runs(tmp_path:
         (venv / "bin" / name).unlink(missing_ok=True)
     (venv / "bin" / "python3").symlink_to(farm / "python3")
     (venv / "bin" / "python").symlink_to("python3")
-    (proj / "bots" / "chain.py").write_text(PYBOT)
-    (proj / "bots" / "chain.yaml").write_text("command: [./chain/venv/bin/python, ./chain.py]\n")
+    (proj / "bots" / "chain").mkdir(exist_ok=True)
+    (proj / "bots" / "chain" / "chain.py").write_text(PYBOT)
+    (proj / "bots" / "chain.yaml").write_text("command: [./chain/venv/bin/python, ./chain/chain.py]\n")
     records, kept = run_league(proj)
     no_faults(records)
     seen = probe_py(kept)
@@ -181,8 +184,9 @@ def test_a_bots_venv_cannot_point_the_arena_at_other_files(tmp_path: Path) -> No
     python link may name anything; only a real Python installation is shown."""
     bots = tmp_path / "bots"
     make_venv(bots / "sly" / "venv")
-    (bots / "sly.py").write_text(PYBOT)
-    (bots / "sly.yaml").write_text("command: [./sly/venv/bin/python, ./sly.py]\n")
+    (bots / "sly").mkdir(exist_ok=True)
+    (bots / "sly" / "sly.py").write_text(PYBOT)
+    (bots / "sly.yaml").write_text("command: [./sly/venv/bin/python, ./sly/sly.py]\n")
     cfg = bots / "sly" / "venv" / "pyvenv.cfg"
     secret = tmp_path / "results"
     (secret / "bin").mkdir(parents=True)
@@ -245,8 +249,9 @@ def test_a_bot_started_through_a_pyenv_shim_answers(tmp_path: Path, monkeypatch:
     monkeypatch.chdir(tmp_path)
     bots = tmp_path / "bots"
     bots.mkdir()
-    (bots / "shimmed.py").write_text(PYBOT.replace("import numpy as np", "import math as np"))
-    (bots / "shimmed.yaml").write_text("command: [python3, ./shimmed.py]\n")
+    (bots / "shimmed").mkdir()
+    (bots / "shimmed" / "shimmed.py").write_text(PYBOT.replace("import numpy as np", "import math as np"))
+    (bots / "shimmed.yaml").write_text("command: [python3, ./shimmed/shimmed.py]\n")
     with BotProcess(load_bot(bots / "shimmed.yaml")) as bot:
         assert bot.start()["type"] == "ready"
 
@@ -433,8 +438,9 @@ def test_a_node_under_a_home_folder_runs(tmp_path: Path, monkeypatch: pytest.Mon
         (home / "bin" / "node").symlink_to(prefix / "node")
         bots = tmp_path / "bots"
         bots.mkdir()
-        shutil.copy(ROOT / "bots" / "node_probabilistic.js", bots / "nodey.js")
-        (bots / "nodey.yaml").write_text("command: [node, ./nodey.js]\n")
+        (bots / "nodey").mkdir()
+        shutil.copy(ROOT / "bots" / "node_probabilistic" / "node_probabilistic.js", bots / "nodey" / "nodey.js")
+        (bots / "nodey.yaml").write_text("command: [node, ./nodey/nodey.js]\n")
         monkeypatch.setenv("PATH", f"{home / 'bin'}:/usr/bin:/bin")
         spec = load_bot(bots / "nodey.yaml")
         assert spec.command[0] == str(home / "bin" / "node") and spec.runtime == (str(home / "bin" / "node"),)

@@ -171,7 +171,7 @@ def test_java_version_runs_under_the_filter(tmp_path: Path) -> None:
 @needs_filter
 @needs_java
 def test_a_java_bot_plays_under_the_filter(tmp_path: Path) -> None:
-    classes = tmp_path / "javabot"
+    classes = tmp_path / "javabot"  # the bot's own folder, named after its manifest
     classes.mkdir()
     subprocess.run(["javac", "-d", str(classes), str(BOTS / "javabot" / "Dudo.java")], check=True)
     manifest = tmp_path / "javabot.yaml"
@@ -193,9 +193,10 @@ def test_the_node_bot_plays_under_the_filter() -> None:
 @needs_filter
 @pytest.mark.skipif(shutil.which("gcc") is None, reason="no C compiler; CI installs gcc")
 def test_a_compiled_c_bot_plays_under_the_filter(tmp_path: Path) -> None:
-    exe = tmp_path / "cbot"
+    (tmp_path / "cbot").mkdir()
+    exe = tmp_path / "cbot" / "cbot"
     subprocess.run(["gcc", "-O1", "-pthread", "-o", str(exe), str(BOTS / "cbot.c")], check=True)
     manifest = tmp_path / "cbot.yaml"
-    manifest.write_text("command: [./cbot]\n")
+    manifest.write_text("command: [./cbot/cbot]\n")
     ready, reply, tail = program_bot(manifest, LIMITS)
     assert ready["name"] == "cbot" and reply == {"action": "dudo"}, tail

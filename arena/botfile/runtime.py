@@ -114,13 +114,28 @@ def resolve_program(word: str, folder: str, name: str, own: Callable[[str], bool
     if own(path):
         return _own_program(word, path, bot)
     if inside(path, folder) or inside(folder, path):
-        raise bot.fail(f"program {word!r} is {path}, which is not one of the bot's own files "
-                       f"({folder}/{name}.* and the folder {folder}/{name}/); "
-                       f"only those are visible inside the sandbox")
+        raise bot.fail(not_own(f"program {word!r}", path, folder, name))
     if named is not None and not os.path.isabs(named):
         raise bot.fail(f"program {word!r} leads out of the bot's folder {folder}; put the program "
                        f"in the bot's own folder, or name a system program by its absolute path")
     return _host_program(word, path, bot)
+
+
+BOT_SUFFIXES = (".py", ".yaml", ".yml")  # what a bot file is named (another bot's, beside this one)
+
+
+def not_own(what: str, real: str, folder: str, name: str) -> str:
+    """Why a path a manifest names is refused: a file beside the manifest is
+    told to move into the bot's folder (the old layout counted every
+    ``<name>.*`` as the bot's), anything else (another bot's file) that it is not the bot's."""
+    base = os.path.basename(real)
+    stem, suffix = os.path.splitext(base)
+    if os.path.dirname(real) == folder and os.path.isfile(real) and (stem == name or suffix not in BOT_SUFFIXES):
+        return (f"{what} is the file {real} beside the manifest, not in the bot's folder: a bot is exactly "
+                f"{name}.yaml and the folder {folder}/{name}/ (nothing else beside it is shown or hashed); "
+                f"move it to {folder}/{name}/{base} and name it ./{name}/{base} in the command")
+    return (f"{what} is {real}, which is not one of the bot's own files (the manifest and the folder "
+            f"{folder}/{name}/); only those are visible inside the sandbox")
 
 
 def _which(word: str, env: Mapping[str, str], cwd: str | None, bot: _Bot) -> str:

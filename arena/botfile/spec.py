@@ -4,17 +4,20 @@
 :func:`load_bot` turns a path into a :class:`BotSpec`: everything needed to
 start the bot, plus a hash so a run can tell when a bot changed.
 
-What a bot is, on disk, is one explicit list (:func:`bot_tree`): in the folder
-that holds the bot file, the files named after the bot (``<name>.<ext>``, and
-``<name>`` itself, e.g. ``node_probabilistic.yaml`` with
-``node_probabilistic.js``) and the folder ``<name>/`` with everything in it.
+What a bot is, on disk, is exactly two things (:func:`bot_tree`): its bot
+file (``<name>.py``, or the manifest ``<name>.yaml``/``.yml``) and the folder
+``<name>/`` beside it with everything in it. Nothing else in the folder that
+holds it counts, whatever its name (a ``<name>.out`` log or a ``<name>.cfg``
+left beside the bot is neither hashed nor visible in the sandbox).
 Each is checked where it really is: a bot file or data folder that is a
 symlink, or a command path that leads anywhere else (``..``, an absolute path
-into the bots' folder, another bot's file) is refused here, before any match,
+into the bots' folder, another bot's file, a file beside the manifest instead
+of inside its folder) is refused here, before any match,
 naming the bot, the path and why. Symlinks *inside* the data folder are kept
 as links: hashed and shipped as their link text, never followed, so inside
 the sandbox they reach only what the sandbox shows anyway. The sandbox
-(:mod:`arena.sandbox.mounts`), the hash and the Ray backend all use this list.
+(:mod:`arena.sandbox.mounts`), the hash and the Ray backend all use this list,
+and :func:`file_digests` lets a run say which files changed.
 """
 
 from __future__ import annotations
@@ -27,12 +30,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from arena.botfile.runtime import inside, resolve_program
+from arena.botfile.runtime import inside, not_own, resolve_program
 from arena.botfile.supports import Supports
 from arena.errors import ConfigError
 from arena.untrusted import load_untrusted_yaml, short_repr
 
-__all__ = ["BotSpec", "Entry", "bot_tree", "load_bot", "owns", "python_literal"]
+__all__ = ["BotSpec", "Entry", "bot_tree", "changed_files", "file_digests", "load_bot", "owns", "python_literal"]
 
 _MANIFEST_KEYS = {"command", "version", "env", "supports", "limits"}
 
@@ -53,6 +56,7 @@ class BotSpec:
     own: tuple[Path, ...] = ()  # its own files and data folder, as resolved at load (the sandbox shows these)
     runtime: tuple[str, ...] = ()  # program bots: host paths its program needs (arena.botfile.runtime)
     limits: Mapping[str, int] = field(default_factory=dict)  # raises it asks for (manifest limits / LIMITS)
+    digests: Mapping[str, str] = field(default_factory=dict)  # each entry of bot_tree() by path: its digest
 
     def files(self) -> tuple[Path, ...]:
         """What the sandbox shows the bot of its folder, read-only: its own
@@ -70,38 +74,29 @@ class Entry:
     link: str = ""  # links: the link text, never followed
 
 
-def _view(folder: Path, name: str, where: str) -> tuple[Path, ...]:
-    """The bot's own top-level entries in ``folder``: files named ``name`` or
-    ``name.<ext>`` and the data folder ``name/``, each refused unless it is
-    what it seems (no symlink out, no special file)."""
+def _view(folder: Path, bot_file: Path, where: str) -> tuple[Path, ...]:
+    """The bot's own top-level entries in ``folder``: its bot file and, when
+    there is one, its data folder ``<name>/``, each refused unless it is what
+    it seems (no symlink, no special file)."""
     own: list[Path] = []
-    try:
-        entries = sorted(os.scandir(folder), key=lambda e: e.name)
-    except OSError as exc:
-        raise ConfigError(f"{where}: its folder {folder} cannot be read: {exc.strerror}") from None
-    names = {e.name for e in entries if e.name == name or e.name.startswith(name + ".")}
-    for e in entries:
-        if e.name not in names:
+    for p, what in ((bot_file, "bot file"), (folder / bot_file.stem, "data folder")):
+        try:
+            st = os.lstat(p)
+        except FileNotFoundError:
             continue
-        p = folder / e.name
-        st = os.lstat(p)
+        except OSError as exc:
+            raise ConfigError(f"{where}: {p} cannot be read: {exc.strerror}") from None
         if stat.S_ISLNK(st.st_mode):
-            target = os.path.realpath(p)
-            ok = os.path.dirname(target) == str(folder) and os.path.basename(target) in names \
-                and not os.path.isdir(target)
-            if not ok:
-                what = "data folder" if e.name == name else "file"
-                raise ConfigError(f"{where}: its {what} {p} is a symlink to {target}; a bot's files must be "
-                                  f"its own, inside {folder} (copy them in instead of linking)")
-            if os.path.isfile(target):
-                own.append(p)
-        elif stat.S_ISDIR(st.st_mode):
-            if e.name == name:
-                own.append(p)  # the data folder (a folder name.ext is not the bot's)
-        elif stat.S_ISREG(st.st_mode):
+            raise ConfigError(f"{where}: its {what} {p} is a symlink to {os.path.realpath(p)}; a bot's files "
+                              f"must be its own, inside {folder} (copy them in instead of linking)")
+        if stat.S_ISDIR(st.st_mode) and what == "data folder":
             own.append(p)
-        else:
+        elif stat.S_ISREG(st.st_mode) and what == "bot file":
+            own.append(p)
+        elif not stat.S_ISDIR(st.st_mode) and not stat.S_ISREG(st.st_mode):
             raise ConfigError(f"{where}: {p} is not a regular file or folder (a fifo, socket or device)")
+        # a file named like the data folder (a compiled `<name>` beside `<name>.yaml`) is not the bot's:
+        # the command refuses it by name (_argument), saying to move it into the folder
     return tuple(own)
 
 
@@ -153,21 +148,45 @@ def _tree(folder: Path, own: tuple[Path, ...], where: str) -> list[Entry]:
     return out
 
 
-def _hash(folder: Path, entries: list[Entry]) -> str:
+def _hash(folder: Path, entries: list[Entry]) -> tuple[str, dict[str, str]]:
     """sha256 over every entry: its kind, relative path, x bit, and content
-    (a file's bytes, a link's text; a link is never followed)."""
+    (a file's bytes, a link's text; a link is never followed); and each
+    entry's own digest by relative path, so that a changed bot can be told
+    by which files changed (:func:`changed_files`)."""
     h = hashlib.sha256()
     top = str(folder)
+    each: dict[str, str] = {}
     for e in entries:
         h.update(f"{e.kind}\0{e.rel}\0{int(e.executable)}\0".encode())
+        content = b""
         if e.kind == "file":
             fd = os.open(f"{top}/{e.rel}", os.O_RDONLY | os.O_NOFOLLOW)
             with os.fdopen(fd, "rb") as f:
-                h.update(hashlib.file_digest(f, "sha256").digest())
+                content = hashlib.file_digest(f, "sha256").digest()
         elif e.kind == "link":
-            h.update(os.fsencode(e.link))
+            content = os.fsencode(e.link)
+        h.update(content)
         h.update(b"\0")
-    return h.hexdigest()
+        each[e.rel] = hashlib.sha256(f"{e.kind}\0{int(e.executable)}\0".encode() + content).hexdigest()[:16]
+    return h.hexdigest(), each
+
+
+def file_digests(spec: BotSpec) -> dict[str, str]:
+    """Each of the bot's entries (relative path) and a short digest of it: what
+    a run folder keeps to say later which files of a bot changed."""
+    return dict(spec.digests)
+
+
+def changed_files(before: Mapping[str, str], after: Mapping[str, str], limit: int = 8) -> str:
+    """The files that differ between two versions of a bot, in words: added,
+    removed, changed (at most ``limit`` named, then how many more)."""
+    parts = [f"{rel} (changed)" for rel in sorted(before) if rel in after and before[rel] != after[rel]]
+    parts += [f"{rel} (new)" for rel in sorted(after) if rel not in before]
+    parts += [f"{rel} (removed)" for rel in sorted(before) if rel not in after]
+    if not parts:
+        return "no file differs by content (a file's executable bit or kind changed)"
+    more = f", and {len(parts) - limit} more" if len(parts) > limit else ""
+    return ", ".join(parts[:limit]) + more
 
 
 def _owns(folder: Path, own: tuple[Path, ...]) -> Callable[[str], bool]:
@@ -203,18 +222,16 @@ def load_bot(path: str | Path) -> BotSpec:
         raise ConfigError(f"bot file {str(p)!r} has suffix {p.suffix!r}; expected .py (a Python bot) "
                           f"or .yaml (a program bot manifest with a `command` list)")
     where = f"bot {name} ({p})"
-    own = _view(folder, name, where)
+    own = _view(folder, p, where)
     if p not in own:
         raise ConfigError(f"bot file {str(p)!r} does not exist")
-    if not p.is_file():
-        raise ConfigError(f"bot file {str(path)!r} is not a file (expected a .py or .yaml bot file)")
-    sha = _hash(folder, _tree(folder, own, where))
+    sha, digests = _hash(folder, _tree(folder, own, where))
     if p.suffix == ".py":
         return BotSpec(name=name, kind="python", path=p, command=(), env={}, version=None,
-                       sha256=sha, folder=folder, own=own,
+                       sha256=sha, folder=folder, own=own, digests=digests,
                        supports=Supports.from_data(python_literal(p, "SUPPORTS"), f"bot file {str(p)!r}: SUPPORTS"),
                        limits=_limits(python_literal(p, "LIMITS"), f"bot file {str(p)!r}: LIMITS"))
-    return _load_manifest(p, folder, own, sha)
+    return _load_manifest(p, folder, own, sha, digests)
 
 
 # What a bot may raise for itself (its manifest's `limits`, a Python bot's
@@ -240,7 +257,7 @@ def _limits(data: Any, where: str) -> dict[str, int]:
     return out
 
 
-def _load_manifest(p: Path, folder: Path, own: tuple[Path, ...], sha: str) -> BotSpec:
+def _load_manifest(p: Path, folder: Path, own: tuple[Path, ...], sha: str, digests: dict[str, str]) -> BotSpec:
     where = f"bot manifest {str(p)!r}"
     data: Any = load_untrusted_yaml(p, where)
     if not isinstance(data, dict):
@@ -265,7 +282,7 @@ def _load_manifest(p: Path, folder: Path, own: tuple[Path, ...], sha: str) -> Bo
     return BotSpec(name=p.stem, kind="program", path=p, command=tuple(resolved),
                    env={k: str(v) for k, v in env.items()},
                    version=None if version is None else str(version),
-                   sha256=sha, folder=folder, own=own, runtime=runtime.binds,
+                   sha256=sha, folder=folder, own=own, runtime=runtime.binds, digests=digests,
                    supports=Supports.from_data(data.get("supports"), f"{where}: supports"),
                    limits=_limits(data.get("limits"), f"{where}: limits"))
 
@@ -281,9 +298,7 @@ def _argument(part: str, folder: Path, name: str, owns: Callable[[str], bool], w
     if owns(real):
         return real
     if relative or inside(real, str(folder)) or inside(str(folder), real):
-        raise ConfigError(f"{where}: the command argument {part!r} is {real}, which is not one of the "
-                          f"bot's own files ({folder}/{name}.* and the folder {folder}/{name}/); "
-                          f"only those are visible inside the sandbox")
+        raise ConfigError(f"{where}: {not_own(f'the command argument {part!r}', real, str(folder), name)}")
     return part  # elsewhere on the host: passed on, never shown (the system is visible anyway)
 
 

@@ -24,8 +24,15 @@ from arena.untrusted import printable
 __all__ = ["causes", "excerpt", "process_limit", "stdout_hints"]
 
 _WIDTH = 200
-_PY_FRAME = re.compile(r'^\s*File "(?P<path>[^"]+)", line (?P<line>\d+)')
-_JAVA_FRAME = re.compile(r"^\s*at (?P<where>[\w$.<>/]+)\((?P<file>[\w$.-]+\.(java|kt|scala)):(?P<line>\d+)\)")
+_PY_FRAME = re.compile(r'^[ \t]*File "(?P<path>[^"]+)", line (?P<line>\d+)')
+_PY_SYNTAX = re.compile(r'^[ \t]*File "[^"\n]+", line \d+\n(?:.*\n){0,3}?(?:SyntaxError|IndentationError|TabError): ',
+                        re.M)
+_JAVA_FRAME = re.compile(r"^[ \t]*at (?P<where>[\w$.<>/]+)\((?P<file>[\w$.-]+\.(java|kt|scala)):(?P<line>\d+)\)", re.M)
+_JAVA_CAUSE = re.compile(r"^Caused by: (.*)$", re.M)
+_JAVA_THREAD = re.compile(r'^(Exception in thread ".*)$', re.M)
+_STARTER = re.compile(r"(?:bwrap: execvp|prlimit: failed to execute) ([^\n:]{1,512}?): (No such file or directory|"
+                      r"Permission denied)")
+_FRAMES_CHECKED = 64  # the last frames of a traceback looked up as the bot's own (each costs a realpath)
 
 
 def _safe(text: str, width: int = _WIDTH) -> str:
@@ -53,8 +60,7 @@ def causes(text: str, *, own: Callable[[str], bool], program: str, processes: in
     most specific first; ``own(path)`` tells the bot's own files."""
     out: list[str] = []
     # The program is started by bwrap, or (inside it) by the quota launcher prlimit.
-    m = re.search(r"(?:bwrap: execvp|prlimit: failed to execute) (.+?): (No such file or directory|"
-                  r"Permission denied)", text)
+    m = _STARTER.search(text)
     if m:
         what = "not visible inside the sandbox" if m.group(2).startswith("No such") else "not executable"
         out.append(f"the program {_safe(m.group(1))} is {what} (for a script, check its #! line; "
@@ -99,8 +105,10 @@ def _python(text: str, own: Callable[[str], bool]) -> list[str]:
     host = re.search(r"^arena\.host: (.+)$", text, re.M)
     if at < 0:
         # A SyntaxError from the bot host has no frame of the bot's: only its file, line and caret.
-        syntax = re.search(r'^\s*File "[^"]+", line \d+\n(.*\n){0,3}?(SyntaxError|IndentationError|TabError): ',
-                           text, re.M)
+        # [ \t]*, not \s*: \s also eats newlines, and from every line start of a
+        # stderr of bare newlines it then scanned all the rest (quadratic: 0.9 s
+        # of the referee's CPU for 20 KiB, docs/sandbox.md).
+        syntax = _PY_SYNTAX.search(text)
         if syntax is None:
             return [f"the bot host says: {_safe(host.group(1))}"] if host else []
         at = syntax.start()
@@ -108,7 +116,7 @@ def _python(text: str, own: Callable[[str], bool]) -> list[str]:
     exc = next((line for line in block if line and not line[0].isspace()
                 and not line.startswith(("Traceback", "During handling", "The above exception"))), "")
     frames = [(m.group("path"), m.group("line")) for m in map(_PY_FRAME.match, block) if m]
-    mine = [f for f in frames if own(os.path.realpath(f[0]))]
+    mine = [f for f in frames[-_FRAMES_CHECKED:] if own(os.path.realpath(f[0]))]
     where = f" at {_safe(mine[-1][0])} line {mine[-1][1]}" if mine else \
         (f" at {_safe(frames[-1][0])} line {frames[-1][1]}" if frames else "")
     out = [f"Python raised {_safe(exc) if exc else 'an exception'}{where}"]
@@ -120,20 +128,17 @@ def _python(text: str, own: Callable[[str], bool]) -> list[str]:
 
 
 def _java(text: str) -> list[str]:
-    """A Java exception: the innermost ``Caused by`` (or the thread's exception) and its first source line."""
-    lines = text.splitlines()
-    idx = [i for i, line in enumerate(lines) if line.startswith("Caused by: ")]
-    if not idx:
-        idx = [i for i, line in enumerate(lines) if line.startswith('Exception in thread "')]
-    if not idx:
+    """A Java exception: the innermost ``Caused by`` (or the thread's exception) and its first source line.
+    Each pattern is one pass of the regex engine over the text: a bot's stderr is its to shape."""
+    found = list(_JAVA_CAUSE.finditer(text)) or list(_JAVA_THREAD.finditer(text))
+    last = found[-1] if found else None
+    if last is None:
         m = re.search(r"^Error: Could not find or load main class .+$", text, re.M)
         return [f"Java says: {_safe(m.group())}"] if m else []
-    i = idx[-1]
-    head = lines[i].removeprefix("Caused by: ")
-    frame = next((m for m in map(_JAVA_FRAME.match, lines[i + 1:]) if m), None)
+    frame = _JAVA_FRAME.search(text, last.end())
     where = f" at {_safe(frame.group('file'))} line {frame.group('line')} ({_safe(frame.group('where'))})" \
         if frame else ""
-    return [f"Java raised {_safe(head)}{where}"]
+    return [f"Java raised {_safe(last.group(1))}{where}"]
 
 
 def stdout_hints(line: bytes, program: str) -> list[str]:

@@ -36,6 +36,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from arena.botfile.spec import changed_files
 from arena.botfile.supports import Supports
 from arena.engine.records import MatchSpec, derive_seed, match_id
 from arena.errors import RunError
@@ -53,16 +54,24 @@ class Generation:
     # entry block is a function of them, and must stay so once the bot file is gone.
     supports: Mapping[str, Any] = field(default_factory=dict)
     first: tuple[int, ...] = ()  # the first match index of each added label's entry block
+    # label -> {file: digest} (arena.botfile.spec.file_digests) of each version that entered here
+    # (all of generation 0's, then those added): what a later run compares to name the files that changed.
+    files: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
 
     def to_data(self) -> dict[str, Any]:
-        return {"bots": [list(b) for b in self.bots], "added": list(self.added),
-                "supports": dict(self.supports), "first": list(self.first)}
+        data: dict[str, Any] = {"bots": [list(b) for b in self.bots], "added": list(self.added),
+                                "supports": dict(self.supports), "first": list(self.first)}
+        if self.files:
+            data["files"] = {label: dict(f) for label, f in self.files.items()}
+        return data
 
     @staticmethod
     def from_data(data: Any) -> Generation:
         try:
+            files = data.get("files") or {}
             return Generation(tuple((str(a), str(b)) for a, b in data["bots"]), tuple(str(x) for x in data["added"]),
-                              dict(data.get("supports") or {}), tuple(int(x) for x in data.get("first") or ()))
+                              dict(data.get("supports") or {}), tuple(int(x) for x in data.get("first") or ()),
+                              {str(k): {str(r): str(d) for r, d in v.items()} for k, v in files.items()})
         except (KeyError, TypeError, ValueError, AttributeError):
             raise RunError(f"run.json: pool: {data!r} is not a generation of entrants") from None
 
@@ -77,6 +86,8 @@ class PoolPlan:
     removed: tuple[str, ...] = ()
     changed: tuple[tuple[str, str], ...] = ()  # (old label, new label)
     retired: frozenset[str] = field(default_factory=frozenset)  # every label no longer present
+    # old label -> which of its files differ, in words (also where a format that does not grow refuses)
+    changed_files: Mapping[str, str] = field(default_factory=dict)
 
     @property
     def grew(self) -> bool:
@@ -86,8 +97,9 @@ class PoolPlan:
         """What happened, one line each, for the user."""
         out = []
         for old, new in self.changed:
-            out.append(f"league: {old} changed (another sha256): its recorded matches stay under {old!r} "
-                       f"(the old version, still rated); the new version enters as {new!r}")
+            files = self.changed_files.get(old)
+            out.append(f"league: {old} changed ({files or 'another sha256'}): its recorded matches stay under "
+                       f"{old!r} (the old version, still rated); the new version enters as {new!r}")
         for label in self.removed:
             out.append(f"league: {label} is no longer in the config: its recorded matches are kept and "
                        f"rated, its matches not yet played are dropped")
@@ -115,16 +127,19 @@ def plan_pool(config: RunConfig, history: tuple[Generation, ...] | None) -> Pool
     """Match the config's entrants against the history: the same pool, or a grown one."""
     mine = [(e.label, e.spec.sha256) for e in config.entrants]
     sups = {e.label: e.spec.supports.to_data() for e in config.entrants}
+    digests = {e.label: dict(e.spec.digests) for e in config.entrants}
     if history is None:
-        return PoolPlan((Generation(tuple(mine), (), sups),), config)
+        return PoolPlan((Generation(tuple(mine), (), sups, files=digests),), config)
     last = history[-1]
     if sorted(last.bots) == sorted(mine):
         if not last.supports:  # a folder from before the pool was recorded
             history = history[:-1] + (dataclasses.replace(last, supports=sups),)
         return PoolPlan(history, _in_order(config, [label for label, _ in last.bots], {}))
-    if config.format != "league":
-        return PoolPlan(history, config)  # the caller refuses it: only a league grows
     every = {label: sha for g in history for label, sha in g.bots}
+    differ = {label: _which_files(history, label, digests[label]) for label, sha in mine
+              if label in every and every[label] != sha}
+    if config.format != "league":
+        return PoolPlan(history, config, changed_files=differ)  # the caller refuses it: only a league grows
     rename: dict[str, str] = {}
     changed: list[tuple[str, str]] = []
     for label, sha in mine:
@@ -143,12 +158,22 @@ def plan_pool(config: RunConfig, history: tuple[Generation, ...] | None) -> Pool
     order = kept + added
     ordered = _in_order(config, order, rename)
     gen = Generation(tuple((label, now[label]) for label in order), tuple(added),
-                     {e.label: e.spec.supports.to_data() for e in ordered.entrants})
+                     {e.label: e.spec.supports.to_data() for e in ordered.entrants},
+                     files={e.label: dict(e.spec.digests) for e in ordered.entrants if e.label in added})
     if not last.supports:
         old_sups = {label: sups.get(label, {}) for label, _ in last.bots}
         history = history[:-1] + (dataclasses.replace(last, supports=old_sups),)
     return PoolPlan(history + (gen,), ordered, tuple(added), tuple(removed), tuple(changed),
-                    frozenset(every) - set(order))
+                    frozenset(every) - set(order), differ)
+
+
+def _which_files(history: tuple[Generation, ...], label: str, now: Mapping[str, str]) -> str:
+    """Which files of ``label`` differ from the version the history last recorded, in words."""
+    for g in reversed(history):  # the latest version, under its own label or a renamed one (LABEL@SHA8)
+        for key in reversed(list(g.files)):
+            if key == label or key.startswith(label + "@"):
+                return changed_files(g.files[key], now)
+    return "another sha256; this run folder predates the list of each bot's files"
 
 
 def _in_order(config: RunConfig, order: Sequence[str], rename: Mapping[str, str]) -> RunConfig:

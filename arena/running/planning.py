@@ -99,7 +99,9 @@ def plan_run(config: RunConfig, *, new: bool = False, observer: Observer | None 
     retired = [b for b in list(old.get("bots", [])) + list(old.get("retired", []))
                if isinstance(b, dict) and b.get("name") in pool.retired] if same and old else []
     plan = RunPlan(config, seed, specs, history, pool, fingerprint, observer, extra_meta, retired)
-    if same and old is not None and old.get("status") == "complete" and not pool.grew:
+    # A complete folder is shown as it is unless a bot changed (a format that does not grow then refuses
+    # in the store, naming the files).
+    if same and old is not None and old.get("status") == "complete" and not pool.grew and not pool.changed_files:
         recorded = read_records(config.out).records
         ids = {r.match for r in recorded}
         stop = False

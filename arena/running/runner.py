@@ -221,7 +221,8 @@ def run(config: RunConfig, *, force: bool = False, new: bool = False, progress: 
     result_note = None
     if new and config.out.exists() and any(config.out.iterdir()):
         result_note = f"the earlier run was moved to {move_aside(config.out)}"
-    done = store.open(meta, p.fingerprint, force=force, pool_planned=config.format == "league")
+    done = store.open(meta, p.fingerprint, force=force, pool_planned=config.format == "league",
+                      changed_bots=p.pool.changed_files)
     todo = [s for s in specs if s.match not in done]
     result = RunResult(config.out, "complete", 0, len(specs) - len(todo), len(specs), 0.0, config=config,
                        plan=p.pool, note=result_note)

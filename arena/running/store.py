@@ -42,7 +42,7 @@ import os
 import re
 import shutil
 import zlib
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
@@ -332,7 +332,7 @@ class RunStore:
     # -- opening -------------------------------------------------------------
 
     def open(self, meta: dict[str, Any], fingerprint: dict[str, Any], *, force: bool,
-             pool_planned: bool = False) -> set[str]:
+             pool_planned: bool = False, changed_bots: Mapping[str, str] | None = None) -> set[str]:
         """Create or resume the folder; returns the ids of matches already recorded.
 
         An existing folder made with a different config or different bot files
@@ -340,7 +340,8 @@ class RunStore:
         A torn last line and repeated records (:func:`read_records`) are
         dropped from ``games.jsonl`` before appending resumes. With
         ``pool_planned`` the bots are not compared: the caller matched them
-        against the folder's history (a league that grows, :mod:`arena.running.league`).
+        against the folder's history (a league that grows, :mod:`arena.running.league`);
+        ``changed_bots`` names the files of each changed bot, for the refusal.
         """
         folder, paths = self.folder, self.paths
         try:
@@ -354,6 +355,9 @@ class RunStore:
             if not force:
                 diff = sorted(k for k in set(fingerprint) | set(old.get("fingerprint") or {})
                               if (old.get("fingerprint") or {}).get(k) != fingerprint.get(k))
+                if "bots" in diff and changed_bots:
+                    diff[diff.index("bots")] = "bots: " + "; ".join(f"{label}: {files}"
+                                                                   for label, files in changed_bots.items())
                 raise RunError(
                     f"{folder} holds a run with a different config or different bot files "
                     f"(differs in: {', '.join(diff) or 'everything'}); use --out for a new folder, "
