@@ -137,7 +137,7 @@ def plan_pool(config: RunConfig, history: tuple[Generation, ...] | None) -> Pool
         return PoolPlan(history, _in_order(config, [label for label, _ in last.bots], {}))
     every = {label: sha for g in history for label, sha in g.bots}
     differ = {label: _which_files(history, label, digests[label]) for label, sha in mine
-              if label in every and every[label] != sha}
+              if label in every and every[label] != sha and every.get(f"{label}@{sha[:8]}") != sha}
     if config.format != "league":
         return PoolPlan(history, config, changed_files=differ)  # the caller refuses it: only a league grows
     rename: dict[str, str] = {}
