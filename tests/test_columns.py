@@ -11,13 +11,15 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
 from synth_records import league
 
 from arena.analysis.results import from_records, load
 from arena.running import columns
 from arena.running.store import read_records
+
+pytest.importorskip("hypothesis", reason="the test extra is not installed (pip install -e '.[test]')")
+from hypothesis import given  # noqa: E402  (after the skip above)
+from hypothesis import strategies as st  # noqa: E402  (after the skip above)
 
 LIMITS = {"int16": 2 ** 15, "int32": 2 ** 31, "int64": 2 ** 63}
 

@@ -6,12 +6,15 @@ import json
 import os
 from pathlib import Path
 
-import nbformat
 import pytest
-from nbclient import NotebookClient
 
 from arena.running.config import load_config
 from arena.running.runner import run as arena_run
+
+pytest.importorskip("nbformat", reason="the test extra is not installed (pip install -e '.[test]')")
+pytest.importorskip("nbclient", reason="the test extra is not installed (pip install -e '.[test]')")
+import nbformat  # noqa: E402  (after the skip above)
+from nbclient import NotebookClient  # noqa: E402  (after the skip above)
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOK = ROOT / "notebooks" / "analysis.ipynb"

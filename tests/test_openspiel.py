@@ -17,7 +17,6 @@ from __future__ import annotations
 import random
 from typing import Any
 
-import pyspiel
 import pytest
 
 from arena.engine.rules import (
@@ -31,6 +30,9 @@ from arena.engine.rules import (
     legal_actions,
     new_match,
 )
+
+pytest.importorskip("pyspiel", reason="the test extra is not installed (pip install -e '.[test]')")
+import pyspiel  # noqa: E402  (after the skip above)
 
 WILD = 6  # OpenSpiel's wild face is its highest (dice_sides)
 

@@ -18,7 +18,6 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import pexpect
 import pytest
 
 from arena.apps.play import LEFT_KIND, HumanPlayer, candidate_raises, illegal_reason, play_setup
@@ -28,6 +27,9 @@ from arena.engine.rules import CALZA, DUDO, Bid, Rules
 from arena.errors import BotFault
 from arena.protocol import parse
 from arena.sdk import Turn
+
+pytest.importorskip("pexpect", reason="the test extra is not installed (pip install -e '.[test]')")
+import pexpect  # noqa: E402  (after the skip above)
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -16,8 +16,6 @@ from typing import Any
 import orjson
 import pytest
 from click.testing import CliRunner
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
 
 from arena.apps.cli import main
 from arena.engine.records import EndReason, FaultKind, MatchRecord, MatchSpec, RecordError, derive_seed, record_line
@@ -27,6 +25,10 @@ from arena.errors import BotFault, RunError
 from arena.match.inprocess import InProcessTransport, load_python_bot
 from arena.match.referee import play_match
 from arena.running.store import RunFolder, RunStore, read_records
+
+pytest.importorskip("hypothesis", reason="the test extra is not installed (pip install -e '.[test]')")
+from hypothesis import HealthCheck, given, settings  # noqa: E402  (after the skip above)
+from hypothesis import strategies as st  # noqa: E402  (after the skip above)
 
 ROOT = Path(__file__).resolve().parent.parent
 BOTS = ROOT / "bots"

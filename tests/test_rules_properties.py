@@ -26,8 +26,6 @@ from collections import Counter
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
 
 from arena.engine.rules import (
     CALZA,
@@ -51,6 +49,10 @@ from arena.engine.rules import (
 )
 from arena.errors import IllegalAction
 from arena.protocol.messages import turn_view
+
+pytest.importorskip("hypothesis", reason="the test extra is not installed (pip install -e '.[test]')")
+from hypothesis import HealthCheck, given, settings  # noqa: E402  (after the skip above)
+from hypothesis import strategies as st  # noqa: E402  (after the skip above)
 
 SEEN: Counter[str] = Counter()  # which rare branches the playouts reached
 
