@@ -19,6 +19,7 @@ from typing import Any
 import pandas as pd
 
 from arena.analysis.stats import DEFINITIONS, LEVEL, RatingReport, base_name
+from arena.untrusted import printable
 
 __all__ = ["csv_text", "explain_text", "format_ratings", "format_stats", "format_table", "ratings_json", "stat_cell",
            "stat_cells", "stat_kind", "stats_json"]
@@ -108,6 +109,8 @@ def format_ratings(report: RatingReport, head_to_head: bool = False) -> str:
     scale = f"; shifted, as the fit, to put {report.anchor} at {report.anchor_elo:g}" if report.anchor else ""
     blocks.append("* seq. Elo: classic K-factor Elo in schedule order (match id); it depends on match order, "
                   f"unlike the fit{scale}.")
+    if report.integrity is not None and report.integrity.lines():
+        blocks.append("\n".join(printable(line, newlines=False) for line in report.integrity.lines()))
     return "\n\n".join(blocks)
 
 
@@ -221,6 +224,7 @@ def ratings_json(report: RatingReport) -> dict[str, Any]:
         "resamples": report.resamples, "seed": report.seed, "prior_sd": report.prior_sd,
         "anchor": report.anchor, "anchor_elo": report.anchor_elo,
         "drop_admin_faults": report.drop_admin_faults,
+        "integrity": None if report.integrity is None else report.integrity.to_data(),
     }
 
 
