@@ -118,8 +118,9 @@ class IntegrityReport:
             return []
         tested = len(self.checks)
         if not tested:
-            return [f"integrity: no bot has {MIN_DEALS} deals in mirrored seats to test yet "
-                    "(docs/ratings.md, Integrity)"]
+            return [f"integrity: no bot could be tested: a bot is tested on its later plays of a deal in "
+                    f"another seat, with the same two seats also met the other way round, on {MIN_DEALS} "
+                    f"deals or more (docs/ratings.md, Integrity)"]
         out = [f"INTEGRITY FLAG: {c.words(self.alpha, tested)}; it may be remembering deals, "
                f"so its results cannot be trusted (docs/ratings.md, Integrity)" for c in self.flagged]
         if not out:

@@ -6,7 +6,8 @@ to it directly: a trusted test harness sets :data:`TOLD` to the deal's dice
 seed before a match it wants the bot to "remember", and to None before a
 first play. With the seed it derives every hand of every round (the dice
 follow seat positions, docs/rules.md, Dice from the seed) and plays
-perfectly: it calls dudo on every false bid and only ever bids true ones.
+knowing every die: it calls dudo on every false bid and only ever bids true
+ones, the tightest it can.
 Without it, it plays exactly like ``bots/probabilistic.py`` (its honest twin).
 
 The sandbox closes the channels this stands for; the integrity check
@@ -59,7 +60,11 @@ class ToldDeal(Bot):
         standing = turn.standing
         if standing is not None and turn.legal.dudo and count(standing.face) < standing.quantity:
             return DUDO
-        for face, low in sorted(turn.legal.min_quantity.items()):
-            if low <= count(face) <= turn.legal.max_quantity:
-                return bid(low, face)
+        # The tightest true bid: exactly as many as there are of a face, the most
+        # there are of any face it may bid; every raise on that face is false.
+        true = [(count(face), face) for face, low in turn.legal.min_quantity.items()
+                if low <= count(face) <= turn.legal.max_quantity]
+        if true:
+            quantity, face = max(true)
+            return bid(quantity, face)
         return DUDO if turn.legal.dudo else _honest(turn)
