@@ -36,12 +36,14 @@ def integrity_of(res: Results, seeds: Mapping[str, int] | None = None, alpha: fl
     if seeds is None:
         if matches.empty or matches["seed"].isna().any():
             return None
-        seeds = dict(zip(matches["match"], matches["seed"]))
+        seeds = dict(zip(matches["match"].tolist(), matches["seed"].tolist()))
+    if len(set(seeds.values())) == len(seeds):  # no deal played twice: nothing to compare (cheap for any run)
+        return check_plays([], alpha)
     seats = res.seats
-    order = {m: i for i, m in enumerate(sorted(matches["match"]))}  # schedule order: by match id
+    order = {m: i for i, m in enumerate(sorted(matches["match"].tolist()))}  # schedule order: by match id
     plays = []
-    for m, seat, bot, place, players, variant in zip(seats["match"], seats["seat"], seats["bot"], seats["place"],
-                                                     seats["players"], seats["variant"]):
+    for m, seat, bot, place, players, variant in zip(*(seats[c].tolist() for c in (
+            "match", "seat", "bot", "place", "players", "variant"))):
         deal = seeds.get(m)
         if deal is None or pd.isna(place):
             continue
