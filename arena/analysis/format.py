@@ -217,15 +217,17 @@ def ratings_json(report: RatingReport) -> dict[str, Any]:
     def rows(df: pd.DataFrame) -> Any:
         return json.loads(df.to_json(orient="records"))
 
-    return {
+    out: dict[str, Any] = {
         "ratings": rows(report.table),
         "head_to_head": rows(report.h2h),
         "los": {v: json.loads(m.to_json(orient="index")) for v, m in report.los.items()},
         "resamples": report.resamples, "seed": report.seed, "prior_sd": report.prior_sd,
         "anchor": report.anchor, "anchor_elo": report.anchor_elo,
         "drop_admin_faults": report.drop_admin_faults,
-        "integrity": None if report.integrity is None else report.integrity.to_data(),
     }
+    if report.integrity is not None and report.integrity.tested:  # only where a bot could be tested
+        out["integrity"] = report.integrity.to_data()
+    return out
 
 
 def stats_json(table: pd.DataFrame) -> str:

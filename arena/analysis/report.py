@@ -453,7 +453,7 @@ def _integrity(report: RatingReport) -> str:
     check = report.integrity
     if check is None or not check.paired:
         return ""
-    lines = check.lines()
+    lines = check.lines(untestable=True)
     flagged = {c.bot for c in check.flagged}
     rows = [(c.bot, c.deals, _fmt(c.gain, "+.3f"), _fmt(1.96 * c.se, ".3f"), f"{c.p:.2g}",
              "FLAGGED" if c.flagged else "") for c in check.checks]

@@ -112,15 +112,20 @@ class IntegrityReport:
     def check_of(self, bot: str) -> BotCheck | None:
         return next((c for c in self.checks if c.bot == bot), None)
 
-    def lines(self) -> list[str]:
-        """What ``arena ratings`` prints under its table: a flag per flagged bot, or one line of all clear."""
+    @property
+    def tested(self) -> bool:
+        return bool(self.checks)
+
+    def lines(self, untestable: bool = False) -> list[str]:
+        """What ``arena ratings`` prints under its table: a flag per flagged bot, or one
+        line of all clear; nothing when no bot could be tested, unless ``untestable``."""
         if not self.paired:
             return []
         tested = len(self.checks)
         if not tested:
             return [f"integrity: no bot could be tested: a bot is tested on its later plays of a deal in "
                     f"another seat, with the same two seats also met the other way round, on {MIN_DEALS} "
-                    f"deals or more (docs/ratings.md, Integrity)"]
+                    f"deals or more (docs/ratings.md, Integrity)"] if untestable else []
         out = [f"INTEGRITY FLAG: {c.words(self.alpha, tested)}; it may be remembering deals, "
                f"so its results cannot be trusted (docs/ratings.md, Integrity)" for c in self.flagged]
         if not out:
