@@ -1,6 +1,6 @@
 """Attack, in-process only (protection off): a bot told the deal on its later plays.
 
-What a bot that decodes a deal through a shared kernel cache (issue 33: the
+What a bot that decodes a deal through a shared kernel cache (docs/sandbox.md: the
 page cache, a name-lookup cache) knows on its second play of a deal, handed
 to it directly: a trusted test harness sets :data:`TOLD` to the deal's dice
 seed before a match it wants the bot to "remember", and to None before a
