@@ -313,3 +313,33 @@ def test_finished_carries_the_deal_from_a_line_too() -> None:
     rec = records[0]
     again = Finished.from_line(rec.to_json())
     assert again == Finished.of(rec) and again.deal == rec.seed and again.variant == "v"
+
+
+def test_in_a_field_sprt_a_plays_each_deal_once_and_h1_stands() -> None:
+    # A (pair half 0) and B (half 1) at seat t % 3 with the same two opponents:
+    # A never sees a deal twice, so the check has nothing of A's and H1 is H1.
+    test = SprtTest(SprtParams("A", "B", elo0=0, elo1=100), 200)
+    for t in range(200):
+        seat = t % 3
+        for role, hero in enumerate(("A", "B")):
+            bots = ["x", "y"]
+            bots.insert(seat, hero)
+            places = [2, 3]
+            places.insert(seat, 1 if hero == "A" else 3)
+            if hero == "B":
+                places = [1 if b == "x" else 2 if b == "y" else 3 for b in bots]
+            test.observe_places(2 * t + role, bots, places)
+        if test.decided:
+            break
+    assert test.verdict == "H1", test.summary()
+    assert test.integrity is not None and test.integrity.check_of("A") is None and "A" not in test.integrity.untested
+
+
+def test_the_live_check_keeps_a_bounded_number_of_deals(monkeypatch: pytest.MonkeyPatch) -> None:
+    import arena.apps.standings as standings
+
+    monkeypatch.setattr(standings, "INTEGRITY_DEALS", 3)
+    live = LiveStandings(lambda text: None, every=5.0, tty=False, enabled=False, paired=True)
+    for i in range(20):  # ten deals, two plays each
+        live.observe(Finished(f"m-{i:06d}", ("a", "b"), (1, 2), (), 1000 + i // 2, "v"))
+    assert live.integrity is not None and len(live.integrity.plays) == 3 * 2 * 2

@@ -231,13 +231,14 @@ def check_plays(plays: Iterable[Play], alpha: float = ALPHA, bots: Sequence[str]
             untested.append(bot)
         else:
             results.append((bot, r))
-    ordered = sorted(results, key=lambda x: (upper_tail(x[1][4]), x[0]))
+    # p = 1 where the differences never vary (no evidence either way: z is 0 by convention).
+    ordered = sorted(((upper_tail(r[4]) if r[3] > 0 else 1.0, bot, r) for bot, r in results),
+                     key=lambda x: (x[0], x[1]))
     m = len(ordered)
     checks = []
     rejecting = True
-    for rank, (bot, (deals, comparisons, gain, se, z)) in enumerate(ordered):
-        p = upper_tail(z) if se > 0 else 1.0
-        rejecting = rejecting and p <= alpha / (m - rank)
+    for rank, (p, bot, (deals, comparisons, gain, se, z)) in enumerate(ordered):
+        rejecting = rejecting and p <= alpha / (m - rank)  # Holm: stop at the first that fails
         checks.append(BotCheck(bot, deals, comparisons, gain, se, z, p, rejecting))
     return IntegrityReport(alpha, tuple(checks), tuple(untested), paired)
 
