@@ -343,3 +343,50 @@ def test_the_live_check_keeps_a_bounded_number_of_deals(monkeypatch: pytest.Monk
     for i in range(20):  # ten deals, two plays each
         live.observe(Finished(f"m-{i:06d}", ("a", "b"), (1, 2), (), 1000 + i // 2, "v"))
     assert live.integrity is not None and len(live.integrity.plays) == 3 * 2 * 2
+
+
+@pytest.mark.slow
+def test_arena_sprt_refuses_h1_on_matches_of_a_bot_told_the_deal(tmp_path: Path) -> None:
+    """Through the command: ``arena sprt`` with the told-deal bot, sandboxed (never
+    told: its honest twin), accepts H0; then the same test's matches as a trusted
+    in-process harness plays them with the bot told the deal on second plays
+    (the protection off) take the folder's place, and the command, resuming,
+    refuses H1 and says why, in its output and in run.json."""
+    import shutil
+    import subprocess
+    import sys
+
+    from arena.running.config import build_config
+    from arena.running.planning import plan_run
+    from arena.running.sprt import sprt_config_data
+
+    out = tmp_path / "sprt"
+    args = [sys.executable, "-m", "arena", "sprt", "tests/bots/told_deal.py", "probabilistic", "--seed", "11",
+            "--max-matches", "160", "--workers", "1", "--out", str(out)]
+    first = subprocess.run(args, cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert first.returncode == 0, first.stderr
+    assert "H0 accepted" in first.stdout, first.stdout
+
+    data = sprt_config_data("tests/bots/told_deal.py", "probabilistic", (), players=None, preset="classic",
+                            elo0=0.0, elo1=20.0, alpha=0.05, beta=0.05, max_matches=160, seed=11, out=str(out),
+                            workers=1)
+    cfg = build_config(data, ROOT / "arena sprt")
+    specs = plan_run(cfg).specs
+    labels = [e.label for e in cfg.entrants]
+    records = _play(specs, labels, {labels[0]: CHEAT, labels[1]: BOTS["probabilistic"]}, cheat=labels[0])
+    (out / "games.jsonl").write_bytes(b"".join(r.to_json() + b"\n" for r in records))
+    shutil.rmtree(out / "tables")
+    (out / "matches.parquet").unlink()
+    meta = json.loads((out / "run.json").read_text())
+    meta["status"], meta["sprt"]["verdict"] = "interrupted", None
+    (out / "run.json").write_text(json.dumps(meta))
+
+    again = subprocess.run(args, cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert again.returncode == 0, again.stderr
+    assert "H1 refused, the result cannot be trusted: the LLR reached H1's bound, but told_deal did better on " \
+           "later plays of a deal than on its first" in again.stdout, again.stdout
+    sprt = json.loads((out / "run.json").read_text())["sprt"]
+    assert sprt["verdict"] == "untrusted" and sprt["integrity"]["bots"][0]["flagged"]
+    rated = subprocess.run([sys.executable, "-m", "arena", "ratings", str(out), "--no-write"], cwd=ROOT,
+                           capture_output=True, text=True, timeout=600)
+    assert "INTEGRITY FLAG: told_deal did better on later plays of a deal" in rated.stdout, rated.stdout
