@@ -316,7 +316,7 @@ def rate_results(
     return RatingReport(
         pd.concat(tables, ignore_index=True)[RATING_COLUMNS], los, pd.concat(h2hs, ignore_index=True),
         samples, resamples, seed, prior_sd, anchor, anchor_elo, drop_admin_faults,
-        integrity_of(base if variant is None else select(base, variant), seeds),
+        integrity_of(base, seeds),  # the whole run, whatever the variant shown: a deal's plays span variants
     )
 
 
