@@ -15,8 +15,9 @@ from pathlib import Path
 import pandas as pd
 
 from arena.analysis.format import csv_text, format_ratings
+from arena.analysis.integrity import paired_run
 from arena.analysis.ratings import PRIOR_SD_ELO
-from arena.analysis.results import Results, from_records, load
+from arena.analysis.results import Results, from_records, load, match_seeds
 from arena.analysis.stats import Progress, RatingReport, rate_results, run_stats
 from arena.engine.records import MatchRecord
 from arena.errors import ArenaError
@@ -49,8 +50,11 @@ def rate_run(run: str | Path, *, write: bool = True, variant: str | None = None,
     holds them) skips reading altogether."""
     res = (from_records(sorted(records, key=lambda r: r.match), read_run_json(Path(run)) or {}, run)
            if records is not None else _load(run, note, seats_only=True))
+    # The integrity check needs each match's deal, which the seat table alone lacks.
+    seeds = match_seeds(run) if res.seats_only and paired_run(res.run) else None
     report = rate_results(res, variant=variant, drop_admin_faults=drop_admin_faults, resamples=resamples,
-                          seed=seed, prior_sd=prior_sd, anchor=anchor, anchor_elo=anchor_elo, k=k, progress=progress)
+                          seed=seed, prior_sd=prior_sd, anchor=anchor, anchor_elo=anchor_elo, k=k, progress=progress,
+                          seeds=seeds)
     if write and variant is None:
         write_text(RunFolder(Path(run)).ratings, csv_text(report.table))
     return report

@@ -19,6 +19,7 @@ from typing import Any
 import pandas as pd
 
 from arena.analysis.stats import DEFINITIONS, LEVEL, RatingReport, base_name
+from arena.untrusted import printable
 
 __all__ = ["csv_text", "explain_text", "format_ratings", "format_stats", "format_table", "ratings_json", "stat_cell",
            "stat_cells", "stat_kind", "stats_json"]
@@ -108,6 +109,8 @@ def format_ratings(report: RatingReport, head_to_head: bool = False) -> str:
     scale = f"; shifted, as the fit, to put {report.anchor} at {report.anchor_elo:g}" if report.anchor else ""
     blocks.append("* seq. Elo: classic K-factor Elo in schedule order (match id); it depends on match order, "
                   f"unlike the fit{scale}.")
+    if report.integrity is not None and report.integrity.lines():
+        blocks.append("\n".join(printable(line, newlines=False) for line in report.integrity.lines()))
     return "\n\n".join(blocks)
 
 
@@ -214,7 +217,7 @@ def ratings_json(report: RatingReport) -> dict[str, Any]:
     def rows(df: pd.DataFrame) -> Any:
         return json.loads(df.to_json(orient="records"))
 
-    return {
+    out: dict[str, Any] = {
         "ratings": rows(report.table),
         "head_to_head": rows(report.h2h),
         "los": {v: json.loads(m.to_json(orient="index")) for v, m in report.los.items()},
@@ -222,6 +225,9 @@ def ratings_json(report: RatingReport) -> dict[str, Any]:
         "anchor": report.anchor, "anchor_elo": report.anchor_elo,
         "drop_admin_faults": report.drop_admin_faults,
     }
+    if report.integrity is not None and report.integrity.tested:  # only where a bot could be tested
+        out["integrity"] = report.integrity.to_data()
+    return out
 
 
 def stats_json(table: pd.DataFrame) -> str:

@@ -39,7 +39,15 @@ import pandas as pd
 
 from arena import __version__
 from arena.analysis.results import Results, load
-from arena.analysis.stats import OVERALL, Progress, comparison_rows, rate_results, variant_comparison, variant_stats
+from arena.analysis.stats import (
+    OVERALL,
+    Progress,
+    RatingReport,
+    comparison_rows,
+    rate_results,
+    variant_comparison,
+    variant_stats,
+)
 from arena.analysis.viewer import SCRIPT_HASH, viewer_html
 from arena.analysis.viewer import STYLE as VIEWER_STYLE
 from arena.engine.replay import render
@@ -440,6 +448,25 @@ def _elo_tables(table: pd.DataFrame, single: bool) -> str:
     return f'<div id="elo-table">{"".join(out)}</div>'
 
 
+def _integrity(report: RatingReport) -> str:
+    """The paired-play integrity check under the Elo tables: a flag per flagged bot, in red."""
+    check = report.integrity
+    if check is None or not check.paired:
+        return ""
+    lines = check.lines(untestable=True)
+    flagged = {c.bot for c in check.flagged}
+    rows = [(c.bot, c.deals, _fmt(c.gain, "+.3f"), _fmt(1.96 * c.se, ".3f"), f"{c.p:.2g}",
+             "FLAGGED" if c.flagged else "") for c in check.checks]
+    css = "warn" if flagged else "muted"
+    text = "".join(f"<p class='{css}'>{esc(line)}</p>" for line in lines)
+    table = _table(["bot", "deals", "gain on later plays", "± (95%)", "p", ""], rows,
+                   [False, True, True, True, True, False], table_id="integrity-table") if rows else ""
+    return (f'<div id="integrity"><h3>Integrity of paired play</h3>{text}{table}'
+            "<p class='muted'>Each bot's placement score on its later plays of a deal against its first, "
+            "seats balanced; a bot that does significantly better may remember deals "
+            f"(alpha {check.alpha:g} per run, Holm over the bots tested; docs/ratings.md, Integrity).</p></div>")
+
+
 def _stats_table(stats: pd.DataFrame) -> str:
     rows = [(r.variant, r.statistic, _fmt(r.value, ".4g"), _fmt(r.low, ".4g"), _fmt(r.high, ".4g"),
              "" if pd.isna(r.n) else int(r.n)) for r in cast(Iterable[Any], stats.itertuples())]
@@ -584,7 +611,8 @@ def build_report(run: str | Path, *, resamples: int = RESAMPLES, seed: int = 0,
         _section("ratings", "Elo ratings", overall_note + plots["elo"] + "<h3>Rating shifts between variants</h3>"
                  + shifts + _elo_tables(report.table, single)
                  + f"<p class='muted'>Plackett-Luce fit on the finishing orders, 95% bootstrap intervals "
-                   f"({report.resamples} resamples, seed {report.seed}); docs/ratings.md.</p>"),
+                   f"({report.resamples} resamples, seed {report.seed}); docs/ratings.md.</p>"
+                 + _integrity(report)),
         _section("head-to-head", "Head to head",
                  "<p>Share of their meetings in which the row bot finished above the column bot, "
                  "all variants together.</p>" + plots["h2h"]),

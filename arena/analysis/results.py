@@ -64,11 +64,19 @@ import pandas as pd
 
 from arena.engine.records import MatchRecord
 from arena.errors import RunError
-from arena.running.store import Repeat, RunFolder, read_matches, read_records, read_run_json, read_tables
+from arena.running.store import (
+    GAMES_BYTES,
+    Repeat,
+    RunFolder,
+    read_matches,
+    read_records,
+    read_run_json,
+    read_tables,
+)
 from arena.running.tables import ACTION_COLUMNS, FAULT_COLUMNS, MATCH_COLUMNS, ROUND_COLUMNS, SEAT_COLUMNS, tables
 
 __all__ = ["ACTION_COLUMNS", "FAULT_COLUMNS", "MATCH_COLUMNS", "ROUND_COLUMNS", "SEAT_COLUMNS", "FolderRecords", "Results",
-           "from_records", "load"]
+           "from_records", "load", "match_seeds"]
 
 _INT_COLUMNS = {
     "matches": ["line", "players", "first", "winner", "rounds_played", "decisions", "palifico_rounds", "faults"],
@@ -269,6 +277,26 @@ def _from_parquet(path: Path, meta: dict[str, Any]) -> Results | None:
     empty_rounds = pd.DataFrame(columns=list(ROUND_COLUMNS))
     empty_actions = pd.DataFrame(columns=list(ACTION_COLUMNS))
     return Results(path.parent, meta, matches, seats, empty_rounds, empty_actions, fault_rows, seats_only=True)
+
+
+def match_seeds(run: str | Path) -> dict[str, int]:
+    """Each recorded match's seed (its deal's dice seed), by match id: from the
+    run's tables/matches.parquet when it was made from the games file as it is
+    (one column read), else from the records."""
+    folder = RunFolder(Path(run))
+    games = folder.games_file()
+    path = folder.table("matches")
+    if games is not None and path.is_file():
+        try:
+            import pyarrow.parquet as pq
+
+            table = pq.read_table(path, columns=["match", "seed"])
+            if (table.schema.metadata or {}).get(GAMES_BYTES) == str(games.stat().st_size).encode():
+                return {str(m): int(s) for m, s in zip(table.column("match").to_pylist(),
+                                                       table.column("seed").to_pylist()) if s is not None}
+        except Exception:  # noqa: BLE001 - an unreadable table: the records are read instead
+            pass
+    return {r.match: r.seed for r in read_records(folder.path).records}
 
 
 def load(run: str | Path, *, seats_only: bool = False) -> Results:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -21,8 +21,10 @@ import pandas as pd
 from numpy.typing import ArrayLike
 
 from arena.analysis import ratings as rt
+from arena.analysis.integrity import integrity_of
 from arena.analysis.results import Results
 from arena.errors import FaultKind, RatingError, RunError
+from arena.running.integrity import IntegrityReport
 
 
 def _special() -> Any:
@@ -213,6 +215,8 @@ class RatingReport:
     anchor: str | None
     anchor_elo: float
     drop_admin_faults: bool
+    # The paired-play integrity check over the rated matches (None: the deals were not known).
+    integrity: IntegrityReport | None = None
 
 
 def _rate_part(
@@ -274,10 +278,14 @@ def rate_results(
     anchor_elo: float = 1500.0,
     k: float = 16.0,
     progress: Progress | None = None,
+    seeds: Mapping[str, int] | None = None,
 ) -> RatingReport:
     """Elo tables for every variant and over all variants (label
     :data:`OVERALL`), or for ``variant`` alone. Seeded: the same options give
-    the same table. ``progress`` is told ("rating LABEL", resamples done, resamples)."""
+    the same table. ``progress`` is told ("rating LABEL", resamples done, resamples).
+    The report carries the paired-play integrity check of the rated matches
+    (:mod:`arena.analysis.integrity`), whose deals are the matches' seeds
+    (``seeds`` by match id when ``res`` was loaded without them)."""
     # Rating reads only the seats, matches and faults: the rounds and bids are not split by variant.
     base = select(replace(res, rounds=res.rounds.iloc[:0], actions=res.actions.iloc[:0]), None, drop_admin_faults)
     if base.matches.empty:
@@ -308,6 +316,7 @@ def rate_results(
     return RatingReport(
         pd.concat(tables, ignore_index=True)[RATING_COLUMNS], los, pd.concat(h2hs, ignore_index=True),
         samples, resamples, seed, prior_sd, anchor, anchor_elo, drop_admin_faults,
+        integrity_of(base, seeds),  # the whole run, whatever the variant shown: a deal's plays span variants
     )
 
 

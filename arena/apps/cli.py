@@ -231,7 +231,8 @@ def run_cmd(config: str, workers: int | None, matches: int | None, seed: int | N
     from arena.apps.standings import LiveStandings, live_progress
 
     paths = {e.label: str(e.spec.path) for e in cfg.entrants}
-    standings = LiveStandings.for_terminal(sys.stderr.isatty(), live, live_every, _write_err, paths)
+    paired = cfg.seating == "rotate" or len(cfg.variants) > 1 or cfg.format == "sprt"  # deals played again
+    standings = LiveStandings.for_terminal(sys.stderr.isatty(), live, live_every, _write_err, paths, paired)
     bar = _ProgressLine()
     show = live_progress(bar, standings)
 

@@ -14,6 +14,12 @@ parent process shares the cores with the workers).
 
 A bot whose matches fault often gets one warning line, naming the bot, its
 most common fault kind and the command that diagnoses it (``arena check``).
+
+In a run with paired deals (``paired``), a bot flagged by the paired-play
+integrity check (:mod:`arena.running.integrity`: it does better on later
+plays of a deal than on the first) gets one warning line too; the check runs
+when a display is due, on the first :data:`INTEGRITY_DEALS` deals (a bot
+that remembers deals shows within dozens; ``arena ratings`` checks the whole run).
 """
 
 from __future__ import annotations
@@ -26,6 +32,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from arena.analysis.ratings import bootstrap, design, fit_design, to_elo
+from arena.running.integrity import IntegrityCollector
 from arena.running.observe import ARENA_FAULT, Finished
 from arena.untrusted import printable
 
@@ -38,6 +45,7 @@ MAX_SHARE = 0.01  # at most this share of wall time spent fitting
 RESAMPLES = 8  # bootstrap fits for the live intervals (the final table uses the full bootstrap)
 WARN_AFTER = 20  # matches a bot plays before its fault rate can warn
 WARN_RATE = 0.2  # share of a bot's matches with a fault of its own that warns
+INTEGRITY_DEALS = 5000  # deals the live integrity check keeps (memory stays bounded in any run)
 
 
 @dataclass
@@ -52,7 +60,7 @@ class LiveStandings:
 
     def __init__(self, write: Write, *, every: float, tty: bool, enabled: bool = True,
                  paths: Mapping[str, str] | None = None, leaders: int = LEADERS,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+                 clock: Callable[[], float] = time.monotonic, paired: bool = False) -> None:
         self.write = write
         self.every = every
         self.tty = tty
@@ -69,13 +77,21 @@ class LiveStandings:
         self.next_show = self.started + every
         self.fit_seconds = 0.0
         self.shown = 0
+        self.integrity = IntegrityCollector() if paired else None
+        self.deals: set[int] = set()
+        self.checked = 0  # plays the integrity check last saw
+        self.checks = 0
+        self.check_seconds = 0.0
+        self.next_check = self.started + every
+        self.flagged: set[str] = set()
 
     @staticmethod
     def for_terminal(tty: bool, live: bool | None, every: float | None, write: Write,
-                     paths: Mapping[str, str] | None = None) -> LiveStandings:
-        """On by default (every 5 s on a terminal, 60 s otherwise); ``live=False`` turns it off."""
+                     paths: Mapping[str, str] | None = None, paired: bool = False) -> LiveStandings:
+        """On by default (every 5 s on a terminal, 60 s otherwise); ``live=False`` turns it off.
+        ``paired``: the run plays deals more than once (the integrity check's warnings)."""
         pace = every if every is not None else (TTY_EVERY if tty else PIPE_EVERY)
-        return LiveStandings(write, every=pace, tty=tty, enabled=live is not False, paths=paths)
+        return LiveStandings(write, every=pace, tty=tty, enabled=live is not False, paths=paths, paired=paired)
 
     # -- the runner's observer ---------------------------------------------------
 
@@ -103,7 +119,32 @@ class LiveStandings:
                     and bot.faulted >= WARN_RATE * bot.matches):
                 self.warned.add(label)
                 self.pending.append(self.warning(label))
+        if self.integrity is not None and rec.deal is not None:
+            if rec.deal in self.deals or len(self.deals) < INTEGRITY_DEALS:
+                self.deals.add(rec.deal)
+                try:
+                    index = int(rec.match.removeprefix("m-"))  # schedule order
+                except ValueError:
+                    index = len(self.rankings)
+                self.integrity.add(deal=rec.deal, order=index, variant=rec.variant, bots=rec.bots,
+                                   placements=rec.placements)
         return False
+
+    def check_integrity(self) -> None:
+        """The integrity check on what has arrived; one warning per newly flagged bot."""
+        if self.integrity is None or len(self.integrity.plays) == self.checked:
+            return
+        t0 = time.perf_counter()
+        self.checked = len(self.integrity.plays)
+        report = self.integrity.check()
+        for c in report.flagged:
+            if c.bot not in self.flagged:
+                self.flagged.add(c.bot)
+                words = printable(c.words(report.alpha, len(report.checks)), newlines=False)
+                self.pending.append(f"warning: integrity: {words}; it may be remembering deals, so its "
+                                    f"results cannot be trusted (docs/ratings.md, Integrity)")
+        self.check_seconds += time.perf_counter() - t0
+        self.checks += 1
 
     def warning(self, label: str) -> str:
         bot = self.bots[label]
@@ -117,11 +158,15 @@ class LiveStandings:
     def tick(self, done: int, total: int) -> bool:
         """Show what is due; True if anything was written (the progress line must be redrawn)."""
         wrote = False
+        now = self.clock()
+        if self.integrity is not None and (now >= self.next_check or done >= total):
+            self.check_integrity()
+            # As for the fit: the next check late enough that checking stays under MAX_SHARE.
+            self.next_check = now + max(self.every, self.check_seconds / MAX_SHARE / max(1, self.checks))
         if self.pending:
             self._emit(self.pending)
             self.pending = []
             wrote = True
-        now = self.clock()
         if self.enabled and self.rankings and (now >= self.next_show or (done >= total and self.shown)):
             lines = self.render(done, total, now - self.started)
             self._emit(lines)

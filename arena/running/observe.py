@@ -22,23 +22,28 @@ ARENA_FAULT = "arena"  # the fault kind that is the arena's, not the bot's (Faul
 
 @dataclass(frozen=True, slots=True)
 class Finished:
-    """A finished match: its id, the label in each seat, each seat's place, its faults."""
+    """A finished match: its id, the label in each seat, each seat's place, its
+    faults; its deal (the dice seed, shared by the plays of one deal) and
+    variant, for the paired-play integrity check (:mod:`arena.running.integrity`)."""
 
     match: str
     bots: tuple[str, ...]
     placements: tuple[int, ...]
     faults: tuple[tuple[int, str], ...] = ()  # (seat, kind), in order
+    deal: int | None = None  # the record's seed: the dice seed of its table
+    variant: str = ""
 
     @staticmethod
     def of(rec: MatchRecord) -> Finished:
         return Finished(rec.match, tuple(rec.bots), tuple(rec.placements),
-                        tuple((f.seat, str(f.kind)) for f in rec.faults))
+                        tuple((f.seat, str(f.kind)) for f in rec.faults), rec.seed, rec.variant)
 
     @staticmethod
     def from_line(line: bytes) -> Finished:
         data = orjson.loads(line)
         return Finished(data["match"], tuple(data["bots"]), tuple(data["placements"]),
-                        tuple((f["seat"], f["kind"]) for f in data.get("faults") or ()))
+                        tuple((f["seat"], f["kind"]) for f in data.get("faults") or ()),
+                        data.get("seed"), str(data.get("variant", "")))
 
 
 Observer = Callable[[Finished], bool]  # a finished match, recorded before or just now -> stop the run?

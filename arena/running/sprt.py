@@ -35,11 +35,13 @@ from typing import Any
 
 from arena.engine.records import MatchSpec, derive_seed, match_id
 from arena.errors import ConfigError
+from arena.running.integrity import IntegrityReport, Play, check_plays
 from arena.running.observe import Finished
 
 SCORES = (0.0, 0.5, 1.0)  # a pair: A below B, level, above
 REGULARIZE = 1e-3  # the count given to an empty outcome class
 DEFAULTS = {"elo0": 0.0, "elo1": 20.0, "alpha": 0.05, "beta": 0.05}
+INTEGRITY_ALPHA = 0.01  # the integrity check's false-alarm rate for A (docs/sprt.md, Integrity)
 
 
 def score_of_elo(elo: float) -> float:
@@ -193,10 +195,14 @@ class SprtTest:
     params: SprtParams
     pairs: int
     counts: list[float] = field(default_factory=lambda: [0.0, 0.0, 0.0])
-    verdict: str | None = None  # H1 | H0 | None (undecided) | inconclusive (every pair played)
+    # H1 | H0 | None (undecided) | inconclusive (every pair played) | untrusted (H1 reached, A flagged)
+    verdict: str | None = None
     decided_at: int | None = None  # pairs when it decided
     llr_value: float = 0.0
+    integrity: IntegrityReport | None = None  # A's integrity check when the LLR last reached H1's bound
     _halves: dict[int, dict[int, int]] = field(default_factory=dict)  # pair -> role -> place of A or B
+    _a_plays: dict[int, dict[int, tuple[int, int, int]]] = field(default_factory=dict)  # pair -> role -> A's
+    # (seat, players, place), when A sat at the table (heads up, both halves)
     _next: int = 0
 
     @property
@@ -208,28 +214,58 @@ class SprtTest:
         try:
             index = int(rec.match.removeprefix("m-"))
         except ValueError:
-            return self.verdict in ("H1", "H0")
+            return self.decided
         return self.observe_places(index, rec.bots, rec.placements)
+
+    @property
+    def decided(self) -> bool:
+        return self.verdict in ("H1", "H0", "untrusted")
 
     def observe_places(self, index: int, bots: Sequence[str], placements: Sequence[int]) -> bool:
         """:meth:`observe` from match ``index``'s seat labels and placements."""
         t, role = divmod(index, 2)
         who = self.params.a if role == 0 else self.params.b
-        if who in bots:
-            self._halves.setdefault(t, {})[role] = placements[list(bots).index(who)]
+        seats = list(bots)
+        if who in seats:
+            self._halves.setdefault(t, {})[role] = placements[seats.index(who)]
+        if self.params.a in seats:
+            seat = seats.index(self.params.a)
+            self._a_plays.setdefault(t, {})[role] = (seat, len(seats), placements[seat])
         while self.verdict is None and len(self._halves.get(self._next, {})) == 2:
             pa, pb = self._halves[self._next][0], self._halves[self._next][1]
             self.counts[2 if pa < pb else 1 if pa == pb else 0] += 1
             self._next += 1
             self.llr_value = llr(self.counts, self.params.elo0, self.params.elo1)
             lower, upper = self.bounds
-            if self.llr_value >= upper or self.llr_value <= lower:
-                self.verdict = "H1" if self.llr_value >= upper else "H0"
-                self.decided_at = self._next
-            elif self._next >= self.pairs:
+            if self.llr_value >= upper:
+                self._at_upper_bound()
+            elif self.llr_value <= lower:
+                self.verdict, self.decided_at = "H0", self._next
+            if self.verdict is None and self._next >= self.pairs:
                 self.verdict = "inconclusive"
                 self.decided_at = self._next
-        return self.verdict in ("H1", "H0")
+        return self.decided
+
+    def _at_upper_bound(self) -> None:
+        """H1, unless the integrity check flags A (then ``untrusted``) or has
+        too few pairs to speak while A sees deals twice (then go on testing):
+        a bot that remembers deals must not win a test by it (docs/sprt.md, Integrity)."""
+        self.integrity = report = self.integrity_check()
+        mine = report.check_of(self.params.a)
+        if mine is None and self.params.a in report.untested:
+            return  # A replays deals (heads up) but the check has fewer than MIN_DEALS pairs yet
+        if mine is not None and mine.flagged:
+            self.verdict = "untrusted"
+        else:
+            self.verdict = "H1"
+        self.decided_at = self._next
+
+    def integrity_check(self) -> IntegrityReport:
+        """A's paired-play integrity check on the pairs the test has read so far
+        (schedule order): does A do better in the second match of a deal?"""
+        plays = [Play(t, role, self.params.a, seat, n, "", place)
+                 for t in range(self._next) for role, (seat, n, place) in sorted(self._a_plays.get(t, {}).items())]
+        return check_plays(plays, INTEGRITY_ALPHA, [self.params.a])
 
     def elo(self) -> tuple[float, float, float]:
         return elo_estimate(self.counts)
@@ -246,9 +282,15 @@ class SprtTest:
         p = self.params
         head = {"H1": f"H1 accepted: {p.a} is stronger than {p.b} by at least about {p.elo1:g} Elo",
                 "H0": f"H0 accepted: {p.a} is not stronger than {p.b} by more than about {p.elo0:g} Elo",
-                "inconclusive": "no decision within the maximum number of matches"}.get(
-                    self.verdict or "", "undecided so far")
+                "inconclusive": "no decision within the maximum number of matches",
+                "untrusted": f"H1 refused, the result cannot be trusted: the LLR reached H1's bound, but "
+                             f"{self._flag_words()}; {p.a} may remember deals through a side channel "
+                             f"(docs/sprt.md, Integrity)"}.get(self.verdict or "", "undecided so far")
         return f"{head} (alpha {p.alpha:g}, beta {p.beta:g}); {self.status()}"
+
+    def _flag_words(self) -> str:
+        mine = None if self.integrity is None else self.integrity.check_of(self.params.a)
+        return "A is flagged" if mine is None else mine.words(INTEGRITY_ALPHA, 1)
 
     def to_data(self) -> dict[str, Any]:
         lower, upper = self.bounds
@@ -256,7 +298,8 @@ class SprtTest:
         return {**self.params.to_data(), "verdict": self.verdict, "llr": self.llr_value, "lower": lower,
                 "upper": upper, "pairs": int(sum(self.counts)), "decided_at": self.decided_at,
                 "counts": {"below": self.counts[0], "level": self.counts[1], "above": self.counts[2]},
-                "elo": elo, "elo_low": low, "elo_high": high}
+                "elo": elo, "elo_low": low, "elo_high": high,
+                "integrity": None if self.integrity is None else self.integrity.to_data()}
 
 
 def sprt_config_data(a: str, b: str, field_: Sequence[str], *, players: int | None, preset: str, elo0: float,
