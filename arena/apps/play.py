@@ -51,6 +51,7 @@ from arena.serve.seating import (
     illegal_reason,
     legal_text,
     match_spec,
+    pct,
     play_seats,
     play_setup,
     resolve_opponents,
@@ -72,8 +73,7 @@ def _face_name(face: int) -> str:
     return f"{face}s"
 
 
-def _pct(p: float) -> str:
-    return f"{100 * p:.1f}%"
+_pct = pct
 
 
 class HumanPlayer:

@@ -33,7 +33,7 @@ from arena.sdk import Legal, Turn
 from arena.untrusted import printable
 
 __all__ = ["ASSIST_CANDIDATES", "DEFAULT_BOTS", "HALF", "Assist", "FaceOdds", "PlaySetup", "assist",
-           "candidate_raises", "face_odds", "illegal_reason", "legal_text", "play_seats", "play_setup",
+           "candidate_raises", "face_odds", "illegal_reason", "legal_text", "pct", "play_seats", "play_setup",
            "resolve_opponents"]
 
 DEFAULT_BOTS: tuple[str, ...] = ("probabilistic", "cautious", "bluffer")
@@ -132,6 +132,11 @@ def face_odds(turn: Turn) -> list[FaceOdds]:
             likely, p_likely = q, p
         out.append(FaceOdds(face, turn.expected(face), likely, p_likely))
     return out
+
+
+def pct(p: float) -> str:
+    """A probability as the assisted mode shows it: ``37.5%``."""
+    return f"{100 * p:.1f}%"
 
 
 def legal_text(legal: Legal) -> str:
