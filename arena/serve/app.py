@@ -47,7 +47,7 @@ __all__ = ["LOOPBACK", "ServeOptions", "bot_files", "make_app", "serve"]
 STATIC = Path(__file__).resolve().parent / "static"
 PAGES = {"lobby.html", "table.html"}
 ASSETS = {"lobby.js": "text/javascript", "table.js": "text/javascript", "dice.js": "text/javascript",
-          "style.css": "text/css"}
+          "style.css": "text/css", "favicon.svg": "image/svg+xml"}
 LOOPBACK = frozenset({"127.0.0.1", "localhost", "::1"})
 CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; "
        "base-uri 'none'; form-action 'none'; frame-ancestors 'none'")

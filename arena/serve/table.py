@@ -30,6 +30,7 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from arena.botfile.spec import BotSpec
@@ -268,7 +269,7 @@ class Table:
         self.outcome = outcome
         rec = outcome.record
         try:
-            where = self._record(rec)
+            where = Path(self._record(rec)).name  # the folder's name: a page need not know the server's paths
         except ArenaError as exc:
             where = f"not recorded: {exc}"
         self.public({"type": "over", "placements": list(rec.placements), "match": rec.match,

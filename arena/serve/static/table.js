@@ -11,6 +11,7 @@ const S = {
   round: 0, counts: [], palifico: false, toAct: null, history: [],
   myDice: [], myRound: 0,
   turn: null, // {legal, assist} while it is this seat's turn
+  turnNo: 0, // turns this page was asked for (body[data-turn], "0" while it is not its turn)
   face: null, quantity: 0,
   reveal: null, placements: null, over: null, error: null, starting: null,
   refused: "", awayS: null, connected: false,
@@ -53,6 +54,7 @@ function onEvent(ev) {
       break;
     case "your_turn":
       S.turn = { legal: ev.legal, assist: ev.assist };
+      S.turnNo += 1;
       pickDefault();
       break;
     case "refused": S.refused = ev.text; break;
@@ -107,6 +109,8 @@ function bid() { if (S.turn && S.face !== null) move(S.quantity + "x" + S.face);
 // --- drawing ----------------------------------------------------------------
 
 function render() {
+  document.body.dataset.turn = S.turn ? String(S.turnNo) : "0";
+  document.body.dataset.over = S.over || S.error ? "1" : "0";
   const rules = S.rules;
   if (rules) {
     const bits = [S.variant, rules.dice + " dice each", rules.wild_ones ? "1s wild" : "1s not wild",
@@ -170,7 +174,8 @@ function renderCentre() {
     st.appendChild(b);
     st.appendChild(el("span", "standing-by", "by " + nameOf(seat)));
   } else if (S.round && !S.over) {
-    st.appendChild(el("span", "standing-label", "No bid yet: " + (S.toAct !== null ? nameOf(S.toAct) : "the opener") + " opens"));
+    const opener = S.toAct === null ? "the opener opens" : (S.toAct === S.seat ? "you open" : nameOf(S.toAct) + " opens");
+    st.appendChild(el("span", "standing-label", "No bid yet: " + opener + " the round"));
   }
   const h = $("history");
   clear(h);
@@ -276,7 +281,7 @@ function renderReveal() {
     else if (r.change.delta > 0) text += who + (you ? " regain" : " regains") + " a die.";
     else text += who + (you ? " are" : " is") + " right, but already at the most dice.";
   }
-  $("reveal-text").textContent = text;
+  $("reveal-text").textContent = text.charAt(0).toUpperCase() + text.slice(1);
   const hands = $("reveal-hands");
   clear(hands);
   const face = r.bid ? r.bid[2] : null;
@@ -372,7 +377,7 @@ function connect() {
 function reconnect() {
   // A fresh page state: the server replays what this seat may see.
   const keep = { you: S.you };
-  Object.assign(S, { names: [], counts: [], history: [], turn: null, reveal: null, placements: null, over: null,
+  Object.assign(S, { names: [], counts: [], history: [], turn: null, turnNo: 0, reveal: null, placements: null, over: null,
     seat: null, myDice: [], myRound: 0, round: 0, toAct: null, refused: "" }, keep);
   connect();
 }
