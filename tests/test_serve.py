@@ -294,7 +294,7 @@ def test_a_websocket_from_another_origin_or_a_wrong_seat_link_is_refused(server:
     wrong = asyncio.run(attempt(server.base, "not-a-seat"))
     assert wrong[-1]["type"] == "error" and "not one of this table's" in wrong[-1]["text"]
     spectator = asyncio.run(attempt(server.base, None))
-    assert spectator[-1] == {"type": "hello", "you": None, "name": None, "away_s": 300.0}
+    assert spectator[-1] == {"type": "hello", "you": None, "name": None, "away_s": 300.0, "fallback": "probabilistic"}
 
 
 # --- in the browser -------------------------------------------------------------------
@@ -526,6 +526,27 @@ def test_a_hostile_bot_name_and_stderr_render_as_text(server: Server, browser: A
     assert page.locator("#faults script, .own-name script").count() == 0
     assert page.title() == "Dudo Arena: table"
     p.context.close()
+
+
+def test_a_person_gone_too_long_is_replaced_by_the_named_fallback_bot(tmp_path: Path) -> None:
+    srv = Server(tmp_path / "table-away", away_s=1.0)
+    try:
+        table = srv.new_table([{"person": "ghost"}, {"bot": "random"}, {"bot": "cautious"}])
+        t = srv.opts.tables[table["table"]]
+        assert t.done.wait(120), "the match did not end"
+        assert t.outcome is not None
+        rec = t.outcome.record
+        check(rec)
+        seat = next(s for s, name in enumerate(rec.bots) if name.startswith("ghost"))
+        assert rec.bots[seat] == "ghost then probabilistic"  # the record says who played the seat
+        assert not rec.faults  # the seat was played on, not forfeited
+        assert any(a.seat == seat for rr in rec.rounds for a in rr.actions)
+        replaced = [ev for who, ev in t._log if ev["type"] == "replaced"]
+        assert replaced == [{"type": "replaced", "seat": seat, "by": "probabilistic",
+                             "why": "the person was away longer than 1 s"}]
+        assert _record(srv.out, rec.match).bots == rec.bots
+    finally:
+        srv.stop()
 
 
 def test_a_persons_games_are_rated_beside_the_bots(server: Server, browser: Any) -> None:

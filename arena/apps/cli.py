@@ -616,9 +616,11 @@ def play_cmd(bots: tuple[str, ...], preset: str | None, config: str | None, vari
 @click.option("--out", type=click.Path(file_okay=False),
               help="The run folder the games are recorded in (default: results/table-DATE-TIME).")
 @click.option("--away", type=click.FloatRange(5), default=300, show_default=True,
-              help="Seconds a person may be gone on their turn before their seat forfeits.")
+              help="Seconds a person may be gone on their turn before the fallback bot takes their seat.")
+@click.option("--fallback", default="probabilistic", show_default=True,
+              help="The bot that takes a gone person's seat ('none': the seat forfeits instead).")
 @_friendly
-def serve_cmd(host: str, port: int, token: str | None, out: str | None, away: float) -> None:
+def serve_cmd(host: str, port: int, token: str | None, out: str | None, away: float, fallback: str) -> None:
     """Play at a table in the browser, with sandboxed bots and other people (docs/serve.md)."""
     import secrets
     from pathlib import Path
@@ -633,7 +635,8 @@ def serve_cmd(host: str, port: int, token: str | None, out: str | None, away: fl
                                        "pip install -e '.[serve]'") from None
         raise
     key = token or (None if host in LOOPBACK else secrets.token_urlsafe(16))
-    opts = ServeOptions(host=host, port=port, key=key, out=Path(out) if out else default_folder(), away_s=away)
+    opts = ServeOptions(host=host, port=port, key=key, out=Path(out) if out else default_folder(), away_s=away,
+                        fallback=None if fallback.lower() == "none" else fallback)
     try:
         serve(opts, _echo)
     except KeyboardInterrupt:

@@ -35,6 +35,7 @@ from starlette.responses import FileResponse, JSONResponse, PlainTextResponse, R
 from starlette.routing import Route, WebSocketRoute
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
+from arena.botfile.spec import BotSpec
 from arena.engine.rules import PRESETS, Rules
 from arena.errors import ArenaError, RunError
 from arena.running.config import BUILTIN_BOTS
@@ -71,6 +72,7 @@ class ServeOptions:
     key: str | None = None  # required on any address but loopback (made up when not given)
     out: Path = Path("results/table")
     away_s: float = AWAY_S
+    fallback: str | None = "probabilistic"  # the bot that takes a gone person's seat; None: the seat forfeits
     time: Any = None  # arena.match.process.TimeControl; None = the defaults
     sandbox: Any = None  # arena.sandbox.SandboxLimits; None = the defaults
     bots_dirs: tuple[Path, ...] = (Path("bots"), BUILTIN_BOTS)
@@ -148,6 +150,11 @@ def make_app(opts: ServeOptions) -> ASGIApp:
     records = TableRecords(opts.out)
     records.check()
     bots = bot_files(opts.bots_dirs)
+    fallback = None
+    if opts.fallback is not None:
+        if opts.fallback not in bots:
+            raise RunError(f"--fallback {opts.fallback!r}: no such bot; the bots are {', '.join(bots)}")
+        fallback = resolve_opponents([str(bots[opts.fallback])])[0]
 
     async def lobby(request: Request) -> Response:
         return _page("lobby.html", opts, request)
@@ -165,14 +172,15 @@ def make_app(opts: ServeOptions) -> ASGIApp:
         return FileResponse(STATIC / name, media_type=ASSETS[name], headers=HEADERS)
 
     async def options(request: Request) -> Response:
-        return JSONResponse({"presets": list(PRESETS), "bots": list(bots), "away_s": opts.away_s}, headers=HEADERS)
+        return JSONResponse({"presets": list(PRESETS), "bots": list(bots), "away_s": opts.away_s,
+                             "fallback": opts.fallback}, headers=HEADERS)
 
     async def new_table(request: Request) -> Response:
         if request.headers.get("content-type", "").split(";")[0].strip() != "application/json":
             return JSONResponse({"error": "send the table as JSON"}, status_code=415, headers=HEADERS)
         try:
             data = json.loads((await request.body())[:65536])
-            table = _table_from(data, opts, bots, records)
+            table = _table_from(data, opts, bots, records, fallback)
         except (ValueError, ArenaError) as exc:
             return JSONResponse({"error": str(exc)}, status_code=400, headers=HEADERS)
         playing = sum(1 for t in opts.tables.values() if not t.done.is_set())
@@ -199,7 +207,8 @@ def make_app(opts: ServeOptions) -> ASGIApp:
     return _security(app, opts)
 
 
-def _table_from(data: Any, opts: ServeOptions, bots: dict[str, Path], records: TableRecords) -> Table:
+def _table_from(data: Any, opts: ServeOptions, bots: dict[str, Path], records: TableRecords,
+                fallback: tuple[str, BotSpec] | None) -> Table:
     """A lobby's request as a table, each value checked with one clear error."""
     if not isinstance(data, dict):
         raise RunError("a table is a JSON object: {\"preset\": ..., \"seats\": [...]}")
@@ -241,7 +250,7 @@ def _table_from(data: Any, opts: ServeOptions, bots: dict[str, Path], records: T
             label, (_, spec) = next(bi)
             table_seats.append(TableSeat(label, spec))
     return Table(table_seats, rules, preset, record=records, away_s=opts.away_s, time=opts.time,
-                 sandbox=opts.sandbox)
+                 sandbox=opts.sandbox, fallback=fallback)
 
 
 def _forget_old(opts: ServeOptions) -> None:
@@ -277,7 +286,7 @@ async def _serve_socket(ws: WebSocket, opts: ServeOptions) -> None:
         out.put_nowait(event)
     await ws.send_text(json.dumps({"type": "hello", "you": entrant,
                                    "name": table.seats[entrant].name if entrant is not None else None,
-                                   "away_s": opts.away_s}))
+                                   "away_s": opts.away_s, "fallback": table.fallback[0] if table.fallback else None}))
 
     async def send_events() -> None:
         while True:

@@ -23,6 +23,7 @@ checks the frames a page receives).
 
 from __future__ import annotations
 
+import dataclasses
 import queue
 import random
 import secrets
@@ -39,7 +40,7 @@ from arena.engine.records import MatchRecord
 from arena.engine.rules import Rules, parse_action
 from arena.errors import ArenaError, BotFault, FaultKind, InvalidAction, RunError, StateError
 from arena.match.referee import MatchOutcome
-from arena.protocol.messages import Notification, ReadyMessage, ReplyMessage, TurnMessage, ready_message, reply_message
+from arena.protocol.messages import Notification, ReadyMessage, TurnMessage, ready_message, reply_message
 from arena.protocol.parse import parse_match_start, parse_turn
 from arena.protocol.player import Player
 from arena.sdk import MatchInfo
@@ -105,6 +106,8 @@ class PersonSeat:
         self.entrant = entrant
         self.name = name
         self.info: MatchInfo | None = None
+        self.start_msg: Notification | None = None  # this seat's match_start, for a fallback bot
+        self.stand_in: Any = None  # the fallback bot's BotProcess once it took the seat
         self.moves: queue.Queue[str] = queue.Queue()
         self.waiting = False  # asked for a move, none accepted yet
         self.left = False  # the person pressed leave: their next turn forfeits
@@ -117,10 +120,16 @@ class PersonSeat:
         return ready_message(self.name, None)
 
     def notify(self, msg: Notification) -> None:
+        if self.stand_in is not None:
+            self.stand_in.notify(msg)
+            return
         if msg["type"] == "match_start":
             self.info = parse_match_start(msg)
+            self.start_msg = msg
 
-    def request(self, msg: TurnMessage) -> tuple[ReplyMessage, float]:
+    def request(self, msg: TurnMessage) -> tuple[Any, float]:
+        if self.stand_in is not None:
+            return self.stand_in.request(msg)  # type: ignore[no-any-return]  # a BotProcess
         if self.info is None:
             raise BotFault(f"the person at seat {msg.get('seat')} was asked to move before the match started",
                            LEFT_KIND)
@@ -139,7 +148,8 @@ class PersonSeat:
             try:
                 text = self.moves.get(timeout=0.2)
             except queue.Empty:
-                self._check_away()
+                if self._away():
+                    return self._hand_over(msg)
                 continue
             if text == "leave":
                 self._leave("the person left the table")
@@ -151,12 +161,33 @@ class PersonSeat:
                 self.waiting = False
             return reply_message(parse_action(text)), 0.0
 
-    def _check_away(self) -> None:
-        limit = self.table.away_s
+    def _away(self) -> bool:
+        """Whether the person has been gone (no page open) longer than the limit."""
         with self.table.lock:
             gone = self.gone_since
-        if gone is not None and time.monotonic() - gone > limit:
-            self._leave(f"the person was away longer than {limit:g} s")
+        return gone is not None and time.monotonic() - gone > self.table.away_s
+
+    def _hand_over(self, msg: TurnMessage) -> tuple[Any, float]:
+        """The person is gone: the table's fallback bot takes the seat for the
+        rest of the match (sandboxed, as every bot), or, without one, the seat
+        forfeits."""
+        why = f"the person was away longer than {self.table.away_s:g} s"
+        fallback = self.table.fallback
+        if fallback is None or self.start_msg is None:
+            self._leave(why)
+        assert fallback is not None and self.start_msg is not None  # _leave raised otherwise
+        label, spec = fallback
+        try:
+            proc = self.table.start_bot(label, spec)
+        except BotFault as exc:
+            raise BotFault(f"{why}; the fallback bot {label} did not start: {exc.detail}", exc.kind) from None
+        with self.table.lock:
+            self.stand_in = proc
+            self.waiting = False
+            self.table.replaced[self.entrant] = label
+        self.table.public({"type": "replaced", "seat": msg["seat"], "by": label, "why": why})
+        proc.notify(self.start_msg)
+        return proc.request(msg)  # type: ignore[no-any-return]  # a BotProcess
 
     def _leave(self, why: str) -> None:
         with self.table.lock:
@@ -164,7 +195,9 @@ class PersonSeat:
         raise BotFault(f"{why} (the seat forfeits)", LEFT_KIND)
 
     def close(self) -> None:
-        """Nothing to close: the pages are the server's."""
+        """Close the fallback bot, if one took the seat (the pages are the server's)."""
+        if self.stand_in is not None:
+            self.stand_in.close()
 
 
 class _Watched:
@@ -200,7 +233,8 @@ class Table:
 
     def __init__(self, seats: Sequence[TableSeat], rules: Rules, variant: str, *,
                  record: Callable[[MatchRecord], str], away_s: float = AWAY_S, time: Any = None,
-                 sandbox: Any = None, seed: int | None = None) -> None:
+                 sandbox: Any = None, seed: int | None = None,
+                 fallback: tuple[str, BotSpec] | None = None) -> None:
         if not 2 <= len(seats) <= 10:
             raise RunError(f"a table seats 2 to 10 players; {len(seats)} were asked for")
         self.id = secrets.token_urlsafe(12)
@@ -208,6 +242,8 @@ class Table:
         self.rules = rules
         self.variant = variant
         self.away_s = away_s
+        self.fallback = fallback  # (label, bot) that takes a gone person's seat; None: the seat forfeits
+        self.replaced: dict[int, str] = {}  # entrant -> the fallback bot's label, once it took the seat
         self._record = record
         self._time, self._sandbox = time, sandbox
         self.seed = seed if seed is not None else secrets.randbits(63)
@@ -256,8 +292,12 @@ class Table:
         self.public({"type": "starting", "names": [s.name for s in self.seats],
                      "bots": [s.bot is not None for s in self.seats]})
         try:
-            outcome = play_seats(self.spec, seats, time=self._time, sandbox=self._sandbox,
-                                 watch=lambda i, p: _Watched(self, i, p), ready=self._bot_ready)
+            try:
+                outcome = play_seats(self.spec, seats, time=self._time, sandbox=self._sandbox,
+                                     watch=lambda i, p: _Watched(self, i, p), ready=self._bot_ready)
+            finally:
+                for person in self.people.values():
+                    person.close()
         except ArenaError as exc:
             self.public({"type": "error", "text": str(exc)})
             self.done.set()
@@ -266,8 +306,8 @@ class Table:
             self.public({"type": "error", "text": f"the table stopped: {type(exc).__name__}: {exc}"})
             self.done.set()
             raise
-        self.outcome = outcome
-        rec = outcome.record
+        rec = self._say_replaced(outcome.record)
+        self.outcome = MatchOutcome(rec, outcome.faulted)
         try:
             where = Path(self._record(rec)).name  # the folder's name: a page need not know the server's paths
         except ArenaError as exc:
@@ -277,6 +317,32 @@ class Table:
                      "faults": [{"seat": f.seat, "kind": str(f.kind), "detail": f.detail, "round": f.round}
                                 for f in rec.faults]})
         self.done.set()
+
+    def _say_replaced(self, rec: MatchRecord) -> MatchRecord:
+        """The record names a seat a fallback bot took over as ``person then bot``:
+        the games a person left are not rated as theirs alone."""
+        if not self.replaced:
+            return rec
+        names = list(rec.bots)
+        for entrant, label in self.replaced.items():
+            seat = self._seat_of[entrant]
+            names[seat] = f"{names[seat]} then {label}"
+        return dataclasses.replace(rec, bots=tuple(names))
+
+    def start_bot(self, label: str, spec: BotSpec) -> Any:
+        """A bot started mid-match (a fallback), sandboxed and timed as the table's others."""
+        from arena.match.process import BotProcess, TimeControl
+        from arena.sandbox import SandboxLimits
+
+        time_control = self._time or TimeControl()
+        limits = self._sandbox or SandboxLimits()
+        proc = BotProcess(spec, limits.for_bot(spec.limits, f"bot {label} ({spec.path})"), time_control)
+        try:
+            proc.start()
+        except BotFault:
+            proc.close()
+            raise
+        return proc
 
     def _bot_ready(self, entrant: int, ready: ReadyMessage) -> None:
         with self.lock:

@@ -15,6 +15,7 @@ const S = {
   face: null, quantity: 0,
   reveal: null, placements: null, over: null, error: null, starting: null,
   refused: "", awayS: null, connected: false,
+  replaced: {}, // seat -> the fallback bot that took it
 };
 
 const $ = (id) => document.getElementById(id);
@@ -58,6 +59,7 @@ function onEvent(ev) {
       pickDefault();
       break;
     case "refused": S.refused = ev.text; break;
+    case "replaced": S.replaced[ev.seat] = ev.by; if (ev.seat === S.seat) S.turn = null; break;
     case "reveal":
       S.reveal = ev; S.counts = ev.counts; S.turn = null; S.toAct = null; S.history = ev.history;
       break;
@@ -146,6 +148,7 @@ function renderSeats() {
     head.appendChild(el("span", "badge", S.bots[seat] ? "bot" : "person"));
     card.appendChild(head);
     if (S.bots[seat] && S.ownNames[seat]) card.appendChild(el("div", "own-name", "calls itself " + S.ownNames[seat]));
+    if (S.replaced[String(seat)]) card.appendChild(el("div", "replaced", "away: played by " + S.replaced[String(seat)]));
     const dice = el("div", "seat-dice");
     dice.appendChild(drawCup(false));
     if (seat === S.seat && S.myRound === S.round) {
@@ -200,7 +203,9 @@ function renderControls() {
       S.myDice.forEach((d) => box.appendChild(drawDie(d, ["big"])));
     }
   }
-  $("wait-text").textContent = S.toAct !== null ? "Waiting for " + nameOf(S.toAct) + "." : "Waiting for the table.";
+  const standIn = S.seat !== null ? S.replaced[String(S.seat)] : undefined;
+  $("wait-text").textContent = standIn ? "You were away too long: " + standIn + " plays your seat."
+    : (S.toAct !== null ? "Waiting for " + nameOf(S.toAct) + "." : "Waiting for the table.");
   $("refused").textContent = S.refused;
   if (!S.turn) return;
   const faces = legalFaces();
@@ -276,7 +281,8 @@ function renderReveal() {
   } else if (r.call && r.bid) {
     const [bidder, q, f] = r.bid;
     text = nameOf(r.call.seat) + " called " + r.call.kind + " on " + nameOf(bidder) + "'s " + q + "x" + f + ": there were " + r.count + ". ";
-    const who = nameOf(r.change.seat), you = who === "you";
+    const you = r.change.seat === S.seat && S.seat !== null;
+    const who = you ? "You" : nameOf(r.change.seat);
     if (r.change.delta < 0) text += who + (you ? " lose " : " loses ") + (-r.change.delta) + (r.change.delta === -1 ? " die." : " dice.");
     else if (r.change.delta > 0) text += who + (you ? " regain" : " regains") + " a die.";
     else text += who + (you ? " are" : " is") + " right, but already at the most dice.";
@@ -378,7 +384,7 @@ function reconnect() {
   // A fresh page state: the server replays what this seat may see.
   const keep = { you: S.you };
   Object.assign(S, { names: [], counts: [], history: [], turn: null, turnNo: 0, reveal: null, placements: null, over: null,
-    seat: null, myDice: [], myRound: 0, round: 0, toAct: null, refused: "" }, keep);
+    seat: null, myDice: [], myRound: 0, round: 0, toAct: null, refused: "", replaced: {} }, keep);
   connect();
 }
 
