@@ -14,10 +14,12 @@ import io
 import itertools
 import json
 import math
+import os
 import re
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 import urllib.error
@@ -45,7 +47,9 @@ ROOT = Path(__file__).resolve().parent.parent
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
                  "--disable-component-update", "--no-first-run"]
-SHOTS = ROOT / "docs" / "serve"
+# The screenshots of docs/serve.md: written there only when asked
+# (ARENA_SERVE_SHOTS=docs/serve), so a test run leaves the repository as it was.
+SHOTS = Path(os.environ.get("ARENA_SERVE_SHOTS") or tempfile.mkdtemp(prefix="serve-shots-"))
 
 
 # --- positions -------------------------------------------------------------------
@@ -383,7 +387,8 @@ def move(p: Page, by_key: bool) -> None:
         page.locator("#bid").click()
 
 
-def play_out(p: Page, *, keyboard_every: int = 2, at_reveal: Callable[[], None] | None = None) -> int:
+def play_out(p: Page, *, keyboard_every: int = 2, at_reveal: Callable[[], None] | None = None,
+             at_bid: Callable[[], None] | None = None) -> int:
     """Play the seat of page ``p`` to the end, every ``keyboard_every``-th move
     by keyboard, the others by mouse. Returns the number of moves made."""
     moves, last, refused = 0, "0", len(p.events("refused"))
@@ -392,6 +397,9 @@ def play_out(p: Page, *, keyboard_every: int = 2, at_reveal: Callable[[], None] 
         if at_reveal is not None and p.events("reveal"):
             at_reveal()  # the person's turn, a reveal above it: mid-match
             at_reveal = None
+        if at_bid is not None and p.events("turn")[-1]["history"]:
+            at_bid()  # the person's turn, a bid standing: mid-round
+            at_bid = None
         move(p, by_key=moves % keyboard_every == 1)
         moves += 1
     p.page.wait_for_selector("#recorded:not(:empty)", timeout=30000)
@@ -410,15 +418,16 @@ def test_a_person_plays_a_whole_match_by_mouse_and_keyboard(server: Server, brow
     me = Page(browser, server.base + table["seats"][0]["link"])
     watcher = Page(browser, server.base + table["watch"])
     page = me.page
-    # mid-round, with the assist panel: screenshots at two widths
     page.wait_for_selector("#controls:not([hidden])", timeout=60000)
     SHOTS.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(SHOTS / "table-1400.png"), full_page=True)
-    page.set_viewport_size({"width": 800, "height": 1000})
-    page.screenshot(path=str(SHOTS / "table-800.png"), full_page=True)
-    page.locator("#assist-box").screenshot(path=str(SHOTS / "assist-800.png"))
-    page.set_viewport_size({"width": 1400, "height": 1000})
-    page.locator("#assist-box").screenshot(path=str(SHOTS / "assist-1400.png"))
+
+    def mid_round_shots() -> None:  # mid-round, with the assist panel, at two widths
+        page.screenshot(path=str(SHOTS / "table-1400.png"), full_page=True)
+        page.locator("#assist-box").screenshot(path=str(SHOTS / "assist-1400.png"))
+        page.set_viewport_size({"width": 800, "height": 1000})
+        page.screenshot(path=str(SHOTS / "table-800.png"), full_page=True)
+        page.locator("#assist-box").screenshot(path=str(SHOTS / "assist-800.png"))
+        page.set_viewport_size({"width": 1400, "height": 1000})
     # a refused move: the words of arena play, and the seat is asked again
     page.fill("#move", "99x2")  # more dice than there are: never legal
     page.press("#move", "Enter")
@@ -433,7 +442,7 @@ def test_a_person_plays_a_whole_match_by_mouse_and_keyboard(server: Server, brow
         page.screenshot(path=str(SHOTS / "reveal-800.png"), full_page=True)
         page.set_viewport_size({"width": 1400, "height": 1000})
 
-    moves = play_out(me, at_reveal=reveal_shots)
+    moves = play_out(me, at_reveal=reveal_shots, at_bid=mid_round_shots)
     assert moves >= 1
     over = me.events("over")[-1]
     rec = _record(server.out, over["match"])
@@ -463,6 +472,67 @@ def test_a_person_plays_a_whole_match_by_mouse_and_keyboard(server: Server, brow
     assert me.events("over")[-1]["recorded"] == server.out.name
     me.context.close()
     watcher.context.close()
+
+
+def test_the_lobby_starts_a_table_and_hands_out_its_links(server: Server, browser: Any) -> None:
+    lobby = Page(browser, server.base + "/", width=800)
+    page = lobby.page
+    page.wait_for_selector("#seats li")
+    assert page.locator("#seats li").count() == 4  # you and the three default bots
+    page.locator("#dice").select_option("2")
+    page.locator("#create").click()
+    page.wait_for_selector("#links:not([hidden]) .seat-link")
+    link = page.locator(".seat-link").first.get_attribute("href") or ""
+    assert re.fullmatch(r"/table/[\w-]+#seat=[\w-]+", link), link
+    assert page.locator(".watch-link").get_attribute("href") == link.split("#")[0]
+    page.screenshot(path=str(SHOTS / "lobby-800.png"), full_page=True)
+    tid = link.split("/")[2].split("#")[0]
+    table = server.opts.tables[tid]
+    assert [s.name for s in table.seats] == ["you", "probabilistic", "cautious", "bluffer"]
+    assert table.rules.dice == 2
+    page.locator(".seat-link").first.click()  # sit down, then leave: the seat forfeits on its turn
+    page.wait_for_selector("#controls:not([hidden]), #waiting:not([hidden])", timeout=60000)
+    page.locator("#leave").click() if page.is_visible("#leave") else None
+    page.keyboard.press("/")
+    page.keyboard.type("leave")  # typed: the same as the button
+    page.keyboard.press("Enter")
+    assert table.done.wait(120)
+    assert table.outcome is not None
+    rec = table.outcome.record
+    seat = rec.bots.index("you")
+    assert [(f.seat, str(f.kind), f.detail) for f in rec.faults] == [
+        (seat, "crash", repr("the person left the table (the seat forfeits)"))]  # quoted, as every detail
+    assert not lobby.problems, lobby.problems
+    lobby.context.close()
+
+
+def test_the_command_says_how_it_listens(tmp_path: Path) -> None:
+    port = _free_port()
+    proc = subprocess.Popen([sys.executable, "-m", "arena", "serve", "--host", "0.0.0.0", "--port", str(port),
+                             "--out", str(tmp_path / "t")], cwd=ROOT, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True)
+    try:
+        assert proc.stdout is not None
+        first = proc.stdout.readline() + proc.stdout.readline()
+        assert "listening on 0.0.0.0: every page needs the server's key" in first, first
+        key = re.search(r"\?key=([\w-]+)", first)
+        assert key, first
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                status = get(f"http://127.0.0.1:{port}/")[0]
+                break
+            except OSError:
+                assert time.monotonic() < deadline
+                time.sleep(0.1)
+        assert status == 403
+        assert get(f"http://127.0.0.1:{port}/?key={key.group(1)}")[0] == 200
+    finally:
+        proc.terminate()
+        proc.wait(20)
+    bad = subprocess.run([sys.executable, "-m", "arena", "serve", "--fallback", "nosuch", "--port", str(port),
+                          "--out", str(tmp_path / "t")], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert bad.returncode == 1 and "--fallback 'nosuch': no such bot" in bad.stderr, bad.stderr
 
 
 def test_a_reconnect_keeps_the_seat(server: Server, browser: Any) -> None:

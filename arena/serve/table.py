@@ -135,7 +135,8 @@ class PersonSeat:
                            LEFT_KIND)
         turn = parse_turn(msg, self.info, self._rng)
         if self.dealt != list(msg["dice"]):  # the page was shown the referee's deal: the same dice, or a bug here
-            raise StateError(f"table: seat {msg['seat']} was shown {self.dealt} but holds {msg['dice']}")
+            # (no dice in the message: it goes to every page of the table)
+            raise StateError(f"table: seat {msg['seat']} was shown other dice than the referee dealt it")
         if self.left:
             self._leave("the person left the table")
         legal = msg["legal"]
@@ -303,7 +304,10 @@ class Table:
             self.done.set()
             return
         except Exception as exc:  # a bug here must still reach the pages, not leave them waiting
-            self.public({"type": "error", "text": f"the table stopped: {type(exc).__name__}: {exc}"})
+            # Only the kind of error: its text could hold anything (a hand), and
+            # goes to every page; the whole of it goes to the server's stderr.
+            self.public({"type": "error", "text": f"the table stopped on an internal error ({type(exc).__name__}); "
+                                                  f"the server's log has the details"})
             self.done.set()
             raise
         rec = self._say_replaced(outcome.record)

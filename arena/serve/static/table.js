@@ -263,8 +263,10 @@ function renderAssist() {
     ul.appendChild(el("li", null, "standing " + s + ": P(true) " + a.p_standing_text + " (dudo wins " + a.p_dudo_text + ")"));
     if (a.p_calza_text !== null) ul.appendChild(el("li", null, "calza on " + s + ": P(exactly) " + a.p_calza_text));
   }
-  for (const [q, f, , txt] of a.raises) ul.appendChild(el("li", null, (a.standing ? "raise " : "open ") + q + "x" + f + ": P(true) " + txt));
-  if (!a.raises.length && a.any_bid) ul.appendChild(el("li", null, "no raise can be true: every legal bid needs more dice than you hold and cannot see"));
+  if (a.standing) {  // as arena play --assist: at an opening the table above is what to open from
+    for (const [q, f, , txt] of a.raises) ul.appendChild(el("li", null, "raise " + q + "x" + f + ": P(true) " + txt));
+    if (!a.raises.length && a.any_bid) ul.appendChild(el("li", null, "no raise can be true: every legal bid needs more dice than you hold and cannot see"));
+  }
   out.appendChild(ul);
 }
 
@@ -287,7 +289,7 @@ function renderReveal() {
     else if (r.change.delta > 0) text += who + (you ? " regain" : " regains") + " a die.";
     else text += who + (you ? " are" : " is") + " right, but already at the most dice.";
   }
-  $("reveal-text").textContent = text.charAt(0).toUpperCase() + text.slice(1);
+  $("reveal-text").textContent = text.startsWith("you ") ? "Y" + text.slice(1) : text;  // names stay as written
   const hands = $("reveal-hands");
   clear(hands);
   const face = r.bid ? r.bid[2] : null;
