@@ -488,7 +488,7 @@ def test_the_lobby_starts_a_table_and_hands_out_its_links(server: Server, browse
     page.screenshot(path=str(SHOTS / "lobby-800.png"), full_page=True)
     tid = link.split("/")[2].split("#")[0]
     table = server.opts.tables[tid]
-    assert [s.name for s in table.seats] == ["you", "probabilistic", "cautious", "bluffer"]
+    assert [s.name for s in table.seats] == ["person 1", "probabilistic", "cautious", "bluffer"]
     assert table.rules.dice == 2
     page.locator(".seat-link").first.click()  # sit down, then leave: the seat forfeits on its turn
     page.wait_for_selector("#controls:not([hidden]), #waiting:not([hidden])", timeout=60000)
@@ -499,7 +499,7 @@ def test_the_lobby_starts_a_table_and_hands_out_its_links(server: Server, browse
     assert table.done.wait(120)
     assert table.outcome is not None
     rec = table.outcome.record
-    seat = rec.bots.index("you")
+    seat = rec.bots.index("person 1")
     assert [(f.seat, str(f.kind), f.detail) for f in rec.faults] == [
         (seat, "crash", repr("the person left the table (the seat forfeits)"))]  # quoted, as every detail
     assert not lobby.problems, lobby.problems
@@ -533,6 +533,13 @@ def test_the_command_says_how_it_listens(tmp_path: Path) -> None:
     bad = subprocess.run([sys.executable, "-m", "arena", "serve", "--fallback", "nosuch", "--port", str(port),
                           "--out", str(tmp_path / "t")], cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert bad.returncode == 1 and "--fallback 'nosuch': no such bot" in bad.stderr, bad.stderr
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        busy = taken.getsockname()[1]
+        bad = subprocess.run([sys.executable, "-m", "arena", "serve", "--port", str(busy), "--out", str(tmp_path / "t")],
+                             cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert bad.returncode == 1 and f"--port {busy}: cannot listen there" in bad.stderr, bad.stderr
 
 
 def test_a_reconnect_keeps_the_seat(server: Server, browser: Any) -> None:

@@ -313,11 +313,31 @@ async def _serve_socket(ws: WebSocket, opts: ServeOptions) -> None:
         table.leave(entrant, listener)
 
 
+def _can_listen(opts: ServeOptions) -> None:
+    """Refuse an address or port the server cannot listen on, in one line
+    (uvicorn would log it and exit)."""
+    import socket
+
+    try:
+        infos = socket.getaddrinfo(opts.host, opts.port, type=socket.SOCK_STREAM)
+    except OSError as exc:
+        raise RunError(f"--host {opts.host!r}: not an address of this machine ({exc.strerror})") from None
+    family, kind, proto, _, addr = infos[0]
+    with socket.socket(family, kind, proto) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind(addr)
+        except OSError as exc:
+            raise RunError(f"--host {opts.host} --port {opts.port}: cannot listen there ({exc.strerror}); "
+                           f"another program may have it: pick another --port") from None
+
+
 def serve(opts: ServeOptions, announce: Callable[[str], None]) -> None:
     """Run the server until Ctrl-C; ``announce`` is told where to open it."""
     import uvicorn
 
     app = make_app(opts)
+    _can_listen(opts)
     host = f"[{opts.host}]" if ":" in opts.host else opts.host
     link = f"http://{host}:{opts.port}/" + (f"?key={opts.key}" if opts.key else "")
     if not opts.loopback:

@@ -76,7 +76,7 @@ async function init() {
     o.value = p;
     $("preset").appendChild(o);
   }
-  addSeat("person", "you");
+  addSeat("person", "person 1");
   const defaults = ["probabilistic", "cautious", "bluffer"].filter((b) => OPTIONS.bots.includes(b));
   for (const b of defaults) addSeat("bot", b);
   $("add-person").addEventListener("click", () => addSeat("person", "person " + (people() + 1)));
