@@ -10,6 +10,7 @@ a reconnect, two people at one table, and a hostile bot's name and stderr.
 
 from __future__ import annotations
 
+import contextlib
 import io
 import itertools
 import json
@@ -300,6 +301,28 @@ def test_a_websocket_from_another_origin_or_a_wrong_seat_link_is_refused(server:
     spectator = asyncio.run(attempt(server.base, None))
     assert spectator[-1] == {"type": "hello", "you": None, "name": None, "away_s": 300.0, "fallback": "probabilistic"}
 
+    seat = table["seats"][0]["link"].split("#seat=")[1]
+
+    async def misbehave() -> list[Any]:
+        async with websockets.connect(url, origin=server.base) as ws:
+            await ws.send(json.dumps({"type": "join", "seat": seat}))
+            await ws.send(json.dumps({"type": "move", "text": "x" * 10000}))  # too big: not read
+            await ws.send(b"\x00binary")  # no page of ours sends one: the socket ends
+            with contextlib.suppress(websockets.ConnectionClosed):
+                while True:
+                    await asyncio.wait_for(ws.recv(), 10)
+        # the seat is still there: a page that comes back gets it and may play
+        got: list[Any] = []
+        async with websockets.connect(url, origin=server.base) as ws:
+            await ws.send(json.dumps({"type": "join", "seat": seat}))
+            while not got or got[-1].get("type") not in ("your_turn", "over"):
+                got.append(json.loads(await asyncio.wait_for(ws.recv(), 60)))
+        return got
+
+    back = asyncio.run(misbehave())
+    assert back[0]["type"] == "hello" and back[0]["name"] == "ana"
+    assert not [ev for ev in back if ev["type"] == "refused"]
+
 
 # --- in the browser -------------------------------------------------------------------
 
@@ -456,6 +479,7 @@ def test_a_person_plays_a_whole_match_by_mouse_and_keyboard(server: Server, brow
     assert over["placements"] == list(rec.placements)
     seat = me.events("seat")[0]["seat"]
     assert rec.bots[seat] == "ana"
+    assert rec.think is not None and rec.think[seat] == 0.0  # a person's thinking time is not counted
     shown = [li.strip() for li in page.locator("#placements li").all_text_contents()]
     assert len(shown) == 3 and any(s.endswith(": you") for s in shown)
     # the person's own dice each round are the record's, and they saw every turn they had

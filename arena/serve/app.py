@@ -271,7 +271,7 @@ async def _serve_socket(ws: WebSocket, opts: ServeOptions) -> None:
         first = json.loads((await ws.receive_text())[:MAX_FRAME])
         token = first.get("seat") if isinstance(first, dict) else None
         entrant = table.entrant_of(token if isinstance(token, str) and token else None)
-    except (ValueError, ArenaError, WebSocketDisconnect) as exc:
+    except (ValueError, ArenaError, WebSocketDisconnect, KeyError, RuntimeError) as exc:
         with contextlib.suppress(Exception):
             await ws.send_text(json.dumps({"type": "error", "text": str(exc) or "a page must say its seat first"}))
             await ws.close(code=1008)
@@ -306,8 +306,8 @@ async def _serve_socket(ws: WebSocket, opts: ServeOptions) -> None:
                 await asyncio.to_thread(table.move, entrant, msg["text"])
             elif isinstance(msg, dict) and msg.get("type") == "leave":
                 await asyncio.to_thread(table.move, entrant, "leave")
-    except WebSocketDisconnect:
-        pass
+    except (WebSocketDisconnect, KeyError, RuntimeError):
+        pass  # the page went away, or sent a binary frame (no page of ours does): the socket ends
     finally:
         sender.cancel()
         table.leave(entrant, listener)
