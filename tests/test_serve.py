@@ -178,14 +178,14 @@ def _free_port() -> int:
 
 
 class Server:
-    def __init__(self, out: Path, *, key: str | None = None, away_s: float = 300.0) -> None:
+    def __init__(self, out: Path, *, key: str | None = None, away_s: float = 300.0, run: Path | None = None) -> None:
         import uvicorn
 
         from arena.serve.app import ServeOptions, make_app
 
         self.port = _free_port()
         self.out = out
-        self.opts = ServeOptions(port=self.port, out=out, key=key, away_s=away_s,
+        self.opts = ServeOptions(port=self.port, out=out, key=key, away_s=away_s, run=run,
                                  bots_dirs=(ROOT / "bots", ROOT / "tests" / "bots"))
         config = uvicorn.Config(make_app(self.opts), host="127.0.0.1", port=self.port, log_level="warning",
                                 access_log=False, ws="websockets-sansio")
@@ -646,6 +646,58 @@ def test_a_person_gone_too_long_is_replaced_by_the_named_fallback_bot(tmp_path: 
         assert replaced == [{"type": "replaced", "seat": seat, "by": "probabilistic",
                              "why": "the person was away longer than 1 s"}]
         assert _record(srv.out, rec.match).bots == rec.bots
+    finally:
+        srv.stop()
+
+
+def test_the_live_page_follows_a_run_as_its_records_arrive(tmp_path: Path, browser: Any) -> None:
+    sys.path.insert(0, str(ROOT / "tests"))
+    import synth_records
+
+    from arena.engine.rules import Rules as R
+
+    rules = R.preset("classic")
+    hostile = '<img src=x onerror="document.title=9">'
+    records = [synth_records.play(f"m-{i:03d}", "classic", rules,
+                                  ["random", "cautious", hostile if i % 2 else "sharp"], 100 + i,
+                                  fault=(0, 2, "timeout") if i == 3 else None, policy_of={hostile: "random"})
+               for i in range(12)]
+    folder = tmp_path / "run"
+    synth_records.write_run(folder, [], {"classic": rules.to_dict()}, status="running")
+    meta = json.loads((folder / "run.json").read_text())
+    meta["schedule"] = {"total": 12}
+    (folder / "run.json").write_text(json.dumps(meta))
+    lines = [json.dumps(r) + "\n" for r in records]
+    (folder / "games.jsonl").write_text("".join(lines[:5]) + lines[5][:40])  # a line being written
+    srv = Server(tmp_path / "table-live", run=folder)
+    try:
+        status, body, _ = get(srv.base + "/api/run")
+        first = json.loads(body)
+        assert status == 200 and first["recorded"] == 5 and first["total"] == 12 and first["status"] == "running"
+        with open(folder / "games.jsonl", "a") as fh:
+            fh.write(lines[5][40:] + "".join(lines[6:]))
+        p = Page(browser, srv.base + "/run")
+        p.page.wait_for_selector("#standings tbody tr")
+        deadline = time.monotonic() + 20
+        while "12 of 12 matches recorded" not in (p.page.text_content("#progress") or ""):
+            assert time.monotonic() < deadline, p.page.text_content("#progress")
+            p.page.wait_for_timeout(200)
+        state = json.loads(get(srv.base + "/api/run")[1])
+        typed = synth_records.typed(records)
+        for row in state["standings"]:
+            mine = [(r, r.bots.index(row["bot"])) for r in typed if row["bot"] in r.bots]
+            assert row["matches"] == len(mine)
+            assert row["wins"] == sum(1 for r, s in mine if r.placements[s] == 1)
+            assert row["mean_place"] == pytest.approx(sum(r.placements[s] for r, s in mine) / len(mine))
+        assert state["fault_kinds"] == {"timeout": 1} and state["faults"][0]["match"] == "m-003"
+        cells = p.page.locator("#standings td").all_text_contents()
+        assert hostile in cells and p.page.locator("img").count() == 0
+        assert p.page.title() == "Dudo Arena: a run"
+        p.page.screenshot(path=str(SHOTS / "run-1400.png"), full_page=True)
+        p.page.set_viewport_size({"width": 800, "height": 1000})
+        p.page.screenshot(path=str(SHOTS / "run-800.png"), full_page=True)
+        assert not p.problems, p.problems
+        p.context.close()
     finally:
         srv.stop()
 

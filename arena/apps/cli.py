@@ -609,6 +609,7 @@ def play_cmd(bots: tuple[str, ...], preset: str | None, config: str | None, vari
 
 
 @main.command("serve")
+@click.argument("run", required=False, type=click.Path(file_okay=False, exists=True))
 @click.option("--host", default="127.0.0.1", show_default=True,
               help="The address to listen on; any but 127.0.0.1/localhost needs the key (--token).")
 @click.option("--port", type=click.IntRange(1, 65535), default=8000, show_default=True, help="The port.")
@@ -620,8 +621,10 @@ def play_cmd(bots: tuple[str, ...], preset: str | None, config: str | None, vari
 @click.option("--fallback", default="probabilistic", show_default=True,
               help="The bot that takes a gone person's seat ('none': the seat forfeits instead).")
 @_friendly
-def serve_cmd(host: str, port: int, token: str | None, out: str | None, away: float, fallback: str) -> None:
-    """Play at a table in the browser, with sandboxed bots and other people (docs/serve.md)."""
+def serve_cmd(run: str | None, host: str, port: int, token: str | None, out: str | None, away: float,
+              fallback: str) -> None:
+    """Play at a table in the browser, with sandboxed bots and other people; with
+    RUN, also follow that run folder as it plays (docs/serve.md)."""
     import secrets
     from pathlib import Path
 
@@ -636,7 +639,7 @@ def serve_cmd(host: str, port: int, token: str | None, out: str | None, away: fl
         raise
     key = token or (None if host in LOOPBACK else secrets.token_urlsafe(16))
     opts = ServeOptions(host=host, port=port, key=key, out=Path(out) if out else default_folder(), away_s=away,
-                        fallback=None if fallback.lower() == "none" else fallback)
+                        fallback=None if fallback.lower() == "none" else fallback, run=Path(run) if run else None)
     try:
         serve(opts, _echo)
     except KeyboardInterrupt:

@@ -39,6 +39,7 @@ from arena.botfile.spec import BotSpec
 from arena.engine.rules import PRESETS, Rules
 from arena.errors import ArenaError, RunError
 from arena.running.config import BUILTIN_BOTS
+from arena.serve.live import RunWatch
 from arena.serve.records import TableRecords
 from arena.serve.seating import check_name, resolve_opponents, seat_names
 from arena.serve.table import AWAY_S, Event, Table, TableSeat
@@ -46,8 +47,9 @@ from arena.serve.table import AWAY_S, Event, Table, TableSeat
 __all__ = ["LOOPBACK", "ServeOptions", "bot_files", "make_app", "serve"]
 
 STATIC = Path(__file__).resolve().parent / "static"
-PAGES = {"lobby.html", "table.html"}
+PAGES = {"lobby.html", "table.html", "run.html"}
 ASSETS = {"lobby.js": "text/javascript", "table.js": "text/javascript", "dice.js": "text/javascript",
+          "run.js": "text/javascript",
           "style.css": "text/css", "favicon.svg": "image/svg+xml"}
 LOOPBACK = frozenset({"127.0.0.1", "localhost", "::1"})
 CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; "
@@ -76,6 +78,7 @@ class ServeOptions:
     time: Any = None  # arena.match.process.TimeControl; None = the defaults
     sandbox: Any = None  # arena.sandbox.SandboxLimits; None = the defaults
     bots_dirs: tuple[Path, ...] = (Path("bots"), BUILTIN_BOTS)
+    run: Path | None = None  # a run folder to follow on /run
     tables: dict[str, Table] = field(default_factory=dict)
 
     @property
@@ -149,6 +152,7 @@ def make_app(opts: ServeOptions) -> ASGIApp:
     """The web app: pages, assets, the table API and each table's WebSocket."""
     records = TableRecords(opts.out)
     records.check()
+    watch = RunWatch(opts.run) if opts.run is not None else None
     bots = bot_files(opts.bots_dirs)
     fallback = None
     if opts.fallback is not None:
@@ -196,12 +200,24 @@ def make_app(opts: ServeOptions) -> ASGIApp:
                                         f"/table/{table.id}#seat={table.seat_token(i)}"}
                                        for i, s in enumerate(table.seats)]}, headers=HEADERS)
 
+    async def run_page(request: Request) -> Response:
+        if watch is None:
+            return PlainTextResponse("this server follows no run: arena serve RUN_FOLDER", status_code=404,
+                                     headers=HEADERS)
+        return _page("run.html", opts, request)
+
+    async def run_state(request: Request) -> Response:
+        if watch is None:
+            return JSONResponse({"error": "this server follows no run"}, status_code=404, headers=HEADERS)
+        return JSONResponse(await asyncio.to_thread(watch.snapshot), headers=HEADERS)
+
     async def table_socket(ws: WebSocket) -> None:
         await _serve_socket(ws, opts)
 
     app = Starlette(routes=[
         Route("/", lobby), Route("/table/{tid}", table_page), Route("/static/{name}", asset),
         Route("/api/options", options), Route("/api/tables", new_table, methods=["POST"]),
+        Route("/run", run_page), Route("/api/run", run_state),
         WebSocketRoute("/ws/{tid}", table_socket),
     ])
     return _security(app, opts)
@@ -344,5 +360,8 @@ def serve(opts: ServeOptions, announce: Callable[[str], None]) -> None:
         announce(f"listening on {opts.host}: every page needs the server's key, in this link; "
                  f"share it only with the players")
     announce(f"open {link}  (games are recorded in {opts.out}; Ctrl-C stops)")
+    if opts.run is not None:
+        run_link = f"http://{host}:{opts.port}/run" + (f"?key={opts.key}" if opts.key else "")
+        announce(f"the run in {opts.run}: {run_link}")
     uvicorn.run(app, host=opts.host, port=opts.port, log_level="warning", access_log=False, ws_max_size=MAX_FRAME * 4,
                 ws="websockets-sansio")
