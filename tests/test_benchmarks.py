@@ -48,6 +48,8 @@ RUNS: dict[str, tuple[list[str], str | tuple[str, ...]]] = {
     "bayes_cpu": (["bayes_cpu.py", "--baseline", "HEAD", "--matches", "3", "--trials", "1", "--warmup", "0"],
                   "identical decisions"),
     "bot_hash": (["bot_hash.py", "--trials", "1"], "ratio to the floor"),
+    "serve_live": (["serve_live.py", "--matches", "300", "--distinct", "20", "--append", "10", "--trials", "1"],
+                   "first look at 300 records"),
     "serve_latency": (["serve_latency.py", "--matches", "1", "--dice", "2"],
                       "from the referee's hands to the page's socket"),
     "solver_recall": (["solver_recall.py", "neller", "1", "20", "10"], "neller,1-2,1,"),

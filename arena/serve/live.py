@@ -15,6 +15,7 @@ when the run stops); while a run plays, the page shows the counts.
 from __future__ import annotations
 
 import csv
+import re
 import threading
 import time
 from collections import deque
@@ -22,14 +23,57 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import orjson
+
 from arena.engine.records import MatchRecord
-from arena.errors import ArenaError, RunError
+from arena.errors import RunError
 from arena.running.store import RunFolder, iter_records, read_run_json
 
 __all__ = ["RunWatch"]
 
 RECENT_FAULTS = 20  # the latest faults shown, newest first
 RATE_WINDOW_S = 60.0  # matches per second over about this long
+
+
+# A record's keys around its rounds (docs/records.md): match ... bots, first, then
+# "rounds", then placements ... faults. Inside a JSON string every quote is
+# escaped, so these byte patterns occur only as the record's own keys.
+_ROUNDS = re.compile(rb',\s*"rounds"\s*:')
+_PLACEMENTS = re.compile(rb'\]\s*,\s*"placements"\s*:')
+
+
+def _outline(line: bytes) -> dict[str, Any] | None:
+    """The record's fields but its rounds, parsed without its rounds (most of
+    its bytes); the whole line where it is not laid out as expected; None if
+    it is not a JSON object."""
+    # The store writes compact JSON: find its bytes (memmem), else the patterns.
+    start = line.find(b',"rounds":')
+    cut = line.find(b'],"placements":', start) if start >= 0 else -1
+    if start < 0 or cut < 0:
+        head_end = _ROUNDS.search(line)
+        tail = _PLACEMENTS.search(line, head_end.end()) if head_end else None
+        start, cut = (head_end.start(), tail.start()) if head_end is not None and tail is not None else (-1, -1)
+    try:
+        if start >= 0 and cut >= 0:
+            head = orjson.loads(line[:start] + b"}")
+            rest = orjson.loads(b"{" + line[cut + 1:].lstrip()[1:])
+            if isinstance(head, dict) and isinstance(rest, dict):
+                return {**head, **rest}
+        obj = orjson.loads(line)
+    except orjson.JSONDecodeError:
+        try:
+            obj = orjson.loads(line)
+        except orjson.JSONDecodeError:
+            return None
+    return obj if isinstance(obj, dict) else None
+
+
+@dataclass(frozen=True)
+class _Fault:
+    seat: int
+    kind: str
+    round: Any
+    detail: str
 
 
 @dataclass
@@ -64,20 +108,42 @@ class RunWatch:
 
     # -- reading ---------------------------------------------------------------
 
-    def _add(self, rec: MatchRecord) -> None:
+    def _add(self, match: str, bots: list[str], placements: list[int], faults: list[_Fault]) -> None:
         self._count += 1
-        faulted = {f.seat for f in rec.faults}
-        for seat, name in enumerate(rec.bots):
+        faulted = {f.seat for f in faults}
+        for seat, name in enumerate(bots):
             t = self._bots.setdefault(name, _Tally())
             t.matches += 1
-            t.wins += rec.placements[seat] == 1
-            t.places += rec.placements[seat]
+            t.wins += placements[seat] == 1
+            t.places += placements[seat]
             t.faults += seat in faulted
-        for f in rec.faults:
-            kind = str(f.kind)
-            self._kinds[kind] = self._kinds.get(kind, 0) + 1
-            self._faults.appendleft({"match": rec.match, "bot": rec.bots[f.seat], "kind": kind,
-                                     "round": f.round, "detail": f.detail})
+        for f in faults:
+            self._kinds[f.kind] = self._kinds.get(f.kind, 0) + 1
+            self._faults.appendleft({"match": match, "bot": bots[f.seat], "kind": f.kind, "round": f.round,
+                                     "detail": f.detail})
+
+    def _add_record(self, rec: MatchRecord) -> None:
+        self._add(rec.match, list(rec.bots), list(rec.placements),
+                  [_Fault(f.seat, str(f.kind), f.round, f.detail) for f in rec.faults])
+
+    def _add_line(self, line: bytes) -> None:
+        """One line of the games file, read for its counts only (a full
+        :meth:`MatchRecord.from_json` of every line made the first look at a
+        large run take tens of seconds); a line that is not a record as
+        docs/records.md describes it is passed over, as a torn one."""
+        obj = _outline(line)
+        if obj is None:
+            return
+        match, bots, places = obj.get("match"), obj.get("bots"), obj.get("placements")
+        if not (isinstance(match, str) and isinstance(bots, list) and isinstance(places, list)
+                and len(bots) == len(places) and all(isinstance(b, str) for b in bots)
+                and all(type(p) is int for p in places)):
+            return
+        faults = []
+        for f in obj.get("faults") or ():
+            if isinstance(f, dict) and type(f.get("seat")) is int and 0 <= f["seat"] < len(bots):
+                faults.append(_Fault(f["seat"], str(f.get("kind")), f.get("round"), str(f.get("detail", ""))))
+        self._add(match, bots, places, faults)
 
     def _read_new(self) -> None:
         plain, gz = self.paths.games, self.paths.games_gz
@@ -91,16 +157,13 @@ class RunWatch:
             end = data.rfind(b"\n") + 1  # a line not yet ended waits for the next look
             for line in data[:end].split(b"\n"):
                 if line.strip():
-                    try:
-                        self._add(MatchRecord.from_json(line))
-                    except (ArenaError, ValueError):
-                        continue  # what arena ratings would not read either
+                    self._add_line(line)
             self._offset += end
             self._size_seen = size
         elif gz.exists() and not self._read_gz:  # a finished, compressed run: read once
             self._reset()
             for rec in iter_records(self.folder):
-                self._add(rec)
+                self._add_record(rec)
             self._read_gz = True
 
     # -- the page's view -----------------------------------------------------------
