@@ -650,6 +650,36 @@ def test_a_person_gone_too_long_is_replaced_by_the_named_fallback_bot(tmp_path: 
         srv.stop()
 
 
+def test_the_live_page_reads_a_record_as_a_full_parse_would() -> None:
+    """Its fields but the rounds, parsed around them: equal to parsing the
+    whole line, compact or spaced, and not fooled by a fault's detail that
+    spells the keys it looks for."""
+    import random
+
+    import orjson
+
+    sys.path.insert(0, str(ROOT / "tests"))
+    import synth_records
+
+    from arena.serve.live import _outline
+
+    rng = random.Random(3)
+    rules = Rules.preset("classic")
+    for i in range(60):
+        rec = synth_records.play(f"d-{i}", "classic", rules, rng.sample(list(synth_records.POLICIES), rng.randint(2, 4)),
+                                 rng.randrange(2**31), fault=(0, 2, "timeout") if i % 3 == 0 else None)
+        for f in rec["faults"]:
+            f["detail"] = '],"placements":[9,9,9,9],"faults":[],"x":",\\"rounds":'
+        for r in rec["rounds"]:
+            if "fault" in r:
+                r["fault"]["detail"] = rec["faults"][0]["detail"]
+        for line in (json.dumps(rec).encode(), orjson.dumps(rec)):
+            whole = orjson.loads(line)
+            del whole["rounds"]
+            assert _outline(line) == whole
+    assert _outline(b"[1, 2]") is None and _outline(b'{"match": "m", "rounds": [') is None
+
+
 def test_the_live_page_follows_a_run_as_its_records_arrive(tmp_path: Path, browser: Any) -> None:
     sys.path.insert(0, str(ROOT / "tests"))
     import synth_records
