@@ -436,6 +436,7 @@ def _record(folder: Path, match: str) -> MatchRecord:
     return read_matches(folder, [match])[match]
 
 
+@pytest.mark.slow
 def test_a_person_plays_a_whole_match_by_mouse_and_keyboard(server: Server, browser: Any) -> None:
     table = server.new_table([{"person": "ana"}, {"bot": "probabilistic"}, {"bot": "cautious"}])
     me = Page(browser, server.base + table["seats"][0]["link"])
@@ -498,6 +499,7 @@ def test_a_person_plays_a_whole_match_by_mouse_and_keyboard(server: Server, brow
     watcher.context.close()
 
 
+@pytest.mark.slow
 def test_the_lobby_starts_a_table_and_hands_out_its_links(server: Server, browser: Any) -> None:
     lobby = Page(browser, server.base + "/", width=800)
     page = lobby.page
@@ -530,6 +532,7 @@ def test_the_lobby_starts_a_table_and_hands_out_its_links(server: Server, browse
     lobby.context.close()
 
 
+@pytest.mark.slow
 def test_the_command_says_how_it_listens(tmp_path: Path) -> None:
     port = _free_port()
     proc = subprocess.Popen([sys.executable, "-m", "arena", "serve", "--host", "0.0.0.0", "--port", str(port),
@@ -566,6 +569,7 @@ def test_the_command_says_how_it_listens(tmp_path: Path) -> None:
     assert bad.returncode == 1 and f"--port {busy}: cannot listen there" in bad.stderr, bad.stderr
 
 
+@pytest.mark.slow
 def test_a_reconnect_keeps_the_seat(server: Server, browser: Any) -> None:
     table = server.new_table([{"person": "bo"}, {"bot": "random"}, {"bot": "cautious"}])
     link = server.base + table["seats"][0]["link"]
@@ -583,6 +587,7 @@ def test_a_reconnect_keeps_the_seat(server: Server, browser: Any) -> None:
     again.context.close()
 
 
+@pytest.mark.slow
 def test_two_people_at_one_table_with_a_bot(server: Server, browser: Any) -> None:
     table = server.new_table([{"person": "cy"}, {"person": "di"}, {"bot": "probabilistic"}])
     pages = [Page(browser, server.base + s["link"]) for s in table["seats"][:2]]
@@ -732,6 +737,7 @@ def test_the_live_page_follows_a_run_as_its_records_arrive(tmp_path: Path, brows
         srv.stop()
 
 
+@pytest.mark.slow
 def test_a_persons_games_are_rated_beside_the_bots(server: Server, browser: Any) -> None:
     """Runs after the matches above (pytest keeps the file's order): their folder is a run folder."""
     proc = subprocess.run([sys.executable, "-m", "arena", "ratings", str(server.out)], capture_output=True,
