@@ -47,7 +47,6 @@ from arena.serve.table import AWAY_S, Event, Table, TableSeat
 __all__ = ["LOOPBACK", "ServeOptions", "bot_files", "make_app", "serve"]
 
 STATIC = Path(__file__).resolve().parent / "static"
-PAGES = {"lobby.html", "table.html", "run.html"}
 ASSETS = {"lobby.js": "text/javascript", "table.js": "text/javascript", "dice.js": "text/javascript",
           "run.js": "text/javascript",
           "style.css": "text/css", "favicon.svg": "image/svg+xml"}
@@ -141,6 +140,7 @@ def _cookie(header: str, name: str) -> str | None:
 
 
 def _page(name: str, opts: ServeOptions, request: Request) -> Response:
+    """One of the static pages (lobby.html, table.html, run.html), with the headers."""
     resp = FileResponse(STATIC / name, media_type="text/html; charset=utf-8", headers=HEADERS)
     if opts.key is not None and request.query_params.get("key"):
         # Keep the key for the page's script, its WebSocket and the next pages.
