@@ -23,6 +23,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("exploit", ("arena.exploit",)),
     ("running", ("arena.running",)),
     ("analysis", ("arena.analysis",)),
+    ("serve", ("arena.serve",)),
     ("apps", ("arena.apps", "arena.__main__")),
 ]
 
@@ -35,6 +36,8 @@ ONLY_IN = {
     "subprocess": ("botfile", "sandbox", "match", "running", "apps"),
     "multiprocess": ("running",),
     "ray": ("running",),
+    "starlette": ("serve",),
+    "uvicorn": ("serve",),
 }
 
 

@@ -609,6 +609,44 @@ def play_cmd(bots: tuple[str, ...], preset: str | None, config: str | None, vari
         sys.exit(130)
 
 
+@main.command("serve")
+@click.argument("run", required=False, type=click.Path(file_okay=False, exists=True))
+@click.option("--host", default="127.0.0.1", show_default=True,
+              help="The address to listen on; any but 127.0.0.1/localhost needs the key (--token).")
+@click.option("--port", type=click.IntRange(1, 65535), default=8000, show_default=True, help="The port.")
+@click.option("--token", help="The key every page needs (default off 127.0.0.1: a new random one, printed).")
+@click.option("--out", type=click.Path(file_okay=False),
+              help="The run folder the games are recorded in (default: results/table-DATE-TIME).")
+@click.option("--away", type=click.FloatRange(5), default=300, show_default=True,
+              help="Seconds a person may be gone on their turn before the fallback bot takes their seat.")
+@click.option("--fallback", default="probabilistic", show_default=True,
+              help="The bot that takes a gone person's seat ('none': the seat forfeits instead).")
+@_friendly
+def serve_cmd(run: str | None, host: str, port: int, token: str | None, out: str | None, away: float,
+              fallback: str) -> None:
+    """Play at a table in the browser, with sandboxed bots and other people; with
+    RUN, also follow that run folder as it plays (docs/serve.md)."""
+    import secrets
+    from pathlib import Path
+
+    from arena.serve.records import default_folder
+
+    try:
+        from arena.serve.app import LOOPBACK, ServeOptions, serve
+    except ModuleNotFoundError as exc:
+        if exc.name in ("starlette", "uvicorn", "websockets"):
+            raise click.ClickException(f"arena serve needs {exc.name}, which is not installed: "
+                                       "pip install -e '.[serve]'") from None
+        raise
+    key = token or (None if host in LOOPBACK else secrets.token_urlsafe(16))
+    opts = ServeOptions(host=host, port=port, key=key, out=Path(out) if out else default_folder(), away_s=away,
+                        fallback=None if fallback.lower() == "none" else fallback, run=Path(run) if run else None)
+    try:
+        serve(opts, _echo)
+    except KeyboardInterrupt:
+        pass
+
+
 @main.command("report")
 @click.argument("run", type=click.Path(file_okay=False))
 @click.option("-o", "--output", type=click.Path(dir_okay=False), help=f"The HTML file (default: RUN/{REPORT}).")

@@ -27,130 +27,53 @@ from __future__ import annotations
 import random
 import secrets
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TextIO
 
 from arena.botfile.spec import BotSpec
-from arena.engine.odds import probability_exact
-from arena.engine.records import MatchSpec, derive_seed, record_line
-from arena.engine.rules import Action, Bid, Calza, Dudo, Rules, parse_action
-from arena.errors import ArenaError, BotCrashed, BotFault, FaultKind, InvalidAction, RunError
-from arena.match.referee import MatchOutcome, play_match
+from arena.engine.records import record_line
+from arena.engine.rules import Action, Bid, parse_action
+from arena.errors import BotCrashed, BotFault, FaultKind, InvalidAction, RunError
+from arena.match.referee import MatchOutcome
 from arena.protocol.messages import Notification, ReadyMessage, ReplyMessage, TurnMessage, ready_message, reply_message
 from arena.protocol.parse import parse_match_end, parse_match_start, parse_round_end, parse_turn
-from arena.running.config import unique_labels
+from arena.protocol.player import Player
 from arena.sdk import Legal, MatchInfo, RoundEnd, Turn
+from arena.serve.seating import (
+    ASSIST_CANDIDATES,
+    DEFAULT_BOTS,
+    HALF,
+    FaceOdds,
+    PlaySetup,
+    assist,
+    candidate_raises,
+    face_odds,
+    illegal_reason,
+    legal_text,
+    match_spec,
+    pct,
+    play_seats,
+    play_setup,
+    resolve_opponents,
+    seat_names,
+)
 from arena.untrusted import printable
 
-__all__ = ["DEFAULT_BOTS", "LEFT_KIND", "FaceOdds", "HumanPlayer", "PlaySetup", "candidate_raises", "face_odds",
+__all__ = ["DEFAULT_BOTS", "HALF", "LEFT_KIND", "FaceOdds", "HumanPlayer", "PlaySetup", "candidate_raises", "face_odds",
            "illegal_reason", "play_human", "play_setup", "resolve_opponents"]
-
-DEFAULT_BOTS: tuple[str, ...] = ("probabilistic", "cautious", "bluffer")
-"""The opponents when none are named: three built-ins of different styles
-(the odds player, the tight player, the liar), a table of four."""
 
 LEFT_KIND = FaultKind.CRASH
 """The fault kind recorded when the human leaves the table (see the module docstring)."""
 
 QUIT_WORDS = frozenset({"quit", "exit", "resign", "q"})
 HELP_WORDS = frozenset({"help", "h", "?"})
-ASSIST_CANDIDATES = 4  # raises shown by --assist: the smallest raise of the likeliest faces
-HALF = 0.5  # the assist's "still likely" line: a bid at least this likely to be true
 
 
 def _face_name(face: int) -> str:
     return f"{face}s"
 
 
-def illegal_reason(action: Action, turn: Turn) -> str | None:
-    """``None`` if ``action`` is legal in ``turn``, else why not, in words.
-
-    Works from the turn's ``legal`` summary (what every player is sent), so the
-    human player needs nothing a bot does not get. The summary is exact
-    (docs/protocol.md: every quantity from ``min_quantity`` to ``max_quantity`` is
-    legal for a listed face), so the verdict agrees with the referee's.
-    """
-    legal, rules = turn.legal, turn.rules
-    standing = turn.standing
-    if isinstance(action, Dudo):
-        if legal.dudo:
-            return None
-        return "nobody has bid yet this round: open with a bid" if standing is None else "dudo is not allowed now"
-    if isinstance(action, Calza):
-        if legal.calza:
-            return None
-        if not rules.calza:
-            return "calza is not played under these rules (calza: false)"
-        if standing is None:
-            return "nobody has bid yet this round: open with a bid"
-        players_in = sum(1 for c in turn.counts if c > 0)
-        if players_in < rules.calza_min_players:
-            return (f"calza needs at least {rules.calza_min_players} players still in "
-                    f"(calza_min_players), there are {players_in}")
-        return "calza is not allowed now"
-    if not isinstance(action, Bid):
-        return f"{action!r} is not an action"
-    q, f = action
-    low = legal.min_quantity.get(f)
-    if low is None:
-        if standing is None and f == 1 and not rules.open_on_ones and not turn.palifico:
-            return "a round may not open on 1s under these rules (open_on_ones: false)"
-        if turn.palifico and standing is not None:
-            return (f"this is a palifico round: the face stays {standing.face}; "
-                    f"raise the quantity of {_face_name(standing.face)}")
-        return f"a bid on {_face_name(f)} is not allowed now"
-    if q > legal.max_quantity:
-        return f"only {legal.max_quantity} dice are in play, so no bid can be above {legal.max_quantity}"
-    if q < low:
-        beat = f"does not beat the standing bid {standing.quantity}x{standing.face}" if standing else "is too low"
-        return f"{q}x{f} {beat}: the smallest bid on {_face_name(f)} now is {low}x{f}"
-    return None
-
-
-def candidate_raises(turn: Turn, k: int = ASSIST_CANDIDATES) -> list[tuple[Bid, float]]:
-    """The ``k`` likeliest of the smallest legal bids, one per face, with their odds.
-
-    These are the raises worth looking at: for each face you may bid, the
-    cheapest bid on it (a bigger quantity of the same face is always less
-    likely), ranked by the chance it is true given your dice. A raise that
-    cannot be true (more dice of the face than you hold plus all unseen dice)
-    is left out.
-    """
-    cands = [Bid(low, face) for face, low in sorted(turn.legal.min_quantity.items())
-             if low <= turn.legal.max_quantity]
-    scored = [(b, p) for b in cands if (p := turn.probability(b)) > 0.0]
-    scored.sort(key=lambda bp: (-bp[1], bp[0].quantity, bp[0].face))
-    return scored[:k]
-
-
-@dataclass(frozen=True, slots=True)
-class FaceOdds:
-    """What the table likely holds of one face, given your dice."""
-
-    face: int
-    expected: float  # expected dice on the table counting for the face (yours plus unseen x p)
-    likely: int  # the largest quantity with P(true) >= 1/2 (0: not even one die)
-    p_likely: float  # P(true) of ``likely`` x face (1.0 when likely is 0)
-
-
-def face_odds(turn: Turn) -> list[FaceOdds]:
-    """For each face 1-6: the expected count and the largest quantity still at
-    least even odds, under this round's wilds (none in palifico)."""
-    out = []
-    for face in range(1, 7):
-        likely, p_likely = 0, 1.0
-        for q in range(1, turn.total + 1):  # P(true) falls as q grows: stop at the first below 1/2
-            p = turn.probability(Bid(q, face))
-            if p < HALF:
-                break
-            likely, p_likely = q, p
-        out.append(FaceOdds(face, turn.expected(face), likely, p_likely))
-    return out
-
-
-def _pct(p: float) -> str:
-    return f"{100 * p:.1f}%"
+_pct = pct
 
 
 class HumanPlayer:
@@ -249,15 +172,13 @@ class HumanPlayer:
 
     @staticmethod
     def _legal_text(legal: Legal) -> str:
-        parts = [f"{q}x{f}" for f, q in sorted(legal.min_quantity.items()) if q <= legal.max_quantity]
-        text = ("bid " + " ".join(parts) + f" or more (quantity up to {legal.max_quantity})") if parts else "no bid"
-        calls = [c for c, ok in (("dudo", legal.dudo), ("calza", legal.calza)) if ok]
-        return text + ("; " + ", ".join(calls) if calls else "")
+        return legal_text(legal)
 
     def _show_assist(self, turn: Turn) -> None:
-        wild = "1s wild" if turn.wild else "1s not wild"
-        self.say(f"Assist (your dice, {turn.unseen} unseen dice, {wild}):")
-        odds = face_odds(turn)
+        figures = assist(turn)
+        wild = "1s wild" if figures.wild else "1s not wild"
+        self.say(f"Assist (your dice, {figures.unseen} unseen dice, {wild}):")
+        odds = figures.faces
         rows = (("face", [_face_name(o.face) for o in odds]),
                 ("expected", [f"{o.expected:.1f}" for o in odds]),
                 ("50% up to", [f"{o.likely}x{o.face}" if o.likely else "-" for o in odds]))
@@ -265,17 +186,15 @@ class HumanPlayer:
             self.say(f"  {label:<10}" + "".join(f"{c:>7}" for c in cells))
         self.say("  (expected: dice counting for the face on the whole table; 50% up to: the largest bid on it "
                  "still at least 50% likely)")
-        standing = turn.standing
-        if standing is None:
+        standing = figures.standing
+        if standing is None or figures.p_standing is None:
             return  # an opening: every smallest bid is nearly sure; the table above is what to open from
-        self.say(f"  standing {standing.quantity}x{standing.face}: P(true) {_pct(turn.probability(standing))}")
-        if turn.legal.calza:
-            exact = probability_exact(standing, turn.dice, turn.unseen, wild=turn.wild)
-            self.say(f"  calza on {standing.quantity}x{standing.face}: P(exactly) {_pct(exact)}")
-        raises = candidate_raises(turn)
-        for b, p in raises:
+        self.say(f"  standing {standing.quantity}x{standing.face}: P(true) {_pct(figures.p_standing)}")
+        if figures.p_calza is not None:
+            self.say(f"  calza on {standing.quantity}x{standing.face}: P(exactly) {_pct(figures.p_calza)}")
+        for b, p in figures.raises[:ASSIST_CANDIDATES]:
             self.say(f"  raise {b.quantity}x{b.face}: P(true) {_pct(p)}")
-        if not raises and any(q <= turn.legal.max_quantity for q in turn.legal.min_quantity.values()):
+        if not figures.raises and figures.any_bid:
             self.say("  no raise can be true: every legal bid needs more dice than you hold and cannot see")
 
     def _show_round_end(self, end: RoundEnd) -> None:
@@ -367,25 +286,12 @@ def _ordinal(n: int) -> str:
 # ---------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class PlaySetup:
-    """What ``arena play`` plays: the rules, the opponents and their limits."""
-
-    rules: Rules
-    bots: tuple[tuple[str, BotSpec], ...]  # (label, spec) of each opponent
-    variant: str = "play"
-    seed: int | None = None  # None: a fresh secret one is drawn (and shown after the match)
-    human_name: str = "human"
-    time: Any = None  # arena.match.process.TimeControl; None = the defaults
-    sandbox: Any = None  # arena.sandbox.SandboxLimits; None = the defaults
-
-
 def play_human(setup: PlaySetup, human: HumanPlayer, out_file: str | Path | None = None) -> MatchOutcome:
     """Play one match of ``human`` against ``setup.bots`` through the referee.
 
     The bots run in their sandboxes (:class:`arena.match.process.BotProcess`) under
     ``setup.time``; every process is closed however the match ends (Ctrl-C
-    included). With ``out_file`` the record is appended to it as one JSON line
+    included): :func:`arena.serve.seating.play_seats`. With ``out_file`` the record is appended to it as one JSON line
     (a ``games.jsonl`` line: put it in a folder as ``games.jsonl`` and
     ``arena replay FOLDER MATCH`` re-checks it).
 
@@ -396,39 +302,18 @@ def play_human(setup: PlaySetup, human: HumanPlayer, out_file: str | Path | None
     (:func:`arena.engine.records.derive_seed`), the match id is drawn apart
     from it, and a drawn seed is shown only once the match is over.
     """
-    from arena.match.process import BotProcess, TimeControl
-    from arena.sandbox import SandboxLimits
-
     if not setup.bots:
         raise RunError("arena play needs at least one bot to play against")
     if len(setup.bots) > 9:
         raise RunError(f"{len(setup.bots)} bots and you make {len(setup.bots) + 1} players; a table seats at most 10")
-    time_control = setup.time or TimeControl()
-    limits = setup.sandbox or SandboxLimits()
     seed = setup.seed if setup.seed is not None else secrets.randbits(63)
-    names = [setup.human_name] + unique_labels([label for label, _ in setup.bots], taken={setup.human_name})
-    # The match id goes to every bot: it is drawn on its own, so it says nothing
-    # about the seed (an id made from the seed let a bot derive every hand).
-    match = f"play-{secrets.token_hex(6)}"
-    spec = MatchSpec(index=0, match=match, variant=setup.variant, rules=setup.rules.to_dict(),
-                     entrants=tuple(range(len(names))), seed=derive_seed("play", seed, "match"),
-                     dice_seed=seed, table=0, rotation=0)
+    people, labels = seat_names([setup.human_name], [label for label, _ in setup.bots])
+    spec = match_spec("play", setup.variant, setup.rules, seed, len(people) + len(labels))
     if setup.seed is not None:
         human.say(f"Seed {seed} (--seed).")
-    procs: list[BotProcess] = []
-    try:
-        for label, bot in setup.bots:
-            proc = BotProcess(bot, limits.for_bot(bot.limits, f"bot {label} ({bot.path})"), time_control)
-            procs.append(proc)
-            try:
-                proc.start()
-            except BotFault as exc:
-                raise RunError(f"bot {label} ({bot.path}) failed its handshake: {exc.kind}: "
-                               f"{printable(exc.detail)}") from None
-        outcome = play_match(spec, [human, *procs], names, time_control.budget_ms)
-    finally:
-        for proc in procs:
-            proc.close()
+    seats: list[tuple[str, Player | BotSpec]] = [(people[0], human)]
+    seats += [(label, bot) for label, (_, bot) in zip(labels, setup.bots)]
+    outcome = play_seats(spec, seats, time=setup.time, sandbox=setup.sandbox)
     if not human.ended:  # the human left: it was not sent match_end
         human.show_placements(outcome.record.placements)
     human.say(f"Seed {seed}: arena play --seed {seed} deals the same dice again.")
@@ -442,53 +327,3 @@ def play_human(setup: PlaySetup, human: HumanPlayer, out_file: str | Path | None
             raise RunError(f"--out {path}: could not write the match record: {exc.strerror}") from None
         human.say(f"Match record appended to {path}.")
     return outcome
-
-
-def resolve_opponents(names: Sequence[str]) -> tuple[tuple[str, BotSpec], ...]:
-    """Bot names or files (as a config's ``bots`` list) -> (label, spec) pairs."""
-    from arena.running.config import resolve_bots
-
-    try:
-        entrants = resolve_bots(Path("--bots"), list(names))
-    except ArenaError as exc:
-        raise RunError(str(exc).replace("--bots: bots: ", "--bots: ")) from None
-    return tuple((e.label, e.spec) for e in entrants)
-
-
-def play_setup(*, bots: Sequence[str] = (), preset: str | None = None, config: str | Path | None = None,
-               variant: str | None = None, sets: Sequence[str] = (), seed: int | None = None,
-               name: str = "human") -> PlaySetup:
-    """What ``arena play`` was asked for, validated: rules from ``preset`` (default
-    classic) or from ``config``'s variant, with ``sets`` (``KEY=VALUE``) on top;
-    opponents from ``bots``, else the config's bots, else :data:`DEFAULT_BOTS`."""
-    from arena.engine.rules import parse_sets
-
-    if preset is not None and config is not None:
-        raise RunError("--preset and --config both set the rules: give one of them")
-    if variant is not None and config is None:
-        raise RunError(f"--variant {variant!r} picks a variant of a --config file; none was given")
-    if not name.strip() or len(name) > 40 or any(not c.isprintable() for c in name):
-        raise RunError(f"--name {name!r}: use a short printable name")
-    overrides = parse_sets(sets)
-    time_control = limits = None
-    opponents: tuple[tuple[str, BotSpec], ...] = ()
-    if config is not None:
-        from arena.running.config import load_config
-
-        cfg = load_config(config)
-        names = list(cfg.variants)
-        chosen = variant if variant is not None else names[0]
-        if chosen not in cfg.variants:
-            raise RunError(f"{config}: no variant {chosen!r}; it has {', '.join(names)}")
-        rules = Rules.from_dict({**cfg.variants[chosen], **overrides})
-        time_control, limits = cfg.time, cfg.sandbox
-        if not bots:
-            opponents = tuple((e.label, e.spec) for e in cfg.entrants)
-        label = chosen
-    else:
-        rules = Rules.preset(preset or "classic", overrides)
-        label = preset or "classic"
-    if bots or not opponents:
-        opponents = resolve_opponents(list(bots) or list(DEFAULT_BOTS))
-    return PlaySetup(rules=rules, bots=opponents, variant=label, seed=seed, human_name=name.strip(),
-                     time=time_control, sandbox=limits)
