@@ -221,7 +221,7 @@ def run_cmd(config: str, workers: int | None, matches: int | None, seed: int | N
     _echo(f"{cfg.name}: {len(cfg.entrants)} bots, {len(cfg.variants)} variant(s), "
                f"{cfg.format}, tables of {'/'.join(map(str, cfg.players))}, {cfg.workers} worker(s) "
                f"-> {cfg.out}", err=True)
-    _echo(f"sandbox: {describe_sandbox(cfg.sandbox)}", err=True)
+    _echo(describe_sandbox(cfg.sandbox), err=True)  # "sandbox auto: ..."
     warning = seed_warning(cfg.seed)
     if warning:
         _echo(warning, err=True)
