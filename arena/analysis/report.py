@@ -614,5 +614,9 @@ def write_report(run: str | Path, output: str | Path | None = None, **options: A
     """Build the report of ``run`` and write it (default ``RUN/report.html``); returns the path."""
     page = build_report(run, **options)
     path = Path(output) if output is not None else RunFolder(Path(run)).report
-    write_text(path, page)
+    try:
+        write_text(path, page)
+    except RunError as exc:  # a read-only or full disk: the page was made, say where else it can go
+        raise RunError(f"{exc}; nothing was written; write the report elsewhere with "
+                       f"`arena report {run} -o FILE`") from None
     return path

@@ -113,11 +113,15 @@ def rules_cmd(preset: str | None, sets: tuple[str, ...]) -> None:
 
 
 class _ProgressLine:
-    """A one-line progress display: matches done, matches/s, time left."""
+    """Matches done, matches/s, time left: a bar redrawn in place on a
+    terminal; in a file or a CI log, a plain line a minute (a log keeps every
+    line, and a redrawn bar there is only noise)."""
 
-    def __init__(self) -> None:
-        self.tty = sys.stderr.isatty()
-        self.last_shown = -1.0
+    LOG_EVERY = 60.0  # seconds between the plain lines of a log
+
+    def __init__(self, tty: bool | None = None) -> None:
+        self.tty = sys.stderr.isatty() if tty is None else tty
+        self.last_shown = 0.0
         self.t0_done: int | None = None
 
     def __call__(self, done: int, total: int, elapsed: float) -> None:
@@ -127,15 +131,15 @@ class _ProgressLine:
         rate = played / elapsed if elapsed > 0 else 0.0
         left = (total - done) / rate if rate > 0 else float("nan")
         left_s = "?" if left != left else f"{int(left) // 60}:{int(left) % 60:02d}"
-        width = 30
-        filled = int(width * done / total) if total else width
-        line = (f"[{'#' * filled}{'.' * (width - filled)}] {done}/{total} matches  "
-                f"{rate:6.1f} matches/s  {left_s} left")
         if self.tty:
+            width = 30
+            filled = int(width * done / total) if total else width
+            line = (f"[{'#' * filled}{'.' * (width - filled)}] {done}/{total} matches  "
+                    f"{rate:6.1f} matches/s  {left_s} left")
             click.echo("\r" + line, nl=done >= total, err=True)
-        elif done >= total or elapsed - self.last_shown >= 10:
+        elif done < total and elapsed - self.last_shown >= self.LOG_EVERY:
             self.last_shown = elapsed
-            click.echo(line, err=True)
+            click.echo(f"{done}/{total} matches recorded, {rate:.1f} matches/s, {left_s} left", err=True)
 
 
 def _command_line(words: list[str], options: list[tuple[str, Any]]) -> str:
@@ -157,27 +161,22 @@ def _command_line(words: list[str], options: list[tuple[str, Any]]) -> str:
 
 class _StepProgress:
     """Progress of a long analysis step on stderr (stats.Progress), shown only
-    once the command has taken a second: a redrawn line on a terminal,
-    otherwise a line per step."""
+    on a terminal and once the command has taken a second, as one line
+    redrawn in place. In a file or a CI log it shows nothing: the result
+    follows within the minute, and step counts there are only noise."""
 
-    def __init__(self, since: float | None = None) -> None:
+    def __init__(self, since: float | None = None, tty: bool | None = None) -> None:
         self.clock = time.monotonic
         self.start = self.clock() if since is None else since
-        self.tty = sys.stderr.isatty()
-        self.step = ""
+        self.tty = sys.stderr.isatty() if tty is None else tty
         self.drawn = False
 
     def __call__(self, what: str, done: int, total: int) -> None:
-        if self.clock() - self.start < 1.0 and not self.drawn:
+        if not self.tty or (self.clock() - self.start < 1.0 and not self.drawn):
             return
         pct = int(100 * done / total) if total else 100
-        line = f"{what}: {done}/{total} ({pct}%)"
-        if self.tty:
-            click.echo("\r" + line.ljust(60), nl=False, err=True)
-            self.drawn = True
-        elif what != self.step:
-            click.echo(line, err=True)
-        self.step = what
+        click.echo("\r" + f"{what}: {done}/{total} ({pct}%)".ljust(60), nl=False, err=True)
+        self.drawn = True
 
     def finish(self) -> None:
         if self.tty and self.drawn:
