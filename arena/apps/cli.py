@@ -198,13 +198,18 @@ class _StepProgress:
                    "or --seed names one). Without it, the same command resumes or extends the folder's run.")
 @click.option("--force", is_flag=True, help="Move an existing run folder of another config aside and start over.")
 @click.option("--report", "html_report", is_flag=True, help=f"At the end, write the HTML report (RUN/{REPORT}).")
-@click.option("--live/--no-live", "live", default=None,
-              help="Live standings while it plays (default: on a terminal, every 5 s; otherwise every 60 s).")
+@click.option("--live", "live", type=click.Choice(["top", "all"]), is_flag=False, flag_value="top", default=None,
+              help="Live standings while it plays (the default): the leaders (top), or every bot (all). On a "
+                   "terminal every 5 s, redrawn in place; otherwise one line every 60 s.")
+@click.option("--no-live", "no_live", is_flag=True, help="No live standings (fault warnings are still shown).")
+@click.option("--follow", "follow", multiple=True, metavar="BOT",
+              help="Keep BOT in the live standings whatever its rank (repeat it for more).")
 @click.option("--live-every", type=click.FloatRange(min=0.5), help="Seconds between live standings.")
 @_friendly
 def run_cmd(config: str, workers: int | None, matches: int | None, seed: int | None, out: str | None,
             sets: tuple[str, ...], backend: str | None, address: str | None, new: bool, force: bool,
-            html_report: bool = False, live: bool | None = None, live_every: float | None = None) -> None:
+            html_report: bool = False, live: str | None = None, no_live: bool = False,
+            follow: tuple[str, ...] = (), live_every: float | None = None) -> None:
     """Play every match of CONFIG not yet in its run folder (resumes a stopped run, adds new bots to a league)."""
     from arena.running.config import load_config
     from arena.running.runner import seed_warning
@@ -227,10 +232,12 @@ def run_cmd(config: str, workers: int | None, matches: int | None, seed: int | N
     if not compiled.active() and not compiled.asked_pure():  # not the user's choice: say so
         _echo(f"note: the referee and the bot host run as {compiled.status()}; a run is slower so "
               f"(docs/performance.md)", err=True)
-    from arena.apps.standings import LiveStandings, live_progress
+    from arena.apps.standings import LiveStandings, check_follow, live_progress
 
     paths = {e.label: str(e.spec.path) for e in cfg.entrants}
-    standings = LiveStandings.for_terminal(sys.stderr.isatty(), live, live_every, _write_err, paths)
+    check_follow(follow, list(paths))
+    standings = LiveStandings.for_terminal(sys.stderr.isatty(), False if no_live else None, live_every, _write_err,
+                                           paths, every_bot=live == "all", follow=follow)
     bar = _ProgressLine()
     show = live_progress(bar, standings)
 
