@@ -380,7 +380,7 @@ def sprt_cmd(a: str, b: str, field: tuple[str, ...], players: int | None, preset
     assert cfg.sprt is not None
     from arena.running.sprt import SprtTest
 
-    test = SprtTest(cfg.sprt, (cfg.matches + 1) // 2)
+    test = SprtTest(cfg.sprt, (cfg.matches + 1) // 2, heads_up=cfg.players[0] == 2 and not field)
     lower, upper = test.bounds
     _echo(f"sprt: {test.params.a} against {test.params.b}, "
           + ("heads up" if not field else f"tables of {cfg.players[0]} with {', '.join(field)}")
@@ -389,12 +389,19 @@ def sprt_cmd(a: str, b: str, field: tuple[str, ...], players: int | None, preset
     tty = sys.stderr.isatty()
     last = [0.0]
 
+    started = [False]
+
     def progress(done: int, total: int, elapsed: float) -> None:
+        if not started[0]:  # the first call: what the folder already held (fed to the test before it)
+            started[0] = True
+            if done:
+                _echo(f"resumed: {done} matches were already recorded; the test so far: {test.status()}; "
+                      f"{test.outcomes()}", err=True)
         if tty:
             click.echo("\r" + printable(f"{done} matches  {test.status()}", newlines=False) + "   ", nl=False, err=True)
-        elif elapsed - last[0] >= 10:
+        elif elapsed - last[0] >= 60:  # a log keeps every line: one a minute
             last[0] = elapsed
-            _echo(f"{done} matches  {test.status()}", err=True)
+            _echo(f"{done} matches  {test.status()}; {test.outcomes()}", err=True)
 
     resume = _command_line(["arena", "sprt", a, b], [
         ("--field", field), ("--players", players), ("--preset", preset if preset != "classic" else None),
@@ -411,6 +418,7 @@ def sprt_cmd(a: str, b: str, field: tuple[str, ...], players: int | None, preset
         _echo(f"{cfg.out}: this test is already decided; for a new one with a new secret seed: {resume} --new",
               err=True)
     _echo(test.summary())
+    _echo(test.outcomes())
     _echo(f"{result.skipped + result.played} matches recorded in {cfg.out} (arena ratings {cfg.out})")
     if result.status == "interrupted":
         _echo(f"interrupted{_by(result)}. Resume with: {resume}", err=True)
