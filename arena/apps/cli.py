@@ -546,6 +546,31 @@ def stats_cmd(run: str | None, variant: str | None, drop_admin_faults: bool, res
         _echo(format_stats(table, width=max(80, shutil.get_terminal_size((120, 24)).columns)))
 
 
+# --- arena export ------------------------------------------------------------
+
+
+@main.command("export")
+@click.argument("run", type=click.Path(file_okay=False))
+@click.option("--format", "fmt", type=click.Choice(["rankings", "pairwise", "pgn"]), required=True,
+              help="rankings: a JSON line per match, bots best first (openskill, choix); pairwise: CSV "
+                   "winner,loser for every two bots of a match; pgn: those pairs as games (Ordo, BayesElo).")
+@click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write to this file (default: stdout).")
+@_friendly
+def export_cmd(run: str, fmt: str, output: str | None) -> None:
+    """Export the results of run folder RUN for outside raters (docs/ratings.md)."""
+    from pathlib import Path
+
+    from arena.analysis.export import export_text
+    from arena.running.store import write_text
+
+    text = export_text(run, fmt)
+    if output is None:
+        _echo(text, nl=False)
+    else:
+        write_text(Path(output), text)
+        _echo(output, err=True)
+
+
 # --- arena check -------------------------------------------------------------
 
 
