@@ -634,7 +634,21 @@ def check_cmd(bot: str, turns: int, seed: int | None, time_ms: int, sandbox: str
 @_friendly
 def play_cmd(bots: tuple[str, ...], preset: str | None, config: str | None, variant: str | None,
              sets: tuple[str, ...], assist: bool, seed: int | None, name: str, out: str | None) -> None:
-    """Play one match in the terminal against sandboxed bots (docs/play.md)."""
+    """Play one match in the terminal against sandboxed bots (docs/play.md).
+
+    \b
+    Type a bid as QxF: 5x3 claims at least five 3s on the whole table. Raise
+    with more dice, or as many of a higher face; dudo doubts the standing
+    bid, calza says it is exact; help at your turn says it again.
+    \b
+    Bids on aces (1s), classic rules (ones: convert): aces count double.
+      6x3 -> 3x1   to switch to aces, halve the quantity, rounding up
+      5x4 -> 3x1   (5 / 2 = 2.5, so 3)
+      3x1 -> 7x2   to leave aces, double it and add one (7 of any face)
+      3x1 -> 4x1   staying on aces, any higher quantity
+    With ones: rank_high aces rank above 6s (4x6 -> 4x1 -> 5x2); with ones:
+    plain they are the lowest face (4x6 -> 5x1). `arena rules` lists the keys.
+    """
     from arena.apps.play import HumanPlayer, play_human, play_setup
 
     setup = play_setup(bots=bots, preset=preset, config=config, variant=variant, sets=sets, seed=seed,
