@@ -4,9 +4,11 @@ repository, every README line that runs offline is run as written, in order
 README shows is dropped into bots/, and the league's command, run again, grows
 the league by that bot alone.
 
-Two things are shortened so that the walkthrough takes a minute, and only
-these: `arena run` gets `--matches` (the same number every time, so the same
-command is still the same run) and `arena check` gets `--turns`. Ctrl-C and
+Then the first lines of docs/running.md run on the league the README grew
+(again, --new, replay, ratings, stats). Two things are shortened so that the
+walkthrough takes a few minutes, and only these: `arena run` gets `--matches`
+(the same number every time, so the same command is still the same run) and
+`arena check` gets `--turns`. Ctrl-C and
 resume are tests/test_daily.py's, a read-only folder and a full disk
 tests/test_disk.py's.
 """
@@ -61,7 +63,7 @@ def readme_steps(text: str) -> list[tuple[str, str]]:
 def shortened(command: str) -> list[str]:
     words = shlex.split(command)
     if words[:2] == ["arena", "run"]:
-        words += ["--matches", "6", "--workers", "2"]
+        words += ["--matches", "44", "--workers", "2"]  # docs/running.md replays m-000042
     elif words[:2] == ["arena", "check"]:
         words += ["--turns", "100"]
     return [sys.executable, "-m", "arena", *words[1:]]
@@ -98,3 +100,16 @@ def test_the_readme_walkthrough_adds_a_bot_to_the_league(tmp_path: Path) -> None
     assert added and all("mybot" in r.bots for r in added)
     assert "mybot" in last.stdout  # rated in the final table
     assert read_run_json(league)["status"] == "complete"  # type: ignore[index]
+    # Then docs/running.md's first lines, on the same folder: again, --new, replay, ratings, stats.
+    running = (repo / "docs" / "running.md").read_text()
+    lines = [s for kind, s in readme_steps(running.split("## What")[0]) if kind == "shell"]
+    assert lines[:3] == ["arena run configs/league.yaml"] * 2 + ["arena run configs/league.yaml --new"]
+    done = {}
+    for step in lines:
+        proc = subprocess.run(shortened(step), cwd=repo, env=env, capture_output=True, text=True, timeout=600)
+        assert proc.returncode == 0 and "Traceback" not in proc.stderr, f"{step}\n{proc.stderr}"
+        done.setdefault(step, []).append(proc)
+    assert "this run is already complete" in done["arena run configs/league.yaml"][1].stderr
+    assert "the earlier run was moved to results/league.old-" in done["arena run configs/league.yaml --new"][0].stderr
+    assert "m-000042" in done["arena replay results/league m-000042"][0].stdout
+    assert "Plackett-Luce Elo" in done["arena ratings results/league"][0].stdout
