@@ -620,7 +620,6 @@ class RunStore:
         if seats_written is not None and compressing:
             seats_written()
 
-
     def _close_refused(self) -> None:
         """Close a run a write was refused in: the records stay as they are (the
         torn line, if any, taken out), run.json is marked interrupted where the
@@ -643,14 +642,17 @@ class RunStore:
             write_json_atomic(self.paths.run_json, self.meta)
         except RunError:
             # A full disk has no room for a second copy: rewrite the file in its
-            # own blocks instead, in one write (a kill cannot cut a write of a
-            # few kilobytes in two; a power cut could, which is why this is the fallback).
+            # own blocks instead, compact so that it is shorter than the indented
+            # file it replaces (no block to allocate, so no write cut short by
+            # the disk), in one write (a kill cannot cut a write of a few
+            # kilobytes in two; a power cut could, which is why this is the fallback).
             try:
-                data = (json.dumps(self.meta, indent=2, sort_keys=False) + "\n").encode("utf-8")
+                data = (json.dumps(self.meta, separators=(",", ":")) + "\n").encode("utf-8")
                 fd = os.open(self.paths.run_json, os.O_WRONLY)
                 try:
-                    if os.pwrite(fd, data, 0) != len(data):
-                        raise OSError(errno.ENOSPC, "short write")
+                    if len(data) > os.fstat(fd).st_size:
+                        raise OSError(errno.ENOSPC, "no room to rewrite it in place")
+                    os.pwrite(fd, data, 0)
                     os.ftruncate(fd, len(data))
                     os.fsync(fd)
                 finally:
