@@ -43,6 +43,8 @@ def test_redirected_run_stats_and_report_have_no_progress_fragments(tmp_path: Pa
     assert code == 0, err
     plain(out + err)
     assert "Plackett-Luce Elo" in out and "30 matches played" in err
+    # The header names the sandbox once ("sandbox auto: bwrap ..." or another mode), not "sandbox: sandbox auto".
+    assert re.search(r"^sandbox (auto|strict|off): ", err, re.MULTILINE) and "sandbox: sandbox" not in err
     for args in (["stats", "o", "--resamples", "400"], ["ratings", "o", "--resamples", "400"], ["report", "o"]):
         code, out, err = arena(*args, cwd=tmp_path)
         assert code == 0, err
