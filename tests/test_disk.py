@@ -171,3 +171,15 @@ def test_a_resume_says_what_it_recovered_from_a_run_that_did_not_close(tmp_path:
                                f"short) was dropped and is played again; nothing else was lost")
     again.close("complete")
     assert (folder / "games.jsonl").read_bytes() == b""
+
+
+def test_an_out_folder_under_a_file_is_one_line_naming_both(tmp_path: Path) -> None:
+    """A refusal that needs no mount (root ignores file modes): the folder's parent is a file."""
+    from arena.errors import RunError
+
+    (tmp_path / "afile").write_text("")
+    folder = tmp_path / "afile" / "run"
+    with pytest.raises(RunError) as info:
+        RunStore(folder).open({"name": "t"}, {"k": 1}, force=False)
+    assert str(info.value) == (f"{folder}: cannot create the run folder (Not a directory); nothing was written; "
+                               f"choose a writable place with --out DIR")
