@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -25,7 +26,8 @@ def small_run(folder: Path) -> Path:
     cfg = folder / "nb.yaml"
     cfg.write_text(json.dumps({"name": "nb", "seed": 3, "players": [3, 4], "matches": 20,
                                "bots": ["random", "probabilistic", "cautious", "bluffer", "calza"],
-                               "variants": {"classic": {"preset": "classic"}, "lizumo": {"preset": "lizumo"}}}))
+                               # Not in alphabetical order: the notebook's tables keep the run's.
+                               "variants": {"lizumo": {"preset": "lizumo"}, "classic": {"preset": "classic"}}}))
     old = os.getcwd()
     os.chdir(ROOT)  # built-in bot names resolve from the project
     try:
@@ -50,3 +52,9 @@ def test_analysis_notebook_executes(tmp_path: Path, monkeypatch: pytest.MonkeyPa
     assert len(images) >= 6
     text = "".join(o.get("text", "") for o in outputs)
     assert f"{run}: 40 matches" in text
+    # The variant table: formatted for reading (no raw floats, no NaN), variants in the run's order.
+    table = next(c for c in nb.cells if c.cell_type == "code" and "variant_table" in c.source)
+    html = "".join(o["data"].get("text/html", "") for o in table.outputs if "data" in o)
+    assert html and "NaN" not in html and not re.search(r"\d\.\d{5,}", html), html[:2000]
+    header = re.findall(r"<th>(\w+)</th>", html.split("</thead>")[0])
+    assert header.index("lizumo") < header.index("classic"), header

@@ -20,7 +20,7 @@ from arena.analysis.ratings import PRIOR_SD_ELO
 from arena.analysis.results import Results, from_records, load, match_seeds
 from arena.analysis.stats import Progress, RatingReport, rate_results, run_stats
 from arena.engine.records import MatchRecord
-from arena.errors import ArenaError
+from arena.errors import ArenaError, RunError
 from arena.running.store import RunFolder, read_run_json, write_text
 
 __all__ = ["Note", "elo_table_text", "end_of_run_text", "rate_run", "stats_run"]
@@ -56,7 +56,7 @@ def rate_run(run: str | Path, *, write: bool = True, variant: str | None = None,
                           seed=seed, prior_sd=prior_sd, anchor=anchor, anchor_elo=anchor_elo, k=k, progress=progress,
                           seeds=seeds)
     if write and variant is None:
-        write_text(RunFolder(Path(run)).ratings, csv_text(report.table))
+        _write_or_note(RunFolder(Path(run)).ratings, csv_text(report.table), note, f"arena ratings {run}")
     return report
 
 
@@ -72,8 +72,22 @@ def stats_run(run: str | Path, *, write: bool = True, variant: str | None = None
     table = run_stats(res, variant=variant, drop_admin_faults=drop_admin_faults, resamples=resamples,
                       seed=seed, progress=progress)
     if write and variant is None:
-        write_text(RunFolder(Path(run)).variant_stats, csv_text(table))
+        _write_or_note(RunFolder(Path(run)).variant_stats, csv_text(table), note, f"arena stats {run}")
     return table
+
+
+def _write_or_note(path: Path, text: str, note: Note | None, command: str) -> None:
+    """Write a derived table into the run folder; where that fails (a read-only
+    or full disk, no permission) and the caller shows the result anyway, say so
+    in one line and carry on: the table is what was asked for, the file a copy
+    of it. Without ``note`` (a library caller) the error is raised."""
+    try:
+        write_text(path, text)
+    except RunError as exc:
+        if note is None:
+            raise
+        note(f"{exc}; the table is shown without it (`{command} --no-write` does not try; "
+             f"`{command} --csv > FILE` keeps it elsewhere)")
 
 
 def end_of_run_text(run: str | Path, *, resamples: int = 200, seed: int = 0, note: Note | None = None,

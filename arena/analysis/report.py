@@ -111,6 +111,19 @@ def _figure(width: float, height: float) -> Any:
     return Figure(figsize=(width, height), dpi=DPI, layout="constrained")
 
 
+def _suptitle(fig: Any, text: str) -> None:
+    """The figure's title, left-aligned and wrapped to the figure's width: a
+    narrow figure (one variant) cut a one-line title off at its right edge,
+    and text cut off in a PNG is lost."""
+    import textwrap
+
+    per_line = max(16, int(fig.get_figwidth() / TITLE_CHAR_INCHES))
+    fig.suptitle(textwrap.fill(text, per_line), fontsize=9, x=0.01, ha="left")
+
+
+TITLE_CHAR_INCHES = 0.075  # the widest a character of a 9-point title runs on average, with margin
+
+
 def _png(fig: Any) -> str:
     buf = io.BytesIO()
     # Fast zlib level: the default spends seconds per report squeezing a few percent.
@@ -167,7 +180,7 @@ def plot_elo(table: pd.DataFrame, variants: Sequence[str], order: Sequence[str])
     centre = 1500.0
     half = max(100.0, float(np.nanmax(np.abs(values - centre)))) if np.isfinite(values).any() else 100.0
     im = _heat(ax, values, order, variants, "RdBu_r", centre - half, centre + half, ".0f")
-    fig.suptitle("Elo by variant (Plackett-Luce fit; rows: bots, best overall first)", fontsize=9, x=0.01, ha="left")
+    _suptitle(fig, "Elo by variant (Plackett-Luce fit; rows: bots, best overall first)")
     fig.colorbar(im, ax=ax, shrink=0.8, label="Elo")
     return fig
 
@@ -186,8 +199,7 @@ def plot_elo_change(changes: pd.DataFrame, variants: Sequence[str], order: Seque
     sure = (lo.to_numpy(float) > 0) | (hi.to_numpy(float) < 0)
     for i, j in zip(*np.nonzero(sure)):
         ax.text(j + 0.42, i - 0.28, "*", ha="right", va="top", fontsize=8, color="black", in_layout=False)
-    fig.suptitle(f"Elo change from {_plain_label(baseline)} (*: 95% interval excludes 0)", fontsize=9, x=0.01,
-                 ha="left")
+    _suptitle(fig, f"Elo change from {_plain_label(baseline)} (*: 95% interval excludes 0)")
     fig.colorbar(im, ax=ax, shrink=0.8, label="Elo change")
     return fig
 
@@ -230,13 +242,13 @@ def plot_seats(stats: pd.DataFrame, variants: Sequence[str], size: int) -> Any:
     names = [f"opener_win_rate[{size}p]"] + [f"seat{s}_win_rate[{size}p]" for s in range(size)]
     values = np.array([[_stat(stats, v, n)[0] for n in names] for v in variants], dtype=float)
     diff = (values - 1.0 / size) * 100
-    fig = _figure(4.6 + 0.6 * len(cols), 1.2 + 0.3 * len(variants))
+    fig = _figure(4.6 + 0.6 * len(cols), max(2.0, 1.2 + 0.3 * len(variants)))
     ax = fig.subplots()
     half = max(5.0, float(np.nanmax(np.abs(diff)))) if np.isfinite(diff).any() else 5.0
     im = _heat(ax, diff, variants, cols, "PiYG", -half, half, "+.1f")
-    fig.suptitle(f"{size}-player tables: win rate minus the fair share ({100 / size:.1f}%), in points",
-                 fontsize=9, x=0.01, ha="left")
-    fig.colorbar(im, ax=ax, shrink=0.8, label="points above fair share")
+    _suptitle(fig, f"{size}-player tables: win rate minus the fair share ({100 / size:.1f}%), in points")
+    # Two lines: on a figure of one or two variants the colour bar is shorter than the label on one.
+    fig.colorbar(im, ax=ax, shrink=0.8, label="points above\nfair share")
     return fig
 
 
@@ -261,7 +273,7 @@ def plot_stat(stats: pd.DataFrame, variants: Sequence[str], name: str, title: st
     if reference is not None:
         ax.axvline(reference * scale, color="#555", ls="--", lw=1)
     ax.set_xlabel(("%" if percent else "value") + " (95% interval)", fontsize=8)
-    fig.suptitle(title, fontsize=9, x=0.01, ha="left")  # the figure's width, not the axes': never clipped
+    _suptitle(fig, title)  # the figure's width, not the axes'; wrapped to it
     ax.grid(axis="x", alpha=0.3)
     return fig
 
@@ -279,7 +291,8 @@ def plot_length(stats: pd.DataFrame, variants: Sequence[str], colour: dict[str, 
         ax.plot([mean], [i], "o", color="black", ms=3.5)
     ax.set_yticks(range(len(variants)), [_plain_label(v) for v in variants])
     ax.set_ylim(len(variants) - 0.5, -0.5)
-    ax.set_xlabel("rounds in a match: bar 10th-90th percentile, tick median, dot mean", fontsize=8)
+    # Two lines: centred under an axes that long variant names push right, one line ran off the figure.
+    ax.set_xlabel("rounds in a match\nbar: 10th-90th percentile, tick: median, dot: mean", fontsize=8)
     ax.set_title("Game length", fontsize=9, loc="left")
     ax.grid(axis="x", alpha=0.3)
     return fig
@@ -642,5 +655,9 @@ def write_report(run: str | Path, output: str | Path | None = None, **options: A
     """Build the report of ``run`` and write it (default ``RUN/report.html``); returns the path."""
     page = build_report(run, **options)
     path = Path(output) if output is not None else RunFolder(Path(run)).report
-    write_text(path, page)
+    try:
+        write_text(path, page)
+    except RunError as exc:  # a read-only or full disk: the page was made, say where else it can go
+        raise RunError(f"{exc}; nothing was written; write the report elsewhere with "
+                       f"`arena report {run} -o FILE`") from None
     return path

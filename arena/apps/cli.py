@@ -113,11 +113,15 @@ def rules_cmd(preset: str | None, sets: tuple[str, ...]) -> None:
 
 
 class _ProgressLine:
-    """A one-line progress display: matches done, matches/s, time left."""
+    """Matches done, matches/s, time left: a bar redrawn in place on a
+    terminal; in a file or a CI log, a plain line a minute (a log keeps every
+    line, and a redrawn bar there is only noise)."""
 
-    def __init__(self) -> None:
-        self.tty = sys.stderr.isatty()
-        self.last_shown = -1.0
+    LOG_EVERY = 60.0  # seconds between the plain lines of a log
+
+    def __init__(self, tty: bool | None = None) -> None:
+        self.tty = sys.stderr.isatty() if tty is None else tty
+        self.last_shown = 0.0
         self.t0_done: int | None = None
 
     def __call__(self, done: int, total: int, elapsed: float) -> None:
@@ -127,15 +131,15 @@ class _ProgressLine:
         rate = played / elapsed if elapsed > 0 else 0.0
         left = (total - done) / rate if rate > 0 else float("nan")
         left_s = "?" if left != left else f"{int(left) // 60}:{int(left) % 60:02d}"
-        width = 30
-        filled = int(width * done / total) if total else width
-        line = (f"[{'#' * filled}{'.' * (width - filled)}] {done}/{total} matches  "
-                f"{rate:6.1f} matches/s  {left_s} left")
         if self.tty:
+            width = 30
+            filled = int(width * done / total) if total else width
+            line = (f"[{'#' * filled}{'.' * (width - filled)}] {done}/{total} matches  "
+                    f"{rate:6.1f} matches/s  {left_s} left")
             click.echo("\r" + line, nl=done >= total, err=True)
-        elif done >= total or elapsed - self.last_shown >= 10:
+        elif done < total and elapsed - self.last_shown >= self.LOG_EVERY:
             self.last_shown = elapsed
-            click.echo(line, err=True)
+            click.echo(f"{done}/{total} matches recorded, {rate:.1f} matches/s, {left_s} left", err=True)
 
 
 def _command_line(words: list[str], options: list[tuple[str, Any]]) -> str:
@@ -157,27 +161,22 @@ def _command_line(words: list[str], options: list[tuple[str, Any]]) -> str:
 
 class _StepProgress:
     """Progress of a long analysis step on stderr (stats.Progress), shown only
-    once the command has taken a second: a redrawn line on a terminal,
-    otherwise a line per step."""
+    on a terminal and once the command has taken a second, as one line
+    redrawn in place. In a file or a CI log it shows nothing: the result
+    follows within the minute, and step counts there are only noise."""
 
-    def __init__(self, since: float | None = None) -> None:
+    def __init__(self, since: float | None = None, tty: bool | None = None) -> None:
         self.clock = time.monotonic
         self.start = self.clock() if since is None else since
-        self.tty = sys.stderr.isatty()
-        self.step = ""
+        self.tty = sys.stderr.isatty() if tty is None else tty
         self.drawn = False
 
     def __call__(self, what: str, done: int, total: int) -> None:
-        if self.clock() - self.start < 1.0 and not self.drawn:
+        if not self.tty or (self.clock() - self.start < 1.0 and not self.drawn):
             return
         pct = int(100 * done / total) if total else 100
-        line = f"{what}: {done}/{total} ({pct}%)"
-        if self.tty:
-            click.echo("\r" + line.ljust(60), nl=False, err=True)
-            self.drawn = True
-        elif what != self.step:
-            click.echo(line, err=True)
-        self.step = what
+        click.echo("\r" + f"{what}: {done}/{total} ({pct}%)".ljust(60), nl=False, err=True)
+        self.drawn = True
 
     def finish(self) -> None:
         if self.tty and self.drawn:
@@ -199,13 +198,18 @@ class _StepProgress:
                    "or --seed names one). Without it, the same command resumes or extends the folder's run.")
 @click.option("--force", is_flag=True, help="Move an existing run folder of another config aside and start over.")
 @click.option("--report", "html_report", is_flag=True, help=f"At the end, write the HTML report (RUN/{REPORT}).")
-@click.option("--live/--no-live", "live", default=None,
-              help="Live standings while it plays (default: on a terminal, every 5 s; otherwise every 60 s).")
+@click.option("--live", "live", type=click.Choice(["top", "all"]), is_flag=False, flag_value="top", default=None,
+              help="Live standings while it plays (the default): the leaders (top), or every bot (all). On a "
+                   "terminal every 5 s, redrawn in place; otherwise one line every 60 s.")
+@click.option("--no-live", "no_live", is_flag=True, help="No live standings (fault warnings are still shown).")
+@click.option("--follow", "follow", multiple=True, metavar="BOT",
+              help="Keep BOT in the live standings whatever its rank (repeat it for more).")
 @click.option("--live-every", type=click.FloatRange(min=0.5), help="Seconds between live standings.")
 @_friendly
 def run_cmd(config: str, workers: int | None, matches: int | None, seed: int | None, out: str | None,
             sets: tuple[str, ...], backend: str | None, address: str | None, new: bool, force: bool,
-            html_report: bool = False, live: bool | None = None, live_every: float | None = None) -> None:
+            html_report: bool = False, live: str | None = None, no_live: bool = False,
+            follow: tuple[str, ...] = (), live_every: float | None = None) -> None:
     """Play every match of CONFIG not yet in its run folder (resumes a stopped run, adds new bots to a league)."""
     from arena.running.config import load_config
     from arena.running.runner import seed_warning
@@ -221,18 +225,20 @@ def run_cmd(config: str, workers: int | None, matches: int | None, seed: int | N
     _echo(f"{cfg.name}: {len(cfg.entrants)} bots, {len(cfg.variants)} variant(s), "
                f"{cfg.format}, tables of {'/'.join(map(str, cfg.players))}, {cfg.workers} worker(s) "
                f"-> {cfg.out}", err=True)
-    _echo(f"sandbox: {describe_sandbox(cfg.sandbox)}", err=True)
+    _echo(describe_sandbox(cfg.sandbox), err=True)  # "sandbox auto: ..."
     warning = seed_warning(cfg.seed)
     if warning:
         _echo(warning, err=True)
     if not compiled.active() and not compiled.asked_pure():  # not the user's choice: say so
         _echo(f"note: the referee and the bot host run as {compiled.status()}; a run is slower so "
               f"(docs/performance.md)", err=True)
-    from arena.apps.standings import LiveStandings, live_progress
+    from arena.apps.standings import LiveStandings, check_follow, live_progress
 
     paths = {e.label: str(e.spec.path) for e in cfg.entrants}
     paired = cfg.seating == "rotate" or len(cfg.variants) > 1 or cfg.format == "sprt"  # deals played again
-    standings = LiveStandings.for_terminal(sys.stderr.isatty(), live, live_every, _write_err, paths, paired)
+    check_follow(follow, list(paths))
+    standings = LiveStandings.for_terminal(sys.stderr.isatty(), False if no_live else None, live_every, _write_err,
+                                           paths, paired, every_bot=live == "all", follow=follow)
     bar = _ProgressLine()
     show = live_progress(bar, standings)
 
@@ -375,7 +381,7 @@ def sprt_cmd(a: str, b: str, field: tuple[str, ...], players: int | None, preset
     assert cfg.sprt is not None
     from arena.running.sprt import SprtTest
 
-    test = SprtTest(cfg.sprt, (cfg.matches + 1) // 2)
+    test = SprtTest(cfg.sprt, (cfg.matches + 1) // 2, heads_up=cfg.players[0] == 2 and not field)
     lower, upper = test.bounds
     _echo(f"sprt: {test.params.a} against {test.params.b}, "
           + ("heads up" if not field else f"tables of {cfg.players[0]} with {', '.join(field)}")
@@ -384,12 +390,19 @@ def sprt_cmd(a: str, b: str, field: tuple[str, ...], players: int | None, preset
     tty = sys.stderr.isatty()
     last = [0.0]
 
+    started = [False]
+
     def progress(done: int, total: int, elapsed: float) -> None:
+        if not started[0]:  # the first call: what the folder already held (fed to the test before it)
+            started[0] = True
+            if done:
+                _echo(f"resumed: {done} matches were already recorded; the test so far: {test.status()}; "
+                      f"{test.outcomes()}", err=True)
         if tty:
             click.echo("\r" + printable(f"{done} matches  {test.status()}", newlines=False) + "   ", nl=False, err=True)
-        elif elapsed - last[0] >= 10:
+        elif elapsed - last[0] >= 60:  # a log keeps every line: one a minute
             last[0] = elapsed
-            _echo(f"{done} matches  {test.status()}", err=True)
+            _echo(f"{done} matches  {test.status()}; {test.outcomes()}", err=True)
 
     resume = _command_line(["arena", "sprt", a, b], [
         ("--field", field), ("--players", players), ("--preset", preset if preset != "classic" else None),
@@ -406,6 +419,7 @@ def sprt_cmd(a: str, b: str, field: tuple[str, ...], players: int | None, preset
         _echo(f"{cfg.out}: this test is already decided; for a new one with a new secret seed: {resume} --new",
               err=True)
     _echo(test.summary())
+    _echo(test.outcomes())
     _echo(f"{result.skipped + result.played} matches recorded in {cfg.out} (arena ratings {cfg.out})")
     if result.status == "interrupted":
         _echo(f"interrupted{_by(result)}. Resume with: {resume}", err=True)
@@ -533,6 +547,31 @@ def stats_cmd(run: str | None, variant: str | None, drop_admin_faults: bool, res
         _echo(format_stats(table, width=max(80, shutil.get_terminal_size((120, 24)).columns)))
 
 
+# --- arena export ------------------------------------------------------------
+
+
+@main.command("export")
+@click.argument("run", type=click.Path(file_okay=False))
+@click.option("--format", "fmt", type=click.Choice(["rankings", "pairwise", "pgn"]), required=True,
+              help="rankings: a JSON line per match, bots best first (openskill, choix); pairwise: CSV "
+                   "winner,loser for every two bots of a match; pgn: those pairs as games (Ordo, BayesElo).")
+@click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write to this file (default: stdout).")
+@_friendly
+def export_cmd(run: str, fmt: str, output: str | None) -> None:
+    """Export the results of run folder RUN for outside raters (docs/ratings.md)."""
+    from pathlib import Path
+
+    from arena.analysis.export import export_text
+    from arena.running.store import write_text
+
+    text = export_text(run, fmt)
+    if output is None:
+        _echo(text, nl=False)
+    else:
+        write_text(Path(output), text)
+        _echo(output, err=True)
+
+
 # --- arena check -------------------------------------------------------------
 
 
@@ -596,7 +635,21 @@ def check_cmd(bot: str, turns: int, seed: int | None, time_ms: int, sandbox: str
 @_friendly
 def play_cmd(bots: tuple[str, ...], preset: str | None, config: str | None, variant: str | None,
              sets: tuple[str, ...], assist: bool, seed: int | None, name: str, out: str | None) -> None:
-    """Play one match in the terminal against sandboxed bots (docs/play.md)."""
+    """Play one match in the terminal against sandboxed bots (docs/play.md).
+
+    \b
+    Type a bid as QxF: 5x3 claims at least five 3s on the whole table. Raise
+    with more dice, or as many of a higher face; dudo doubts the standing
+    bid, calza says it is exact; help at your turn says it again.
+    \b
+    Bids on aces (1s), classic rules (ones: convert): aces count double.
+      6x3 -> 3x1   to switch to aces, halve the quantity, rounding up
+      5x4 -> 3x1   (5 / 2 = 2.5, so 3)
+      3x1 -> 7x2   to leave aces, double it and add one (7 of any face)
+      3x1 -> 4x1   staying on aces, any higher quantity
+    With ones: rank_high aces rank above 6s (4x6 -> 4x1 -> 5x2); with ones:
+    plain they are the lowest face (4x6 -> 5x1). `arena rules` lists the keys.
+    """
     from arena.apps.play import HumanPlayer, play_human, play_setup
 
     setup = play_setup(bots=bots, preset=preset, config=config, variant=variant, sets=sets, seed=seed,

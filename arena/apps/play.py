@@ -268,6 +268,8 @@ class HumanPlayer:
         self.say("A bid QxF claims at least Q dice on the whole table show F (1s count as any face when wild).")
         self.say("Raise with more dice, or the same number of a higher face; 'dudo' doubts the standing bid;")
         self.say("'calza' claims it is exactly right. 'quit' leaves the table (you forfeit).")
+        for line in aces_help(turn.rules.ones):
+            self.say(line)
         self.say("Legal now: " + self._legal_text(turn.legal))
 
     def _leave(self, why: str) -> None:
@@ -275,6 +277,18 @@ class HumanPlayer:
         self.say("")
         self.say("You leave the table: the match goes on without you.")
         raise BotFault(f"the human left the table ({why})", LEFT_KIND)
+
+
+def aces_help(ones: str) -> list[str]:
+    """How bids on aces (1s) rank under the rules' ``ones`` mode, with examples
+    (the same words as ``arena play --help``, for the mode being played)."""
+    if ones == "convert":
+        return ["Aces (1s) count double: to switch to aces, halve the quantity, rounding up (after 6x3, 3x1;",
+                "after 5x4, 3x1); to leave aces, double it and add one (after 3x1, 7x2 or any 7xF)."]
+    if ones == "rank_high":
+        return ["Aces (1s) rank above 6s at the same quantity: after 4x6, 4x1 is a raise; after 4x1, 5x2 "
+                "(5 of any face)."]
+    return ["Aces (1s) are the lowest face: after 4x6, 5x1 (5 of any face) is the smallest raise."]
 
 
 def _ordinal(n: int) -> str:

@@ -20,18 +20,23 @@ integrity check (:mod:`arena.running.integrity`: it does better on later
 plays of a deal than on the first) gets one warning line too; the check runs
 when a display is due, on the first :data:`INTEGRITY_DEALS` deals (a bot
 that remembers deals shows within dozens; ``arena ratings`` checks the whole run).
+
+On a terminal each display redraws the last in place (a block of lines, the
+leaders and the bots followed); in a file or a CI log, which keeps every
+line, each display is one line.
 """
 
 from __future__ import annotations
 
 import time
 from collections import Counter
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from arena.analysis.ratings import bootstrap, design, fit_design, to_elo
+from arena.errors import ArenaError
 from arena.running.integrity import IntegrityCollector
 from arena.running.observe import ARENA_FAULT, Finished
 from arena.untrusted import printable
@@ -46,6 +51,7 @@ RESAMPLES = 8  # bootstrap fits for the live intervals (the final table uses the
 WARN_AFTER = 20  # matches a bot plays before its fault rate can warn
 WARN_RATE = 0.2  # share of a bot's matches with a fault of its own that warns
 INTEGRITY_DEALS = 5000  # deals the live integrity check keeps (memory stays bounded in any run)
+MIN_INTERVAL = 5  # matches a bot plays before its interval means anything ("?" until then)
 
 
 @dataclass
@@ -59,15 +65,18 @@ class LiveStandings:
     """Collects records; shows the standings every ``every`` seconds and warns once per faulty bot."""
 
     def __init__(self, write: Write, *, every: float, tty: bool, enabled: bool = True,
-                 paths: Mapping[str, str] | None = None, leaders: int = LEADERS,
-                 clock: Callable[[], float] = time.monotonic, paired: bool = False) -> None:
+                 paths: Mapping[str, str] | None = None, leaders: int | None = LEADERS,
+                 follow: Sequence[str] = (), clock: Callable[[], float] = time.monotonic,
+                 paired: bool = False) -> None:
         self.write = write
         self.every = every
         self.tty = tty
         self.enabled = enabled
         self.paths = dict(paths or {})
-        self.leaders = leaders
+        self.leaders = leaders  # None: every bot
+        self.follow = list(follow)  # labels shown whatever their rank
         self.clock = clock
+        self.block_lines = 0  # lines of the block last drawn on a terminal, if nothing was written below it
         self.bots: dict[str, _Bot] = {}
         self.index: dict[str, int] = {}
         self.rankings: list[list[int]] = []
@@ -87,11 +96,14 @@ class LiveStandings:
 
     @staticmethod
     def for_terminal(tty: bool, live: bool | None, every: float | None, write: Write,
-                     paths: Mapping[str, str] | None = None, paired: bool = False) -> LiveStandings:
-        """On by default (every 5 s on a terminal, 60 s otherwise); ``live=False`` turns it off.
-        ``paired``: the run plays deals more than once (the integrity check's warnings)."""
+                     paths: Mapping[str, str] | None = None, paired: bool = False, *, every_bot: bool = False,
+                     follow: Sequence[str] = ()) -> LiveStandings:
+        """On by default (every 5 s on a terminal, 60 s otherwise); ``live=False`` turns it off;
+        ``paired``: the run plays deals more than once (the integrity check's warnings);
+        ``every_bot``: the whole table rather than the leaders; ``follow``: labels always shown."""
         pace = every if every is not None else (TTY_EVERY if tty else PIPE_EVERY)
-        return LiveStandings(write, every=pace, tty=tty, enabled=live is not False, paths=paths, paired=paired)
+        return LiveStandings(write, every=pace, tty=tty, enabled=live is not False, paths=paths,
+                             leaders=None if every_bot else LEADERS, follow=follow, paired=paired)
 
     # -- the runner's observer ---------------------------------------------------
 
@@ -166,10 +178,17 @@ class LiveStandings:
         if self.pending:
             self._emit(self.pending)
             self.pending = []
+            self.block_lines = 0  # the warnings stay: the next block goes below them
             wrote = True
         if self.enabled and self.rankings and (now >= self.next_show or (done >= total and self.shown)):
-            lines = self.render(done, total, now - self.started)
-            self._emit(lines)
+            if self.tty:
+                lines = self.render(done, total, now - self.started)
+                # Redraw in place: up over the last block, clear it and what is below (the progress line).
+                up = f"\x1b[{self.block_lines}A" if self.block_lines else ""
+                self.write("\r" + up + "\x1b[J" + "\n".join(lines) + "\n")
+                self.block_lines = len(lines)
+            else:
+                self._emit([self.line(done, total, now - self.started)])
             wrote = True
             # The next display: after `every`, and late enough that fitting stays under MAX_SHARE.
             self.next_show = now + max(self.every, self.fit_seconds / MAX_SHARE / max(1, self.shown))
@@ -192,22 +211,68 @@ class LiveStandings:
         self.shown += 1
         return labels, elo, half
 
+    def _shown(self, labels: list[str], elo: np.ndarray) -> tuple[list[int], list[int]]:
+        """Indices of the bots to show, in rank order, and the rank (1 first) of every bot."""
+        order = [int(i) for i in np.argsort(-elo)]
+        rank = {i: r for r, i in enumerate(order, 1)}
+        top = order if self.leaders is None else order[: self.leaders]
+        followed = [i for i in order if i not in top and _follows(labels[i], self.follow)]
+        return top + followed, [rank[i] for i in range(len(labels))]
+
+    def _interval(self, bot: _Bot, half: float) -> str:
+        """``± 38``, or ``±  ?`` while a bot has too few matches for an interval to mean anything."""
+        if bot.matches < MIN_INTERVAL or not np.isfinite(half):
+            return "±   ?"
+        return f"± {half:3.0f}"
+
     def render(self, done: int, total: int, elapsed: float) -> list[str]:
         labels, elo, half = self.elo()
-        order = np.argsort(-elo)
+        shown, rank = self._shown(labels, elo)
         faults = sum(b.faulted for b in self.bots.values())
         minutes = int(elapsed) // 60
         lines = [f"live standings after {done}/{total} matches ({minutes}:{int(elapsed) % 60:02d}), "
                  f"{faults} with faults; Elo (mean 1500) with a rough 95% interval:"]
         width = min(24, max(len(printable(x, newlines=False)) for x in labels))
-        for rank, i in enumerate(order[: self.leaders], 1):
+        for i in shown:
             bot = self.bots[labels[i]]
             name = printable(labels[i], newlines=False)[:width]
-            lines.append(f"  {rank}. {name:<{width}}  {elo[i]:6.0f} ± {half[i]:3.0f}   {bot.matches:>6} matches"
-                         + (f"   {bot.faulted} with faults" if bot.faulted else ""))
-        if len(order) > self.leaders:
-            lines.append(f"  ... and {len(order) - self.leaders} more")
+            lines.append(f"  {rank[i]}. {name:<{width}}  {elo[i]:6.0f} {self._interval(bot, half[i])}   "
+                         f"{bot.matches:>6} matches" + (f"   {bot.faulted} with faults" if bot.faulted else ""))
+        if len(labels) > len(shown):
+            lines.append(f"  ... and {len(labels) - len(shown)} more (--live all shows every bot, "
+                         f"--follow BOT one)")
         return lines
+
+    def line(self, done: int, total: int, elapsed: float) -> str:
+        """The standings as one line, for a file or a CI log."""
+        labels, elo, half = self.elo()
+        shown, rank = self._shown(labels, elo)
+        faults = sum(b.faulted for b in self.bots.values())
+        parts = []
+        for i in shown:
+            bot = self.bots[labels[i]]
+            interval = self._interval(bot, half[i]).replace(" ", "")
+            parts.append(f"{rank[i]}. {printable(labels[i], newlines=False)} {elo[i]:.0f}{interval}")
+        more = f" (+{len(labels) - len(shown)} more)" if len(labels) > len(shown) else ""
+        return (f"live after {done}/{total} matches ({int(elapsed) // 60}:{int(elapsed) % 60:02d}, "
+                f"{faults} with faults), Elo: " + ", ".join(parts) + more)
+
+
+def _follows(label: str, follow: Sequence[str]) -> bool:
+    """Whether ``label`` is a bot followed: by its label, or its name for every entry and version of
+    it (``mybot`` follows ``mybot#2`` and ``mybot@1a2b3c4d``)."""
+    return any(label == f or label.split("#")[0].split("@")[0] == f for f in follow)
+
+
+def check_follow(follow: Sequence[str], labels: Sequence[str]) -> None:
+    """``--follow`` names bots of the run: one clear error, with the closest name, otherwise."""
+    import difflib
+
+    for name in follow:
+        if not any(_follows(label, [name]) for label in labels):
+            close = difflib.get_close_matches(name, list(labels), n=1)
+            hint = f" (did you mean {close[0]}?)" if close else ""
+            raise ArenaError(f"--follow {name}: no such bot in this run{hint}; the bots are {', '.join(labels)}")
 
 
 def live_progress(bar: Callable[[int, int, float], None],

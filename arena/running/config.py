@@ -80,8 +80,38 @@ class RunConfig:
         }
 
 
+class ConfigKeyError(ConfigError):
+    """A config error at one key: :func:`load_config` names the ``--set`` flag
+    instead of the file when the value came from the command line."""
+
+    def __init__(self, path: Path | str, key: str, detail: str) -> None:
+        super().__init__(f"{path}: {key}: {detail}")
+        self.key = key
+        self.detail = detail
+
+
 def _fail(path: Path, key: str, message: str) -> ConfigError:
-    return ConfigError(f"{path}: {key}: {message}")
+    return ConfigKeyError(path, key, message)
+
+
+def did_you_mean(word: object, choices: Sequence[str]) -> str:
+    """`` (did you mean X?)`` for the closest of ``choices`` to a misspelt ``word``, else ``""``."""
+    import difflib
+
+    if not isinstance(word, str):
+        return ""
+    close = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
+    return f" (did you mean {close[0]}?)" if close else ""
+
+
+def shown(value: Any) -> str:
+    """A config value as the user wrote it in YAML, for a message: no Python
+    reprs (``None`` is an empty value, ``True`` is true)."""
+    if value is None:
+        return "an empty value"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return repr(value)
 
 
 def _yaml_value(text: str) -> Any:
@@ -101,7 +131,8 @@ def apply_sets(data: dict[str, Any], sets: Sequence[str], path: Path) -> dict[st
             raise ConfigError(f"--set {item!r}: write KEY=VALUE, e.g. --set matches=100")
         parts = key.strip().split(".")
         if parts[0] not in TOP_KEYS:
-            raise ConfigError(f"--set {item!r}: {parts[0]!r} is not a config key; the keys are {', '.join(TOP_KEYS)}")
+            raise ConfigError(f"--set {item!r}: {parts[0]!r} is not a config key{did_you_mean(parts[0], TOP_KEYS)}; "
+                              f"the keys are {', '.join(TOP_KEYS)}")
         node = out
         for p in parts[:-1]:
             child = node.get(p)
@@ -131,31 +162,44 @@ def read_yaml(path: Path) -> dict[str, Any]:
 
 
 def load_config(path: str | Path, sets: Sequence[str] = (), **flags: Any) -> RunConfig:
-    """Read, override (``--set``, then the explicit flags) and validate a config."""
+    """Read, override (``--set``, then the explicit flags) and validate a config.
+
+    A mistake in a value given on the command line names the flag it came
+    from (``--set 'matches=-5': matches: ...``), not the file, which does not
+    hold it."""
     p = Path(path)
     data = apply_sets(read_yaml(p), sets, p)
+    origins = {item.partition("=")[0].strip().split(".")[0]: f"--set {item!r}" for item in sets}
     for key, value in flags.items():
         if value is not None:
             data[key] = value
-    return build_config(data, p)
+            origins[key] = f"--{key.replace('_', '-')} {value}"
+    try:
+        return build_config(data, p)
+    except ConfigKeyError as exc:
+        origin = origins.get(exc.key.split(".")[0])
+        if origin is None:
+            raise
+        raise ConfigKeyError(origin, exc.key, exc.detail) from None
 
 
 def _int(path: Path, key: str, value: Any, low: int, high: int | None = None) -> int:
     if not isinstance(value, int) or isinstance(value, bool) or value < low or (high is not None and value > high):
         allowed = f"an integer >= {low}" if high is None else f"an integer from {low} to {high}"
-        raise _fail(path, key, f"{value!r} is not allowed; use {allowed}")
+        raise _fail(path, key, f"{shown(value)} is not allowed; use {allowed}")
     return value
 
 
 def _choice(path: Path, key: str, value: Any, choices: Sequence[str]) -> str:
     if value not in choices:
-        raise _fail(path, key, f"{value!r} is not allowed; use one of {', '.join(choices)}")
+        raise _fail(path, key, f"{shown(value)} is not allowed{did_you_mean(value, choices)}; "
+                               f"use one of {', '.join(choices)}")
     return str(value)
 
 
 def _bool(path: Path, key: str, value: Any) -> bool:
     if not isinstance(value, bool):
-        raise _fail(path, key, f"{value!r} is not allowed; use true or false")
+        raise _fail(path, key, f"{shown(value)} is not allowed; use true or false")
     return value
 
 
@@ -167,15 +211,16 @@ def _dataclass_from(path: Path, key: str, cls: type, data: Any) -> Any:
     names = {f.name: f for f in dataclasses.fields(cls)}
     for k, v in data.items():
         if k not in names:
-            raise _fail(path, f"{key}.{k}", f"unknown key; the keys are {', '.join(names)}")
+            raise _fail(path, f"{key}.{k}", f"unknown key{did_you_mean(k, list(names))}; "
+                                            f"the keys are {', '.join(names)}")
         default = names[k].default
         if isinstance(default, bool) and not isinstance(v, bool):
-            raise _fail(path, f"{key}.{k}", f"{v!r} is not allowed; use true or false")
+            raise _fail(path, f"{key}.{k}", f"{shown(v)} is not allowed; use true or false")
         if isinstance(default, (int, float)) and not isinstance(default, bool):
             if isinstance(v, bool) or not isinstance(v, (int, float)) or v <= 0:
-                raise _fail(path, f"{key}.{k}", f"{v!r} is not allowed; use a positive number")
+                raise _fail(path, f"{key}.{k}", f"{shown(v)} is not allowed; use a positive number")
             if isinstance(default, int) and not isinstance(v, int):
-                raise _fail(path, f"{key}.{k}", f"{v!r} is not allowed; use a positive integer")
+                raise _fail(path, f"{key}.{k}", f"{shown(v)} is not allowed; use a positive integer")
     try:
         return cls(**data)
     except (TypeError, ValueError, ArenaError) as exc:
@@ -192,7 +237,7 @@ def resolve_variants(path: Path, data: Any) -> dict[str, dict[str, Any]]:
     for name, body in data.items():
         key = f"variants.{name}"
         if not isinstance(name, str) or not name or any(c in name for c in "/\\\n"):
-            raise _fail(path, "variants", f"{name!r} is not a usable variant name")
+            raise _fail(path, "variants", f"{shown(name)} is not a usable variant name")
         if body is None:
             body = {}
         if not isinstance(body, dict):
@@ -200,10 +245,12 @@ def resolve_variants(path: Path, data: Any) -> dict[str, dict[str, Any]]:
         body = dict(body)
         preset = body.pop("preset", "classic")
         if preset not in PRESETS:
-            raise _fail(path, f"{key}.preset", f"{preset!r} is not a preset; use one of {', '.join(PRESETS)}")
+            raise _fail(path, f"{key}.preset", f"{shown(preset)} is not a preset{did_you_mean(preset, list(PRESETS))}; "
+                                               f"use one of {', '.join(PRESETS)}")
         for k in body:
             if k not in KEYS:
-                raise _fail(path, f"{key}.{k}", f"unknown rule key; the keys are preset, {', '.join(KEYS)}")
+                raise _fail(path, f"{key}.{k}", f"unknown rule key{did_you_mean(k, list(KEYS))}; "
+                                                f"the keys are preset, {', '.join(KEYS)}")
         try:
             out[name] = Rules.preset(preset, body).to_dict()
         except RulesError as exc:
@@ -230,7 +277,7 @@ def resolve_bots(path: Path, data: Any) -> tuple[Entrant, ...]:
     globbed: set[Path] = set()
     for item in data:
         if not isinstance(item, str) or not item.strip():
-            raise _fail(path, "bots", f"{item!r} is not a bot file, glob or name")
+            raise _fail(path, "bots", f"{shown(item)} is not a bot file, glob or name")
         item = item.strip()
         if _is_glob(item):
             hits = sorted(_bot_path(Path(h)) for h in globmod.glob(os.path.expanduser(item))
@@ -257,14 +304,18 @@ def resolve_bots(path: Path, data: Any) -> tuple[Entrant, ...]:
             if found:
                 break
         if found is None:
-            raise _fail(path, "bots", f"{item!r} is neither a file nor a bot in ./bots or the built-in bots")
+            known = sorted({f.stem for folder in (Path("bots"), BUILTIN_BOTS) if folder.is_dir()
+                            for f in folder.iterdir() if f.suffix in (".py", ".yaml", ".yml")
+                            and not f.name.startswith("_")})
+            raise _fail(path, "bots", f"{item!r} is neither a file nor a bot in ./bots or the built-in "
+                                      f"bots{did_you_mean(item, known)}")
         files.append(found)
     specs = []
     for f in files:
         try:
             specs.append(load_bot(f))
         except ConfigError as exc:
-            raise ConfigError(f"{path}: bots: {exc}") from None
+            raise _fail(path, "bots", str(exc)) from None
     labels = unique_labels([spec.name for spec in specs])
     return tuple(Entrant(label, spec) for label, spec in zip(labels, specs))
 
@@ -288,10 +339,11 @@ def build_config(data: Mapping[str, Any], path: Path) -> RunConfig:
 
     for key in data:
         if key not in TOP_KEYS:
-            raise _fail(path, str(key), f"unknown key; the keys are {', '.join(TOP_KEYS)}")
+            raise _fail(path, str(key), f"unknown key{did_you_mean(key, TOP_KEYS)}; "
+                                        f"the keys are {', '.join(TOP_KEYS)}")
     name = data.get("name", path.stem)
     if not isinstance(name, str) or not name.strip() or any(c in name for c in "/\\"):
-        raise _fail(path, "name", f"{name!r} is not allowed; use a short name without slashes")
+        raise _fail(path, "name", f"{shown(name)} is not allowed; use a short name without slashes")
     seed = data.get("seed")
     if seed is not None:
         seed = _int(path, "seed", seed, 0)
@@ -310,10 +362,10 @@ def build_config(data: Mapping[str, Any], path: Path) -> RunConfig:
     backend = _choice(path, "backend", data.get("backend", "local"), BACKENDS)
     address = data.get("address")
     if address is not None and not isinstance(address, str):
-        raise _fail(path, "address", f"{address!r} is not allowed; use auto or HOST:PORT")
+        raise _fail(path, "address", f"{shown(address)} is not allowed; use auto or HOST:PORT")
     out = data.get("out", f"results/{name}")
     if not isinstance(out, str) or not out.strip():
-        raise _fail(path, "out", f"{out!r} is not allowed; use a folder path")
+        raise _fail(path, "out", f"{shown(out)} is not allowed; use a folder path")
     fresh = _bool(path, "fresh_process", data.get("fresh_process", False))
     compress = _bool(path, "compress", data.get("compress", False))
     entrants = resolve_bots(path, data.get("bots"))
@@ -329,8 +381,12 @@ def build_config(data: Mapping[str, Any], path: Path) -> RunConfig:
     gauntlet = data.get("gauntlet")
     if fmt == "gauntlet":
         labels = [e.label for e in entrants]
+        if gauntlet is None:
+            raise _fail(path, "gauntlet", f"format gauntlet needs the bot that plays every table: add "
+                                          f"`gauntlet: BOT`, one of {', '.join(labels)}")
         if gauntlet not in labels:
-            raise _fail(path, "gauntlet", f"{gauntlet!r} is not an entrant; name one of {', '.join(labels)}")
+            raise _fail(path, "gauntlet", f"{shown(gauntlet)} is not an entrant{did_you_mean(gauntlet, labels)}; "
+                                          f"name one of {', '.join(labels)}")
     elif gauntlet is not None:
         raise _fail(path, "gauntlet", "only used with format: gauntlet")
     for size in players:

@@ -223,6 +223,8 @@ def run(config: RunConfig, *, force: bool = False, new: bool = False, progress: 
         result_note = f"the earlier run was moved to {move_aside(config.out)}"
     done = store.open(meta, p.fingerprint, force=force, pool_planned=config.format == "league",
                       changed_bots=p.pool.changed_files)
+    if store.recovered is not None:
+        result_note = store.recovered if result_note is None else f"{result_note}\n{store.recovered}"
     todo = [s for s in specs if s.match not in done]
     result = RunResult(config.out, "complete", 0, len(specs) - len(todo), len(specs), 0.0, config=config,
                        plan=p.pool, note=result_note)
@@ -277,6 +279,8 @@ def run(config: RunConfig, *, force: bool = False, new: bool = False, progress: 
             store.meta.update(extra_meta())
         store.close(result.status if result.status != "failed" else "interrupted",
                     compress=config.compress, seats_written=seats_written)
+        if not store.status_written:
+            result.error = f"{result.error}; {store.paths.run_json} still says running (the disk refused it too)"
     return result
 
 

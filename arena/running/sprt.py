@@ -200,6 +200,7 @@ class SprtTest:
     decided_at: int | None = None  # pairs when it decided
     llr_value: float = 0.0
     integrity: IntegrityReport | None = None  # A's integrity check when the LLR last reached H1's bound
+    heads_up: bool = False  # A and B alone at the table: a pair is two games, shown as fastchess shows them
     _halves: dict[int, dict[int, int]] = field(default_factory=dict)  # pair -> role -> place of A or B
     _a_plays: dict[int, dict[int, tuple[int, int, int]]] = field(default_factory=dict)  # pair -> role -> A's
     # (seat, players, place), when A sat at the table (heads up, both halves)
@@ -277,6 +278,19 @@ class SprtTest:
         return (f"LLR {self.llr_value:+.2f} [{lower:+.2f}, {upper:+.2f}]  {n} pairs  "
                 f"Elo {elo:+.0f} [{low:+.0f}, {high:+.0f}]")
 
+    def outcomes(self) -> str:
+        """The pair outcomes as fastchess users read them. Heads up a pair is
+        two games with seats swapped: A above B is both games won (WW), level
+        is one each (WL), below both lost (LL); Dudo has no draws, so the
+        pentanomial's LD and WD classes stay empty. In a field a pair is one
+        comparison of A's and B's places on a deal: above, level, below."""
+        below, level, above = (int(c) for c in self.counts)
+        if self.heads_up:
+            wins, losses = 2 * above + level, 2 * below + level
+            return (f"Games: {wins + losses}, Wins: {wins}, Losses: {losses}, Draws: 0, "
+                    f"Ptnml(0-2): [{below}, 0, {level}, 0, {above}]")
+        return f"Pairs: {above + level + below}, {self.params.a} above {self.params.b}: {above}, level: {level}, below: {below}"
+
     def summary(self) -> str:
         """The verdict in words."""
         p = self.params
@@ -298,6 +312,7 @@ class SprtTest:
         return {**self.params.to_data(), "verdict": self.verdict, "llr": self.llr_value, "lower": lower,
                 "upper": upper, "pairs": int(sum(self.counts)), "decided_at": self.decided_at,
                 "counts": {"below": self.counts[0], "level": self.counts[1], "above": self.counts[2]},
+                "outcomes": self.outcomes(),
                 "elo": elo, "elo_low": low, "elo_high": high,
                 "integrity": None if self.integrity is None else self.integrity.to_data()}
 

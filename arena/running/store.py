@@ -36,6 +36,7 @@ before) and a new file begins, so a bot's log costs at most twice that.
 from __future__ import annotations
 
 import datetime as _dt
+import errno
 import gzip
 import json
 import os
@@ -145,7 +146,37 @@ def write_text(path: Path, text: str) -> None:
         tmp.write_text(text, encoding="utf-8")
         os.replace(tmp, path)
     except OSError as exc:
+        try:  # a half-written temporary file on a full disk holds the space the next write needs
+            tmp.unlink(missing_ok=True)
+        except OSError:
+            pass
         raise RunError(f"{path}: could not write it: {exc.strerror}") from None
+
+
+def _recovered(read: RecordsRead, old: dict[str, Any] | None) -> str | None:
+    """What resuming a run that stopped without closing (a full disk, a kill,
+    a power cut) found, in one line; None if it closed as usual."""
+    unclosed = old is not None and old.get("status") == "running"
+    if not unclosed and not read.truncated:
+        return None
+    what = f"recovered: {len(read.records)} matches recorded"
+    if unclosed:
+        what += " by a run that stopped without closing (run.json said running)"
+    if read.truncated:
+        what += f"; the torn last line of {read.path} (a match cut short) was dropped and is played again"
+    return what + "; nothing else was lost"
+
+
+def cannot_write(folder: Path, exc: OSError, existed: bool) -> RunError:
+    """One line for a run folder the disk refuses (read-only, full, no
+    permission): the path, what is kept, what to do."""
+    where = str(exc.filename or folder)
+    why = exc.strerror if where == str(folder) else f"{where}: {exc.strerror}"
+    if not existed:
+        return RunError(f"{folder}: cannot create the run folder ({why}); nothing was written; "
+                        f"choose a writable place with --out DIR")
+    return RunError(f"{folder}: cannot write in the run folder ({why}); what it holds is kept as it is; "
+                    f"make it writable (free some space), or copy it elsewhere and run with --out COPY")
 
 
 def write_json_atomic(path: Path, data: Any) -> None:
@@ -328,6 +359,12 @@ class RunStore:
         self._appended: list[_Appended] = []
         self._appending: _Appended | None = None  # the append under way (see append_line)
         self._old_tables: dict[str, Any] | None = None  # the tables of what open() found, read back if fresh
+        self._size = 0  # bytes of whole lines in the games file
+        # The write the disk refused (full, read-only, no permission), if one was:
+        # close() then keeps what is there and writes only the status.
+        self.refused: str | None = None
+        self.status_written = True  # whether close() could record the final status in run.json
+        self.recovered: str | None = None  # what open() found of a run that did not close, in words
 
     # -- opening -------------------------------------------------------------
 
@@ -343,7 +380,7 @@ class RunStore:
         against the folder's history (a league that grows, :mod:`arena.running.league`);
         ``changed_bots`` names the files of each changed bot, for the refusal.
         """
-        folder, paths = self.folder, self.paths
+        folder = self.folder
         try:
             old = read_run_json(folder) if folder.exists() else None
         except RunError as exc:
@@ -369,6 +406,17 @@ class RunStore:
                 raise RunError(f"{folder} exists and is not a run folder; use --out for a new folder "
                                f"or --force to move it aside")
             move_aside(folder)
+        existed = folder.exists()
+        try:
+            self._open_files(meta, fingerprint, old)
+        except OSError as exc:
+            raise cannot_write(folder, exc, existed) from None
+        assert self.read is not None
+        return {rec.match for rec in self.read.records}
+
+    def _open_files(self, meta: dict[str, Any], fingerprint: dict[str, Any], old: dict[str, Any] | None) -> None:
+        """The folder made or resumed for appending (open's second half)."""
+        folder, paths = self.folder, self.paths
         folder.mkdir(parents=True, exist_ok=True)
         paths.bots.mkdir(exist_ok=True)
         if paths.games_gz.exists() and not paths.games.exists():
@@ -379,6 +427,7 @@ class RunStore:
         read, raws, data = _scan(folder)
         self._rewrite_clean(read, raws, data)
         self.read = read
+        self.recovered = _recovered(read, old)
         # The tables the last stop wrote, if they are those of the records just
         # read: close() then adds the new matches' to them rather than deriving
         # every earlier record's again (a league that grows by one bot resumes
@@ -392,9 +441,15 @@ class RunStore:
         self.meta["status"] = "running"
         self.meta["ended"] = None
         self.meta["version"] = __version__
-        write_json_atomic(paths.run_json, self.meta)
-        self._fh = open(paths.games, "ab")
-        return {rec.match for rec in read.records}
+        try:
+            write_json_atomic(paths.run_json, self.meta)
+        except RunError as exc:  # refused (read-only, full): the same line as any refused write here
+            raise RunError(f"{exc}; what the run folder holds is kept as it is; make it writable (free some "
+                           f"space), or copy it elsewhere and run with --out COPY") from None
+        # Unbuffered: each line is one write (as a flushed buffer's was), and a
+        # write the disk refuses leaves nothing pending to fail again at close.
+        self._fh = open(paths.games, "ab", buffering=0)
+        self._size = os.fstat(self._fh.fileno()).st_size
 
     def _rewrite_clean(self, read: RecordsRead, raws: list[bytes], data: bytes) -> None:
         """Keep only the lines :func:`read_records` kept (no torn last line, no
@@ -431,11 +486,33 @@ class RunStore:
         # bookkeeping is one list append (done or not), so close() can settle
         # an append that was cut short (_settle).
         self._appending = entry = (line, rows, tables)
-        # One write per line and a flush: a killed run keeps every line before.
-        self._fh.write(line)
-        self._fh.flush()
+        # One write per line: a killed run keeps every line before.
+        try:
+            view = memoryview(line)
+            while view:
+                view = view[self._fh.write(view) or 0:]
+        except OSError as exc:
+            self._appending = None
+            self._refuse(self.paths.games, exc)
+            try:  # the torn line out again: the space it took, and a clean end for the resume
+                os.ftruncate(self._fh.fileno(), self._size)
+            except OSError:
+                pass  # the resume drops a torn last line anyway
+            raise RunError(f"{self.paths.games}: could not append a match record: {exc.strerror}; "
+                           f"{self._kept()}") from None
+        self._size += len(line)
         self._appended.append(entry)
         self._appending = None
+
+    def _refuse(self, path: Path, exc: OSError) -> None:
+        if self.refused is None:
+            self.refused = f"{path}: {exc.strerror}"
+
+    def _kept(self) -> str:
+        """What a run stopped by a refused write keeps, and what to do (one clause)."""
+        n = len(self.read.records if self.read is not None else ()) + len(self._appended)
+        return (f"the {n} matches recorded before are kept; make room on that disk (or copy the folder "
+                f"elsewhere and use --out COPY) and run the same command to resume")
 
     def _settle(self) -> None:
         """An append cut short (Ctrl-C) after its line reached the file but
@@ -475,17 +552,21 @@ class RunStore:
         path = self.paths.stderr(label)
         known = self._err.get(label)
         fh: IO[bytes]
-        if known is None:
-            fh = open(path, "ab")
-            size = os.fstat(fh.fileno()).st_size
-        else:
-            fh, size = known
-        if size and size + len(entry) > self.stderr_max:
-            fh.close()
-            os.replace(path, self.paths.stderr_rotated(label))
-            fh, size = open(path, "ab"), 0
-        fh.write(entry)
-        fh.flush()
+        try:
+            if known is None:
+                fh = open(path, "ab", buffering=0)
+                size = os.fstat(fh.fileno()).st_size
+            else:
+                fh, size = known
+            if size and size + len(entry) > self.stderr_max:
+                fh.close()
+                os.replace(path, self.paths.stderr_rotated(label))
+                fh, size = open(path, "ab", buffering=0), 0
+            fh.write(entry)
+        except OSError as exc:
+            self._refuse(path, exc)
+            raise RunError(f"{path}: could not write what bot {label} wrote to stderr: {exc.strerror}; "
+                           f"{self._kept()}") from None
         self._err[label] = (fh, size + len(entry))
 
     def close(self, status: str, *, compress: bool = False, seats_written: Callable[[], object] | None = None) -> None:
@@ -498,6 +579,9 @@ class RunStore:
         (a compressed games file is newer than the parquet, and only that says
         the parquet is still the whole run)."""
         paths = self.paths
+        if self.refused is not None:
+            self._close_refused()
+            return
         if self._fh is not None:
             self._fh.flush()
             os.fsync(self._fh.fileno())
@@ -539,6 +623,46 @@ class RunStore:
         write_json_atomic(paths.run_json, self.meta)
         if seats_written is not None and compressing:
             seats_written()
+
+    def _close_refused(self) -> None:
+        """Close a run a write was refused in: the records stay as they are (the
+        torn line, if any, taken out), run.json is marked interrupted where the
+        disk still takes it, and the derived tables are left for the resume to
+        write (their readers see they are stale and read the records)."""
+        if self._fh is not None:
+            try:
+                os.fsync(self._fh.fileno())
+            except OSError:
+                pass
+            self._fh.close()
+            self._fh = None
+            self._settle()
+        for fh, _ in self._err.values():
+            fh.close()
+        self._err.clear()
+        self.meta["status"] = "interrupted"
+        self.meta["ended"] = now()
+        try:
+            write_json_atomic(self.paths.run_json, self.meta)
+        except RunError:
+            # A full disk has no room for a second copy: rewrite the file in its
+            # own blocks instead, compact so that it is shorter than the indented
+            # file it replaces (no block to allocate, so no write cut short by
+            # the disk), in one write (a kill cannot cut a write of a few
+            # kilobytes in two; a power cut could, which is why this is the fallback).
+            try:
+                data = (json.dumps(self.meta, separators=(",", ":")) + "\n").encode("utf-8")
+                fd = os.open(self.paths.run_json, os.O_WRONLY)
+                try:
+                    if len(data) > os.fstat(fd).st_size:
+                        raise OSError(errno.ENOSPC, "no room to rewrite it in place")
+                    os.pwrite(fd, data, 0)
+                    os.ftruncate(fd, len(data))
+                    os.fsync(fd)
+                finally:
+                    os.close(fd)
+            except OSError:
+                self.status_written = False  # it still says running: the resume treats both alike
 
 
 def _by_match(row: Row) -> Any:
