@@ -35,15 +35,17 @@ MECH = available()
 REPO = Path(__file__).resolve().parent.parent
 needs_sandbox = pytest.mark.skipif(MECH.bwrap is None or seccomp.unavailable() is not None,
                                    reason="needs bubblewrap and libseccomp (the full sandbox)")
-# The channels the filter closes: exact probes, and marks a hint makes.
+# The channels the filter closes: exact probes by a system call, and marks a hint makes.
 CLOSED = ["mincore", "cachestat", "nowait", "fadvise_willneed", "readahead", "madvise_willneed",
           "fadvise_dontneed", "madvise_pageout"]
-EXACT = ["mincore", "cachestat", "nowait"]
-# Open until the bot's file view is served from memory (a tmpfs of its own per sandbox).
-TIMING = ["read_timing", "dentry"]
-OPEN_UNTIL_MEMORY_VIEW = ("timing a read of a page of a shared file, or a lookup of a missing name under /usr, "
-                          "still tells what another sandbox read: open until the bot's file view is served "
-                          "from memory on a file system of its own (docs/sandbox.md, Every channel tried)")
+EXACT = {"mincore": "ENOSYS", "cachestat": "ENOSYS", "nowait": "ENOTSUP"}
+# Open until the bot's file view is served from memory: timing a read or a
+# lookup, and the exact probe no filter can refuse (fault-around, then
+# /proc/self/pagemap).
+TIMING = ["read_timing", "dentry", "fault_around"]
+OPEN_UNTIL_MEMORY_VIEW = ("a read's or a lookup's time, or the pages a fault maps around it, still tell what "
+                          "another sandbox read under /usr: open until the bot's files are served from memory "
+                          "(docs/sandbox.md, Every channel tried)")
 
 
 def spy(tmp_path: Path, channels: list[str] | None = None) -> Path:
@@ -167,18 +169,16 @@ def test_a_rotated_league_carries_no_deal_over_the_channels_the_filter_closes(
     for name in CLOSED:
         assert s[name]["checks"] >= 8, (name, s[name])  # tried at every round of every play
         assert s[name]["decoded"] == 0 and s[name]["right"] == 0, (name, s[name])
-    for name in EXACT:  # the probe itself fails, every time, with the filter's error
+    for name, error in EXACT.items():  # the probe itself fails, every time: the filter's error
         assert sum(s[name]["errors"].values()) == s[name]["checks"], (name, s[name])
-    assert set(s["nowait"]["errors"]) == {"ENOTSUP"}
-    assert set(s["mincore"]["errors"]) == set(s["cachestat"]["errors"]) == {"ENOSYS"}
+        # (or, where the bot sees no large files to mark, that)
+        assert set(s[name]["errors"]) <= {error, "no files to mark"}, (name, s[name])
 
 
 @needs_sandbox
 @pytest.mark.xfail(strict=True, reason=OPEN_UNTIL_MEMORY_VIEW)
-@pytest.mark.parametrize("channel", TIMING)
-def test_a_rotated_league_carries_no_deal_over_timing(sandboxed_rotation: dict[str, dict[str, Any]],
-                                                      channel: str) -> None:
-    assert sandboxed_rotation[channel]["decoded"] == 0, sandboxed_rotation[channel]
+def test_a_rotated_league_carries_no_deal_over_timing(sandboxed_rotation: dict[str, dict[str, Any]]) -> None:
+    assert {name: sandboxed_rotation[name]["decoded"] for name in TIMING} == dict.fromkeys(TIMING, 0)
 
 
 @needs_sandbox

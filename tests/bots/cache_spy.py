@@ -29,13 +29,17 @@ its calls met, hands read (one face found for every die), and how many of
 those were the hand ``round_end`` then showed (``live``: of them, read from a
 partner at this table). The channels:
 
-- ``nowait``, ``mincore``, ``cachestat``: exact probes of pages marked by a
-  plain read (``preadv2`` with ``RWF_NOWAIT``, ``mincore`` of a mapping,
-  ``cachestat``), which do not disturb what they probe;
-- ``read_timing``: the same marks, found by timing a one-byte ``pread`` of
-  each candidate page (calibrated at start: cached against cold pages);
-- ``dentry``: ``os.stat`` of a missing name per die, found by timing the
-  lookup of each candidate name (calibrated the same way);
+- ``mincore``, ``cachestat``, ``fault_around``, ``nowait``: exact probes of
+  pages marked by a plain read (``mincore`` of a mapping, ``cachestat``, a
+  read fault on a neighbour then ``/proc/self/pagemap``: the kernel maps the
+  cached pages around a fault; ``preadv2`` with ``RWF_NOWAIT``, which reads
+  the page in as it answers, so it has marks of its own);
+- ``read_timing``: pages of its own, found by timing a read of one byte of
+  each candidate page through a mapping (``MADV_RANDOM``: a fault reads just
+  its page, where a plain read without ``POSIX_FADV_RANDOM`` reads ahead);
+  calibrated at start, cached against cold pages;
+- ``dentry``: a lookup (``access``) of a missing name per die, found by
+  timing the lookup of each candidate name (calibrated the same way);
 - ``fadvise_willneed``, ``readahead``, ``madvise_willneed``: pages brought in
   by a hint instead of a read, found by timing;
 - ``fadvise_dontneed``, ``madvise_pageout``: all six faces' pages read, the
@@ -83,7 +87,7 @@ FADV_RANDOM, FADV_WILLNEED, FADV_DONTNEED = 1, 3, 4
 _salt_file = Path(__file__).with_suffix("") / "salt"
 SALT = _salt_file.read_text().strip() if _salt_file.is_file() else ""
 
-EXACT = ["mincore", "cachestat", "nowait"]
+EXACT = ["mincore", "cachestat", "fault_around", "nowait"]
 TIMED = ["read_timing", "dentry", "fadvise_willneed", "readahead", "madvise_willneed", "fadvise_dontneed",
          "madvise_pageout"]
 CHANNELS = EXACT + TIMED
@@ -96,7 +100,7 @@ if _only.is_file():
 # plain read marked (they disturb nothing); every other channel has marks of
 # its own, since its probe brings the pages it probes in (a timed read does;
 # so does RWF_NOWAIT: it answers EAGAIN and starts the read anyway).
-TAG = {"mincore": "read", "cachestat": "read"}
+TAG = {"mincore": "read", "cachestat": "read", "fault_around": "read"}
 REGIONS = ["read", "nowait", "read_timing", "fadvise_willneed", "readahead", "madvise_willneed", "fadvise_dontneed", "madvise_pageout",
            "calib"]
 STATS: dict[str, dict] = {c: {"checks": 0, "checked": 0, "probed": 0, "errors": {}, "decoded": 0,
@@ -143,10 +147,15 @@ def _big_files() -> list[tuple[str, int]]:
             continue
         for e in entries:
             try:
-                if e.is_file(follow_symlinks=False) and e.stat().st_size >= 8 << 20:
+                if e.is_file(follow_symlinks=False) and e.stat().st_size >= 256 << 10:
                     found.setdefault(os.path.realpath(e.path), e.stat().st_size)
             except OSError:
                 pass
+    # The large ones when there are enough (rarely read, so cold); in a small
+    # view (a copy of just what a runtime needs), whatever there is.
+    big = {p: n for p, n in found.items() if n >= 8 << 20}
+    if sum(big.values()) >= 64 << 20:
+        found = big
     chosen, pages = [], 0
     for path, size in sorted(found.items(), key=lambda kv: (-kv[1], kv[0])):
         chosen.append((path, size // PAGE))
@@ -169,12 +178,17 @@ class Pages:
                 pass
             self.files.append((fd, n, path))
         self.total = sum(n for _, n, _ in self.files)
+        self.usable = self.total >= 1024  # else there is nothing to mark pages of
         self.maps: dict[int, int] = {}
-        self.dentry_dir = os.path.dirname(self.files[0][2]) if self.files else "/usr/lib"
+        self.probe_maps: dict[int, int] = {}
+        self.pagemap: int | None = None
+        self.dentry_dir = os.path.dirname(self.files[0][2]) if self.files else os.path.dirname(os.__file__)
 
     def locate(self, key: str) -> tuple[int, int]:
         """Each tag (the second field of a key) has a region of its own, so one
         channel's marks and probes do not land on another's keys."""
+        if not self.usable:
+            raise Fail("no files to mark")
         tag = key.split("|")[1] if key.count("|") >= 1 else ""
         regions = len(REGIONS)
         size = self.total // regions
@@ -191,6 +205,32 @@ class Pages:
         where a read would bring in the file's whole read-ahead window
         whenever POSIX_FADV_RANDOM is refused)."""
         ctypes.c_char.from_address(self.mapping(fd) + page * PAGE).value  # noqa: B018
+
+    def fault_around(self, fd: int, page: int) -> bool:
+        """Is ``page`` cached? Exact, with no call the filter can refuse: a read
+        fault maps, besides the page it reads, every page of its aligned 16-page
+        window that is already cached (the kernel's fault-around), and
+        /proc/self/pagemap says which pages of this process are mapped. A
+        mapping of its own, where no page is touched but these neighbours."""
+        if fd not in self.probe_maps:
+            n = next(n for f, n, _ in self.files if f == fd)
+            addr = libc.mmap(None, n * PAGE, mmap.PROT_READ, mmap.MAP_SHARED, fd, 0)
+            if addr in (None, ctypes.c_void_p(-1).value):
+                raise Fail("mmap")
+            libc.madvise(addr, n * PAGE, 1)  # MADV_RANDOM: the fault reads only its own page
+            self.probe_maps[fd] = addr
+        base = self.probe_maps[fd]
+        n = next(n for f, n, _ in self.files if f == fd)
+        # Another page of the same window of 16, inside the file (past its
+        # end a touch is a SIGBUS or SIGSEGV).
+        neighbour = next((q for q in (page ^ 8, page ^ 1, page ^ 2, page ^ 4) if q < n), None)
+        if neighbour is None:
+            raise Fail("no neighbour")
+        ctypes.c_char.from_address(base + neighbour * PAGE).value  # noqa: B018
+        if self.pagemap is None:
+            self.pagemap = os.open("/proc/self/pagemap", os.O_RDONLY)
+        entry = struct.unpack("Q", os.pread(self.pagemap, 8, (base // PAGE + page) * 8))[0]
+        return bool(entry >> 63)
 
     def mapping(self, fd: int) -> int:
         if fd not in self.maps:
@@ -227,19 +267,23 @@ def calibrate(pages: Pages) -> None:
     hot, cold, nhot, ncold = [], [], [], []
     for _ in range(3):  # warm the code path up, as a probe does
         _timed_stat(pages.dentry_dir + "/.cs-warm")
-        _timed_touch(pages.mapping(pages.files[0][0]))
+        if pages.usable:
+            _timed_touch(pages.mapping(pages.files[0][0]))
     keys = [f"{tag}-{i}" for i in range(24)]
     for key in keys[::2]:
         _timed_stat(_name(pages, key))
     for i in range(0, 24, 2):  # cached and cold names in turn, as a probe meets them
         nhot.append(_timed_stat(_name(pages, keys[i])))
         ncold.append(_timed_stat(_name(pages, keys[i + 1])))
-    for key in keys:
+    for key in keys if pages.usable else ():
         fd, p = pages.locate(key)
         addr = pages.mapping(fd) + p * PAGE
         cold.append(_timed_touch(addr))
         hot.append(_timed_touch(addr))
     for kind, h, c, ratio in (("page", hot, cold, 3.0), ("name", nhot, ncold, 1.8)):
+        if not h:
+            CALIBRATION[kind] = {"threshold_ns": None}
+            continue
         mh, mc = statistics.median(h), statistics.median(c)
         # Between the two. For a page, near the cached side: under load the
         # cold median grows with the disk's queue, the cached one does not.
@@ -276,9 +320,11 @@ class Spy:
                 self._mark_one(functools.partial(_copy_key, space, rnd, seat, pos, face, j))
 
     def _mark_one(self, k) -> None:
+        _timed_stat(_name(self.pages, k("dentry")))
+        if not self.pages.usable:
+            return
         for tag in ("read", "nowait", "read_timing"):
             self.pages.touch(*self.pages.locate(k(tag)))
-        _timed_stat(_name(self.pages, k("dentry")))
         fd, p = self.pages.locate(k("fadvise_willneed"))
         self._hint("fadvise_willneed", lambda: os.posix_fadvise(fd, p * PAGE, PAGE, FADV_WILLNEED))
         fd2, p2 = self.pages.locate(k("readahead"))
@@ -319,6 +365,8 @@ class Spy:
             vec = ctypes.create_string_buffer(1)
             _check(libc.mincore(self.pages.mapping(fd) + p * PAGE, PAGE, vec))
             return bool(vec.raw[0] & 1)
+        if name == "fault_around":
+            return self.pages.fault_around(fd, p)
         if name == "cachestat":
             rng = ctypes.create_string_buffer(struct.pack("QQ", p * PAGE, PAGE))
             cs = ctypes.create_string_buffer(64)
