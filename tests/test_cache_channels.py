@@ -82,6 +82,10 @@ def forget_marks() -> None:
 
 
 def play(tmp_path: Path, name: str, body: str) -> Path:
+    """A run of ``body`` (a config; ``{out}`` its folder). The configs give a
+    wide wall-clock cap (``wall_factor: 30``): the spy's marks are page faults
+    on cold files, its own time, which on a loaded machine's disk took over
+    10 s for one turn."""
     out = tmp_path / name
     cfg = tmp_path / f"{name}.yaml"
     cfg.write_text(textwrap.dedent(body).format(out=out))
@@ -127,7 +131,7 @@ def rotated(tmp_path: Path, sandbox: str, matches: int = 8) -> dict[str, dict[st
         seating: rotate
         workers: 1
         out: {{out}}
-        time: {{{{budget_ms: 2000, hello_ms: 10000}}}}
+        time: {{{{budget_ms: 2000, wall_factor: 30, hello_ms: 30000}}}}
         sandbox: {{{{{sandbox}, stderr_tail: 262144}}}}
         """)
     return scores(out)
@@ -144,7 +148,7 @@ def colluders(tmp_path: Path, sandbox: str) -> dict[str, dict[str, Any]]:
         matches: 3
         workers: 1
         out: {{out}}
-        time: {{{{budget_ms: 2000, hello_ms: 10000}}}}
+        time: {{{{budget_ms: 2000, wall_factor: 30, hello_ms: 30000}}}}
         sandbox: {{{{{sandbox}, stderr_tail: 262144}}}}
         """)
     both = [scores(out, "cache_spy"), scores(out, "cache_spy#2")]
@@ -212,19 +216,19 @@ def test_without_the_sandbox_two_colluders_read_each_other(tmp_path: Path) -> No
         assert c["live"] >= 1, (name, c)
 
 
-def sprt(tmp_path: Path, a: Path, sandbox: str, name: str) -> dict[str, Any]:
-    """``arena sprt A probabilistic`` heads up, window [0, 100] Elo, at most 60 pairs."""
+def sprt(tmp_path: Path, a: Path, sandbox: str, name: str, matches: int = 120) -> dict[str, Any]:
+    """``arena sprt A probabilistic`` heads up, window [0, 100] Elo, at most ``matches / 2`` pairs."""
     out = play(tmp_path, name, f"""\
         name: {name}
         format: sprt
         bots: [{a}, {REPO / "bots" / "probabilistic.py"}]
         players: 2
-        matches: 120
+        matches: {matches}
         workers: 1
         seed: 20261206
         sprt: {{{{a: {a.stem}, b: probabilistic, elo0: 0, elo1: 100}}}}
         out: {{out}}
-        time: {{{{budget_ms: 2000, hello_ms: 10000}}}}
+        time: {{{{budget_ms: 2000, wall_factor: 30, hello_ms: 30000}}}}
         sandbox: {{{{{sandbox}, stderr_tail: 4096}}}}
         """)
     return json.loads((out / "run.json").read_text())["sprt"]
@@ -253,7 +257,8 @@ def test_sprt_of_the_spy_on_the_closed_channels_equals_its_honest_twins(tmp_path
 @pytest.mark.slow
 @pytest.mark.xfail(strict=True, reason=OPEN_UNTIL_MEMORY_VIEW)
 def test_sprt_of_the_spy_on_every_channel_never_accepts_h1(tmp_path: Path) -> None:
-    assert sprt(tmp_path, spy(tmp_path), "mode: auto", "cheat")["verdict"] != "H1"
+    # Up to 150 pairs: where the channels are open, H1 comes after 12-15 (measured).
+    assert sprt(tmp_path, spy(tmp_path), "mode: auto", "cheat", matches=300)["verdict"] != "H1"
 
 
 @pytest.mark.slow

@@ -22,12 +22,15 @@ under the match's id, and each probes the other's.
 Each mechanism is a *channel*; each channel decodes on its own, from its
 own marks, and keeps score:
 
-    cachespy {"nowait": {"probed": n, "errors": {...}, "decoded": n, "right": n, "live": n}, ...}
+    cachespy {"nowait": {"checks": n, "checked": n, "probed": n, "errors": {...}, "decoded": n,
+                         "right": n, "live": n}, ..., "calibration": {...}, "pid": "..."}
 
-on stderr after every round and match: hands it tried to read, the errors
-its calls met, hands read (one face found for every die), and how many of
-those were the hand ``round_end`` then showed (``live``: of them, read from a
-partner at this table). The channels:
+on stderr after every turn and round: the rounds it looked for this deal's
+marks of its own hand and found them, the other hands it then tried to
+read, the errors its calls met, hands read (one face found for every die),
+and how many of those were the hand ``round_end`` then showed (``live``: of
+them, read from a partner at this table); ``pid`` tells its processes apart.
+The channels:
 
 - ``mincore``, ``cachestat``, ``fault_around``, ``nowait``: exact probes of
   pages marked by a plain read (``mincore`` of a mapping, ``cachestat``, a
@@ -466,6 +469,7 @@ class CacheSpy(Bot):
         self.read_hands: dict[tuple[str, int, int], tuple[tuple[int, ...], bool]] = {}  # (channel, round, seat)
         self.checked: set[int] = set()
         self.tried_live: set[tuple[int, int]] = set()
+        self.live_marked: set[int] = set()
         self.partners = [s for s, n in enumerate(match.names) if n.startswith("cache_spy") and s != match.seat]
 
     def _space(self, viewer: int) -> str | None:
@@ -477,7 +481,8 @@ class CacheSpy(Bot):
         if turn.round == 1:
             self.opening.setdefault(turn.seat, own)
         live = f"live|{self.match.match}"
-        if self.partners:  # for a partner at this table: the hand and two check dice
+        if self.partners and turn.round not in self.live_marked:  # for a partner: the hand and two check dice
+            self.live_marked.add(turn.round)
             self.spy.mark(live, turn.round, turn.seat, own + _checks(own))
         others = [(s, n) for s, n in enumerate(turn.counts) if s != turn.seat and n]
         space = self._space(turn.seat)
