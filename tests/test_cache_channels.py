@@ -264,4 +264,4 @@ def test_sprt_of_the_spy_on_every_channel_never_accepts_h1(tmp_path: Path) -> No
 @pytest.mark.slow
 def test_without_the_sandbox_the_sprt_of_the_spy_accepts_h1(tmp_path: Path) -> None:
     """The control: the cheat is worth an H1 when the channels are open."""
-    assert sprt(tmp_path, spy(tmp_path, CLOSED), 'mode: "off"', "cheat")["verdict"] == "H1"
+    assert sprt(tmp_path, spy(tmp_path, CLOSED), 'mode: "off"', "cheat", matches=300)["verdict"] == "H1"

@@ -182,8 +182,7 @@ class Pages:
             self.files.append((fd, n, path))
         self.total = sum(n for _, n, _ in self.files)
         self.usable = self.total >= 1024  # else there is nothing to mark pages of
-        self.maps: dict[int, int] = {}
-        self.probe_maps: dict[int, int] = {}
+        self.maps: dict[tuple[int, str], int] = {}
         self.pagemap: int | None = None
         self.dentry_dir = os.path.dirname(self.files[0][2]) if self.files else os.path.dirname(os.__file__)
 
@@ -215,14 +214,7 @@ class Pages:
         window that is already cached (the kernel's fault-around), and
         /proc/self/pagemap says which pages of this process are mapped. A
         mapping of its own, where no page is touched but these neighbours."""
-        if fd not in self.probe_maps:
-            n = next(n for f, n, _ in self.files if f == fd)
-            addr = libc.mmap(None, n * PAGE, mmap.PROT_READ, mmap.MAP_SHARED, fd, 0)
-            if addr in (None, ctypes.c_void_p(-1).value):
-                raise Fail("mmap")
-            libc.madvise(addr, n * PAGE, 1)  # MADV_RANDOM: the fault reads only its own page
-            self.probe_maps[fd] = addr
-        base = self.probe_maps[fd]
+        base = self.mapping(fd, "fault_around")
         n = next(n for f, n, _ in self.files if f == fd)
         # Another page of the same window of 16, inside the file (past its
         # end a touch is a SIGBUS or SIGSEGV).
@@ -235,15 +227,19 @@ class Pages:
         entry = struct.unpack("Q", os.pread(self.pagemap, 8, (base // PAGE + page) * 8))[0]
         return bool(entry >> 63)
 
-    def mapping(self, fd: int) -> int:
-        if fd not in self.maps:
+    def mapping(self, fd: int, use: str = "marks") -> int:
+        """A mapping of the whole file, one per use: marks (and the hints'
+        pages), timed touches, fault-around probes. A page touched in one is
+        mapped there only, so a timed touch in another costs a fault: a
+        minor one when the page is cached, a major one (a disk read) when not."""
+        if (fd, use) not in self.maps:
             n = next(n for f, n, _ in self.files if f == fd)
             addr = libc.mmap(None, n * PAGE, mmap.PROT_READ, mmap.MAP_SHARED, fd, 0)
             if addr in (None, ctypes.c_void_p(-1).value):
                 raise Fail("mmap")
             libc.madvise(addr, n * PAGE, 1)  # MADV_RANDOM: a touch faults in one page, no read-around
-            self.maps[fd] = addr
-        return self.maps[fd]
+            self.maps[(fd, use)] = addr
+        return self.maps[(fd, use)]
 
 
 def _timed_touch(addr: int) -> int:
@@ -271,18 +267,17 @@ def calibrate(pages: Pages) -> None:
     for _ in range(3):  # warm the code path up, as a probe does
         _timed_stat(pages.dentry_dir + "/.cs-warm")
         if pages.usable:
-            _timed_touch(pages.mapping(pages.files[0][0]))
+            _timed_touch(pages.mapping(pages.files[0][0], "timing"))
     keys = [f"{tag}-{i}" for i in range(24)]
     for key in keys[::2]:
         _timed_stat(_name(pages, key))
     for i in range(0, 24, 2):  # cached and cold names in turn, as a probe meets them
         nhot.append(_timed_stat(_name(pages, keys[i])))
         ncold.append(_timed_stat(_name(pages, keys[i + 1])))
-    for key in keys if pages.usable else ():
+    for key in keys if pages.usable else ():  # cold: a disk read; cached: a fault on a page another mapping read
         fd, p = pages.locate(key)
-        addr = pages.mapping(fd) + p * PAGE
-        cold.append(_timed_touch(addr))
-        hot.append(_timed_touch(addr))
+        cold.append(_timed_touch(pages.mapping(fd) + p * PAGE))
+        hot.append(_timed_touch(pages.mapping(fd, "timing") + p * PAGE))
     for kind, h, c, ratio in (("page", hot, cold, 3.0), ("name", nhot, ncold, 1.8)):
         if not h:
             CALIBRATION[kind] = {"threshold_ns": None}
@@ -390,9 +385,9 @@ class Spy:
             for _ in range(3):
                 _timed_stat(self.pages.dentry_dir + "/.cs-warm")
             return [_timed_stat(n) for n in names], cal["threshold_ns"]
-        addrs = [self.pages.mapping(fd) + p * PAGE for fd, p in map(self.pages.locate, keys)]
+        addrs = [self.pages.mapping(fd, "timing") + p * PAGE for fd, p in map(self.pages.locate, keys)]
         for _ in range(3):
-            _timed_touch(self.pages.mapping(self.pages.files[0][0]))
+            _timed_touch(self.pages.mapping(self.pages.files[0][0], "timing"))
         return [_timed_touch(a) for a in addrs], cal["threshold_ns"]
 
     def _marked(self, name: str, keys: list[list[str]]) -> list[bool]:
