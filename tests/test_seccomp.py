@@ -65,6 +65,16 @@ EXPECTED = {
     "futex FUTEX_WAIT shared": "EAGAIN", "futex FUTEX_WAIT_BITSET shared": "EAGAIN",
     "futex FUTEX_WAIT private": "ETIMEDOUT",  # allowed: the kernel's own timeout
     "futex_waitv": "ENOSYS",
+    # The page cache of shared files: exact probes fail, hints are "done" and reach nothing.
+    "preadv2 RWF_NOWAIT": "ENOTSUP", "preadv2 RWF_NOWAIT in the 5th argument": "ENOTSUP",
+    "preadv2 plain": "ok", "pwritev2 RWF_NOWAIT": "ENOTSUP", "mincore": "ENOSYS", "cachestat": "ENOSYS",
+    **{f"fadvise64 POSIX_FADV_{a}": "ok" for a in ("WILLNEED", "DONTNEED", "RANDOM")}, "readahead": "ok",
+    **{f"madvise MADV_{a}": "ok" for a in ("WILLNEED", "COLD", "PAGEOUT")},
+    **{f"madvise MADV_{a}": "EINVAL" for a in ("POPULATE_READ", "POPULATE_WRITE", "COLLAPSE", "MERGEABLE")},
+    **{f"madvise MADV_{a}": "ok" for a in ("DONTNEED", "FREE", "NOHUGEPAGE")},  # allowed: malloc's advice
+    "prctl PR_SET_MEMORY_MERGE": "EINVAL",
+    "i386: fadvise64_64": "ok", "i386: fadvise64": "ok", "i386: readahead": "ok", "i386: mincore": "ENOSYS",
+    "i386: madvise MADV_PAGEOUT": "ok", "i386: cachestat": "ENOSYS", "x32: preadv2 RWF_NOWAIT": "ENOTSUP",
 }
 # Probes the kernel itself answers differently without the filter, here: the
 # channels and calls the filter is what stops (the rest the kernel refuses too,
@@ -75,6 +85,12 @@ CLOSED_BY_FILTER = {
     "clone CLONE_NEWUSER", "clone3", "perf_event_open", "userfaultfd", "io_uring_setup", "personality query",
     "modify_ldt", "socket AF_VSOCK", "i386: keyctl", "i386: fcntl64 F_NOTIFY", "i386: inotify_init",
     "i386: unshare", "x32: keyctl", "futex FUTEX_WAIT shared", "futex FUTEX_WAIT_BITSET shared", "futex_waitv",
+    "preadv2 RWF_NOWAIT", "preadv2 RWF_NOWAIT in the 5th argument", "pwritev2 RWF_NOWAIT", "mincore", "cachestat",
+    "fadvise64 POSIX_FADV_WILLNEED", "fadvise64 POSIX_FADV_DONTNEED", "fadvise64 POSIX_FADV_RANDOM", "readahead",
+    "madvise MADV_WILLNEED", "madvise MADV_COLD", "madvise MADV_PAGEOUT", "madvise MADV_POPULATE_READ",
+    "madvise MADV_POPULATE_WRITE", "madvise MADV_COLLAPSE", "madvise MADV_MERGEABLE", "prctl PR_SET_MEMORY_MERGE",
+    "i386: fadvise64_64", "i386: fadvise64", "i386: readahead", "i386: mincore", "i386: madvise MADV_PAGEOUT",
+    "i386: cachestat", "x32: preadv2 RWF_NOWAIT",
 }
 
 

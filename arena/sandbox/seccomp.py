@@ -92,6 +92,20 @@ _TIOCSTI, _TIOCLINUX = 0x5412, 0x541C
 # FUTEX_CLOCK_REALTIME (256) and higher bits do not change the command.
 _FUTEX_WAITS = {"FUTEX_WAIT": 0, "FUTEX_WAIT_BITSET": 9, "FUTEX_WAIT_REQUEUE_PI": 11}
 
+# preadv2/pwritev2 flag: fail rather than wait for I/O (a page-cache probe).
+_RWF_NOWAIT = 0x8
+# madvise advice that moves a file mapping's pages in or out of the page
+# cache: hints, answered "done" by the filter.
+_MADV_CACHE = {"MADV_WILLNEED": 3, "MADV_COLD": 20, "MADV_PAGEOUT": 21}
+# madvise advice that fills a mapping from the page cache (or merges pages
+# with other processes'); refused as unknown advice. What runtimes use on
+# their own anonymous memory stays: MADV_DONTNEED (4, on a file mapping it
+# drops this process's mapping, not the cached pages), MADV_FREE (8),
+# MADV_HUGEPAGE/NOHUGEPAGE (14/15), MADV_DONTFORK/DOFORK, MADV_DONTDUMP,
+# MADV_REMOVE (9: only writable shared mappings, which in the sandbox are its
+# private tmpfs), MADV_RANDOM/SEQUENTIAL/NORMAL (this mapping's read-ahead).
+_MADV_FILL = {"MADV_POPULATE_READ": 22, "MADV_POPULATE_WRITE": 23, "MADV_COLLAPSE": 25, "MADV_MERGEABLE": 12}
+_PR_SET_MEMORY_MERGE = 67
 _GRANTED = 0  # errno 0: the call returns success without reaching the kernel
 _LOCK = "a byte-range lock on a file every sandbox shares (/etc/passwd, the stdlib) is seen by all its openers"
 
@@ -148,6 +162,43 @@ def _deny_table() -> tuple[Deny, ...]:
             "every sandbox wake across sandboxes", arg=1, mask=0xFF, value=cmd)
     add("futex_waitv futex_wait", E.ENOSYS, "waits on several futexes (or futex2's) whose flags the filter "
         "cannot check (futex_waitv's are in memory), each possibly shared; callers fall back to futex")
+    # -- the page cache: residency of a shared file's pages ------------------------
+    # Every sandbox reads the same files (/usr, the stdlib), so their pages in
+    # the page cache are the machine's: a bot that marks pages in one process
+    # (one page per die of the hands round_end revealed) and finds them in the
+    # next (the second play of a paired deal, or a partner at its table) knows
+    # the deal. These calls report residency exactly and silently, or move
+    # pages in or out of the cache on purpose (tests/bots/cache_spy.py tries
+    # each). The hints are answered "done" without reaching the kernel: the
+    # kernel is free to ignore a hint, so honest callers cannot tell; the
+    # reports fail as if the kernel lacked them. What stays open is timing a
+    # plain read or a name lookup, which no filter can close (docs/sandbox.md).
+    add("preadv2 pwritev2", E.EOPNOTSUPP, "RWF_NOWAIT: the read returns data only when the pages are in the "
+        "page cache, an exact and silent probe of what another sandbox read (the kernel's own answer for "
+        "a file without non-blocking reads)", arg=5, mask=_RWF_NOWAIT, value=_RWF_NOWAIT)
+    # x32's preadv2 is compat_sys_preadv64v2, whose flags are the 5th argument
+    # (the offset is one register); on the other ABIs the 5th is the offset's
+    # high half (0 from glibc on 64-bit; on i386, bit 3 means an offset past
+    # 32 GiB, which no bot file has).
+    add("preadv2 pwritev2", E.EOPNOTSUPP, "RWF_NOWAIT in the x32 ABI's flags position", arg=4,
+        mask=_RWF_NOWAIT, value=_RWF_NOWAIT)
+    add("mincore", E.ENOSYS, "the residency of each page of a mapping, for a mapped shared file the page "
+        "cache's (as its owner, which root inside the sandbox is for /usr); ENOSYS: as if the kernel lacked it")
+    add("cachestat", E.ENOSYS, "page-cache statistics of any file range, as if the kernel lacked it (before 6.5)")
+    add("fadvise64 fadvise64_64 arm_fadvise64_64", _GRANTED, "posix_fadvise: WILLNEED reads pages in and "
+        "DONTNEED evicts them from the machine's page cache, marks another sandbox can find; RANDOM makes "
+        "each read bring exactly one page. A hint: answered done, nothing happens")
+    add("readahead", _GRANTED, "readahead(2) brings chosen pages of a shared file into the page cache: a hint, "
+        "answered done, nothing happens")
+    for name, advice in _MADV_CACHE.items():
+        add("madvise", _GRANTED, f"madvise {name} on a mapping of a shared file moves its pages in or out of "
+            "the page cache: a hint, answered done, nothing happens", arg=2, value=advice)
+    for name, advice in _MADV_FILL.items():
+        add("madvise", E.EINVAL, f"madvise {name} reads a shared file's pages into the page cache (or "
+            "merges pages across processes); EINVAL: as if the kernel lacked it", arg=2, value=advice)
+    add("prctl", E.EINVAL, "PR_SET_MEMORY_MERGE: kernel same-page merging across processes (KSM) makes a "
+        "write to a page merged with another sandbox's slow, a channel; EINVAL: as without KSM",
+        arg=0, value=_PR_SET_MEMORY_MERGE)
     add("ptrace process_vm_readv process_vm_writev process_madvise kcmp pidfd_getfd", E.EPERM,
         "reading, writing or comparing another process's memory and files (within the pid namespace "
         "only, but a bot has no business doing it, and ptrace is a long list of kernel bugs)")

@@ -34,7 +34,8 @@ NR = dict(add_key=248, request_key=249, keyctl=250, flock=73, fcntl=72, inotify_
           quotactl_fd=443, syslog=103, personality=135, iopl=172, ioperm=173, modify_ldt=154, uselib=134,
           ustat=136, sysfs=139, vhangup=153, migrate_pages=256, move_pages=279, settimeofday=164,
           clock_settime=227, clock_adjtime=305, adjtimex=159, socket=41, ioctl=16, getpid=39, futex=202,
-          futex_waitv=449)
+          futex_waitv=449, preadv2=327, pwritev2=328, mincore=27, cachestat=451, fadvise64=221, readahead=187,
+          madvise=28, prctl=157)
 BAD = 0xDEAD0000  # an unmapped address: EFAULT from the kernel itself
 
 
@@ -191,6 +192,33 @@ def probes():
     out["futex_waitv"] = raw(NR["futex_waitv"], 0, 0, 0, 0, 0)
     del view
     page.close()
+    # The page cache of shared files: exact probes fail, hints are answered
+    # "done" by the filter (a bad descriptor or address shows the kernel never
+    # saw them: it would answer EBADF or ENOMEM).
+    one = ctypes.create_string_buffer(1)
+    iov = ctypes.create_string_buffer(struct.pack("QQ", ctypes.addressof(one), 1))
+    out["preadv2 RWF_NOWAIT"] = raw(NR["preadv2"], fd, ctypes.addressof(iov), 1, 0, 0, 8)
+    out["preadv2 RWF_NOWAIT in the 5th argument"] = raw(NR["preadv2"], fd, ctypes.addressof(iov), 1, 0, 8, 0)
+    out["preadv2 plain"] = raw(NR["preadv2"], fd, ctypes.addressof(iov), 1, 0, 0, 0)  # allowed
+    out["pwritev2 RWF_NOWAIT"] = raw(NR["pwritev2"], fd, ctypes.addressof(iov), 1, 0, 0, 8)  # read-only: EBADF
+    anon = mmap.mmap(-1, mmap.PAGESIZE, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)  # malloc's kind
+    anon[0:1] = b"x"
+    a = ctypes.addressof(ctypes.c_char.from_buffer(anon))
+    vec = ctypes.create_string_buffer(1)
+    out["mincore"] = raw(NR["mincore"], a, mmap.PAGESIZE, ctypes.addressof(vec))
+    rng = ctypes.create_string_buffer(struct.pack("QQ", 0, 4096))
+    cstat = ctypes.create_string_buffer(64)
+    out["cachestat"] = raw(NR["cachestat"], fd, ctypes.addressof(rng), ctypes.addressof(cstat), 0)
+    for name, advice in [("POSIX_FADV_WILLNEED", 3), ("POSIX_FADV_DONTNEED", 4), ("POSIX_FADV_RANDOM", 1)]:
+        out[f"fadvise64 {name}"] = raw(NR["fadvise64"], -1, 0, 4096, advice)
+    out["readahead"] = raw(NR["readahead"], -1, 0, 4096)
+    for name, advice in [("MADV_WILLNEED", 3), ("MADV_COLD", 20), ("MADV_PAGEOUT", 21), ("MADV_POPULATE_READ", 22),
+                         ("MADV_POPULATE_WRITE", 23), ("MADV_COLLAPSE", 25), ("MADV_MERGEABLE", 12)]:
+        out[f"madvise {name}"] = raw(NR["madvise"], BAD, 4096, advice)
+    for name, advice in [("MADV_DONTNEED", 4), ("MADV_FREE", 8), ("MADV_NOHUGEPAGE", 15)]:  # allowed
+        out[f"madvise {name}"] = raw(NR["madvise"], a, mmap.PAGESIZE, advice)
+    out["prctl PR_SET_MEMORY_MERGE"] = raw(NR["prctl"], 67, 0, 0, 0, 0)
+    anon.close()
     # The i386 ABI, same rules: keyctl, flock, fcntl64's F_NOTIFY, inotify_init, unshare.
     i386 = int80()
     out["i386: keyctl"] = i386(288, 0, -4, 0)
@@ -198,9 +226,17 @@ def probes():
     out["i386: fcntl64 F_NOTIFY"] = i386(221, dfd, 1026, 1)
     out["i386: inotify_init"] = i386(291)
     out["i386: unshare"] = i386(310, 0)
+    out["i386: fadvise64_64"] = i386(272, -1, 0, 0)
+    out["i386: fadvise64"] = i386(250, -1, 0, 0)
+    out["i386: readahead"] = i386(225, -1, 0, 0)
+    out["i386: mincore"] = i386(218, BAD, 4096, 0)
+    out["i386: madvise MADV_PAGEOUT"] = i386(219, BAD, 4096, 21)
+    out["i386: cachestat"] = i386(451, -1, 0, 0)
     out["i386: getpid"] = i386(20)  # allowed
     # x32: the x86_64 entry point with bit 30 set (ENOSYS from kernels built without x32).
     out["x32: keyctl"] = raw((1 << 30) | 250, 0, -4 & (2**64 - 1), 0)
+    out["x32: preadv2 RWF_NOWAIT"] = raw((1 << 30) | 546, fd, ctypes.addressof(iov), 1, 0, 8)  # compat: flags 5th
+
     os.close(fd)
     os.close(dfd)
     return out
