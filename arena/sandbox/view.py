@@ -56,7 +56,7 @@ log = logging.getLogger("arena.sandbox")
 
 TMPFS_MAGIC = 0x01021994
 # Bump when what a view holds, or how it is laid out, changes: old views are then not reused.
-FORMAT = "1"
+FORMAT = "2"
 
 # What the Python bot host and the built-in bots import from site-packages
 # (found by tracing the host loading every bot in bots/, compiled and pure):
@@ -311,6 +311,9 @@ def _copy(paths: Iterable[str], dest: str) -> int:
         elif stat.S_ISREG(st.st_mode):
             shutil.copyfile(p, target, follow_symlinks=False)
             os.chmod(target, (st.st_mode & 0o555) | 0o444)
+            # Python checks a cached .pyc against its source's mtime: a new
+            # mtime would make every start compile the whole import again.
+            os.utime(target, ns=(st.st_atime_ns, st.st_mtime_ns))
             total += st.st_size
     return total
 
@@ -382,7 +385,9 @@ def bot_view(spec: BotSpec) -> View | None:
                     fd = os.open(src, os.O_RDONLY | os.O_NOFOLLOW)
                     with os.fdopen(fd, "rb") as fi, open(target, "wb") as fo:
                         shutil.copyfileobj(fi, fo, 1 << 20)
+                        st = os.fstat(fi.fileno())
                     os.chmod(target, 0o555 if e.executable else 0o444)
+                    os.utime(target, ns=(st.st_atime_ns, st.st_mtime_ns))  # as in _copy: .pyc checks
 
         view = _bot_views[key, folder] = View(_publish(key, build), folder)
         return view

@@ -1,0 +1,80 @@
+"""Attack bot: carries bits between two of its own processes through the
+kernel's shared caches, by timing alone (no probe the filter could deny).
+
+``ARENA_CACHE_TIMER`` is ``mark:TAG:N`` or ``probe:TAG:N``. The marking process
+reads one byte of every even page of a large, rarely read file it can see
+(numpy's bundled BLAS library), with read-ahead off so that one read brings
+in exactly one page, and looks up the missing names ``<libdir>/.arena-TAG-i``
+for every even ``i`` (the kernel may remember the "not found"). The probing
+process, started afterwards in a sandbox of its own, times one-byte reads of
+every page and lookups of every name, marked (even) and unmarked (odd)
+interleaved, and writes the nanoseconds of each to stderr as one JSON line:
+``{"read": [[marked...], [unmarked...]], "lookup": [[...], [...]]}``. Where a
+bit survives between sandboxes, marked reads or lookups are faster. Then it
+plays (always the first legal bid, or dudo).
+"""
+
+import glob
+import json
+import os
+import sys
+import time
+
+from arena.sdk import DUDO
+
+PAGE = os.sysconf("SC_PAGE_SIZE")
+
+
+def _target():
+    for folder in sys.path:
+        found = sorted(glob.glob(os.path.join(folder, "numpy.libs", "libscipy_openblas*.so")))
+        if found:
+            return found[0]
+    raise SystemExit("cache_timer: numpy's BLAS library is not visible")
+
+
+def _libdir():
+    return os.path.dirname(os.path.realpath("/lib/x86_64-linux-gnu/libc.so.6"))
+
+
+def _run(mode, tag, n):
+    path = _target()
+    fd = os.open(path, os.O_RDONLY)
+    os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_RANDOM)
+    pages = os.fstat(fd).st_size // PAGE
+    # Pages from the middle of the library: code and data no import touches.
+    first = pages // 3
+    offsets = [(first + 4 * i + (0 if i % 2 == 0 else 2)) * PAGE for i in range(n)]
+    names = [os.path.join(_libdir(), f".arena-{tag}-{i}") for i in range(n)]
+    clock = time.perf_counter_ns
+    if mode == "mark":
+        for i in range(0, n, 2):
+            os.pread(fd, 1, offsets[i])
+            try:
+                os.stat(names[i])
+            except OSError:
+                pass
+        return
+    reads = [[], []]
+    lookups = [[], []]
+    for i in range(n):
+        t = clock()
+        os.pread(fd, 1, offsets[i])
+        reads[i % 2].append(clock() - t)
+        t = clock()
+        try:
+            os.stat(names[i])
+        except OSError:
+            pass
+        lookups[i % 2].append(clock() - t)
+    print(json.dumps({"read": reads, "lookup": lookups, "file": path}), file=sys.stderr, flush=True)
+
+
+_spec = os.environ.get("ARENA_CACHE_TIMER", "")
+if _spec:
+    _mode, _tag, _n = _spec.split(":")
+    _run(_mode, _tag, int(_n))
+
+
+def act(turn):
+    return DUDO if turn.legal.dudo else next(turn.legal.bids())
