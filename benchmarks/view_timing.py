@@ -15,6 +15,10 @@ arrangements, trials interleaved so machine load hits both alike:
   the control: the file's pages are dropped from the page cache before each
   trial, as a rarely read file's would be.
 
+The file read is the bot's own ``cache_timer/blob.bin`` (4 MiB of random
+bytes in a scratch copy of the bot), which no other process keeps warm; the
+names looked up are missing names in the system's library folder.
+
 Prints, per arrangement, the median read and lookup time of marked and
 unmarked candidates and how often a marked candidate was faster than the
 unmarked one beside it (0.5: the timing says nothing; 1.0: every bit read).
@@ -26,8 +30,10 @@ import argparse
 import dataclasses
 import json
 import os
+import shutil
 import statistics
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -58,6 +64,7 @@ def drop_pages(path: str) -> None:
     """Drop a host file's pages from the page cache (the cold start of a rarely read file)."""
     fd = os.open(path, os.O_RDONLY)
     try:
+        os.fsync(fd)
         os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
     finally:
         os.close(fd)
@@ -94,12 +101,12 @@ def main() -> None:
     args = ap.parse_args()
     if fileview.unavailable() is not None:
         raise SystemExit(f"no memory view on this machine: {fileview.unavailable()}")
-    spec = load_bot(BOT)
-    import glob
-    import sysconfig
-
-    host_file = sorted(glob.glob(os.path.join(sysconfig.get_paths()["purelib"], "numpy.libs",
-                                              "libscipy_openblas*.so")))[0]
+    scratch = Path(tempfile.mkdtemp(prefix="arena-view-timing-"))
+    shutil.copy(BOT, scratch / BOT.name)
+    (scratch / BOT.stem).mkdir()
+    host_file = str(scratch / BOT.stem / "blob.bin")
+    Path(host_file).write_bytes(os.urandom(4 << 20))
+    spec = load_bot(scratch / BOT.name)
     results: dict[str, dict[str, list[list[int]]]] = {
         "view": {"read": [[], []], "lookup": [[], []]}, "host files": {"read": [[], []], "lookup": [[], []]}}
     for _ in range(args.trials):
@@ -108,6 +115,7 @@ def main() -> None:
             for what in ("read", "lookup"):
                 for k in (0, 1):
                     results[name][what][k].extend(got[what][k])
+    shutil.rmtree(scratch, ignore_errors=True)
     print(describe_sandbox(SandboxLimits()))
     print(f"{args.trials} interleaved trials of {args.n} candidates; load average {os.getloadavg()[0]:.1f}")
     print(f"{'arrangement':<12} {'probe':<7} {'marked ns':>10} {'unmarked ns':>12} {'marked faster':>14}")

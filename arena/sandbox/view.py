@@ -71,6 +71,10 @@ HOST_PACKAGES = ("numpy", "orjson", "mypy_extensions")
 STDLIB_SKIP = frozenset({"test", "idlelib", "tkinter", "turtledemo", "ensurepip", "lib2to3",
                          "site-packages", "dist-packages", "__phello__"})
 
+# Extension modules of the same parts (and the interpreter's own test
+# modules): _tkinter alone would bring in X11 and Tcl/Tk.
+_DYNLOAD_SKIP = ("_tkinter", "_test", "_xxtest", "_ctypes_test", "xxlimited")
+
 # /etc files the dynamic linker, glibc and Python read (the system's
 # certificates are left out: a bot has no network to use them on).
 VIEW_ETC = ("/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/localtime", "/etc/passwd",
@@ -191,6 +195,8 @@ def _walk(top: str, skip: Iterable[str] = ()) -> Iterator[str]:
             dirnames[:] = [d for d in dirnames if d not in skipped and not d.startswith("config-")]
         for name in (*dirnames, *filenames):
             if name.endswith((".opt-1.pyc", ".opt-2.pyc")):  # the host never runs with -O
+                continue
+            if skipped and os.path.basename(dirpath) == "lib-dynload" and name.startswith(_DYNLOAD_SKIP):
                 continue
             yield os.path.join(dirpath, name)
 
