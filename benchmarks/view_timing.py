@@ -11,6 +11,9 @@ arrangements, trials interleaved so machine load hits both alike:
 
 - ``view``: what every Python bot now gets, its files served from the
   memory view (arena/sandbox/view.py);
+- ``view, none marked``: the same without the marking sandbox: the share
+  a probe's order and layout give by themselves (what "no information" looks
+  like on this machine);
 - ``host files``: the host's files bound as before (the view switched off),
   the control: the file's pages are dropped from the page cache before each
   trial, as a rarely read file's would be.
@@ -70,14 +73,15 @@ def drop_pages(path: str) -> None:
         os.close(fd)
 
 
-def trial(spec: BotSpec, view_on: bool, n: int, host_file: str) -> dict[str, list[list[int]]]:
+def trial(spec: BotSpec, view_on: bool, n: int, host_file: str, mark: bool = True) -> dict[str, list[list[int]]]:
     saved = fileview.unavailable
     if not view_on:
         fileview.unavailable = lambda: "off for the benchmark"  # type: ignore[assignment]
         drop_pages(host_file)
     try:
         tag = f"{os.getpid()}-{time.monotonic_ns()}"
-        run_once(spec, f"mark:{tag}:{n}")
+        if mark:
+            run_once(spec, f"mark:{tag}:{n}")
         err = run_once(spec, f"probe:{tag}:{n}")
     finally:
         fileview.unavailable = saved  # type: ignore[assignment]
@@ -108,21 +112,22 @@ def main() -> None:
     Path(host_file).write_bytes(os.urandom(4 << 20))
     spec = load_bot(scratch / BOT.name)
     results: dict[str, dict[str, list[list[int]]]] = {
-        "view": {"read": [[], []], "lookup": [[], []]}, "host files": {"read": [[], []], "lookup": [[], []]}}
+        "view": {"read": [[], []], "lookup": [[], []]}, "view, none marked": {"read": [[], []], "lookup": [[], []]},
+        "host files": {"read": [[], []], "lookup": [[], []]}}
     for _ in range(args.trials):
         for name in results:
-            got = trial(spec, name == "view", args.n, host_file)
+            got = trial(spec, name != "host files", args.n, host_file, mark=name != "view, none marked")
             for what in ("read", "lookup"):
                 for k in (0, 1):
                     results[name][what][k].extend(got[what][k])
     shutil.rmtree(scratch, ignore_errors=True)
     print(describe_sandbox(SandboxLimits()))
     print(f"{args.trials} interleaved trials of {args.n} candidates; load average {os.getloadavg()[0]:.1f}")
-    print(f"{'arrangement':<12} {'probe':<7} {'marked ns':>10} {'unmarked ns':>12} {'marked faster':>14}")
+    print(f"{'arrangement':<18} {'probe':<7} {'marked ns':>10} {'unmarked ns':>12} {'marked faster':>14}")
     for name, r in results.items():
         for what in ("read", "lookup"):
             marked, unmarked = r[what]
-            print(f"{name:<12} {what:<7} {statistics.median(marked):>10.0f} {statistics.median(unmarked):>12.0f} "
+            print(f"{name:<18} {what:<7} {statistics.median(marked):>10.0f} {statistics.median(unmarked):>12.0f} "
                   f"{faster_share(marked, unmarked):>14.2f}")
 
 
