@@ -160,6 +160,27 @@ def test_a_view_folder_planted_by_someone_else_is_refused(tmp_path: Path, monkey
         shutil.rmtree(shm, ignore_errors=True)
 
 
+def test_a_view_half_made_by_a_killed_referee_is_swept_and_made_anew(tmp_path: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    shm = Path(f"/dev/shm/arena-view-test-{os.getpid()}")
+    shm.mkdir()
+    try:
+        monkeypatch.setenv("ARENA_VIEW_ROOT", str(shm))
+        (tmp_path / "me.py").write_text(LOOKER)
+        spec = load_bot(tmp_path / "me.py")
+        key = f"bot{fileview.FORMAT}-{spec.sha256[:32]}-me"
+        dead = 2 ** 22 + 12345  # above any pid_max this machine allows by default: no such process
+        half = Path(fileview.base()) / f"{key}.tmp-{dead}-1"
+        half.mkdir()
+        (half / "me.py").write_text("half")
+        view = fileview.bot_view(spec)
+        assert view is not None and not half.exists()
+        assert Path(view.root, "me.py").read_text() == LOOKER and Path(view.root, ".complete").exists()
+    finally:
+        fileview._bot_views.clear()
+        shutil.rmtree(shm, ignore_errors=True)
+
+
 def timer_bot(folder: Path) -> BotSpec:
     """tests/bots/cache_timer.py with a data folder holding a 4 MiB file only it
     reads (a rarely read file no other process on the machine keeps warm)."""

@@ -324,6 +324,17 @@ def _copy(paths: Iterable[str], dest: str) -> int:
     return total
 
 
+def _sweep(folder: str, key: str) -> None:
+    """Remove what a referee killed while it made the view ``key`` left behind
+    (``key.tmp-<pid>-<thread>`` of a process that is gone)."""
+    for name in os.listdir(folder):
+        if not name.startswith(key + ".tmp-"):
+            continue
+        pid = name[len(key) + 5:].split("-", 1)[0]
+        if pid.isdigit() and not os.path.exists(f"/proc/{pid}"):
+            shutil.rmtree(os.path.join(folder, name), ignore_errors=True)
+
+
 def _publish(key: str, build: Callable[[str], None]) -> str:
     """The view folder ``key`` under :func:`base`, built by ``build(tmp)`` if
     it is not there yet. Workers that race build in folders of their own and
@@ -331,6 +342,7 @@ def _publish(key: str, build: Callable[[str], None]) -> str:
     final = os.path.join(base(), key)
     if os.path.isfile(os.path.join(final, ".complete")):
         return final
+    _sweep(os.path.dirname(final), key)
     tmp = f"{final}.tmp-{os.getpid()}-{threading.get_ident()}"
     shutil.rmtree(tmp, ignore_errors=True)
     os.mkdir(tmp, 0o755)
