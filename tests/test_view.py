@@ -29,7 +29,8 @@ from arena.sandbox import SandboxLimits, available, mounts
 from arena.sandbox import view as fileview
 
 ROOT = Path(__file__).resolve().parent.parent
-pytestmark = [pytest.mark.skipif(available().bwrap is None, reason="bubblewrap is not installed"),
+pytestmark = [pytest.mark.sandbox,  # run as root and as an unprivileged user in CI
+              pytest.mark.skipif(available().bwrap is None, reason="bubblewrap is not installed"),
               pytest.mark.skipif(fileview.unavailable() is not None, reason=f"no view: {fileview.unavailable()}")]
 
 # Prints, at import, which of the paths in $ARENA_LOOK exist, then plays.
@@ -130,6 +131,14 @@ def test_the_view_is_made_once_and_reused(tmp_path: Path) -> None:
     again = mounts.python_view()
     assert again.root == first.root
     assert os.stat(os.path.join(again.root, ".complete")).st_mtime_ns == stamp  # not made again
+    # An edited arena package (a pull, a worktree) is a new 1 MB view beside the same system view.
+    edited = tmp_path / "edited" / "arena"
+    shutil.copytree(ROOT / "arena", edited, ignore=shutil.ignore_patterns("__pycache__", "*.so"))
+    (edited / "errors.py").write_text((edited / "errors.py").read_text() + "\n# edited\n")
+    runtime, _, sites, programs = mounts.python_view_args()
+    other = fileview.python_view(runtime, str(edited), sites, programs)
+    assert other.roots[0] == first.roots[0] and other.roots[1] != first.roots[1]
+    assert fileview.size(fileview.View(other.roots[1])) < 5 << 20
     # A bot's own files: one copy per content, wherever the bot lies; a change is a new copy.
     for d in ("a", "b", "c"):
         (tmp_path / d).mkdir()

@@ -25,7 +25,8 @@ from arena.sandbox import quotas
 from arena.sandbox import view as fileview
 from arena.sandbox.limits import SandboxLimits
 
-__all__ = ["PROC_FROZEN", "PROC_MASKED", "WORK", "bwrap_args", "python_paths", "system_args", "tmpfs_sizes", "view_args"]
+__all__ = ["PROC_FROZEN", "PROC_MASKED", "WORK", "bwrap_args", "python_paths", "python_view", "python_view_args",
+           "system_args", "tmpfs_sizes", "view_args", "views"]
 
 SYSTEM_ETC = ("/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/alternatives",
               "/etc/localtime", "/etc/passwd", "/etc/group", "/etc/nsswitch.conf", "/etc/ssl",
@@ -53,14 +54,27 @@ def bwrap_args(bwrap: str, spec: BotSpec, limits: SandboxLimits, inner: list[str
             "--remount-ro", "/", "--chdir", WORK, "--", *inner]
 
 
-def python_view() -> fileview.View:
-    """The Python bot host's view (built once per machine, then reused)."""
-    _, runtime = host_python()
+def python_view_args() -> tuple[tuple[str, ...], str, tuple[str, ...], tuple[str, ...]]:
+    """What :func:`arena.sandbox.view.python_view` is given for this referee:
+    the interpreter's parts, the arena package, site-packages, the launcher."""
+    exe, runtime = host_python()
     _, pkg, _ = python_paths()
     paths = sysconfig.get_paths()
-    sites = tuple(os.path.realpath(paths[k]) for k in ("purelib", "platlib"))
+    sites = tuple(dict.fromkeys(os.path.realpath(paths[k]) for k in ("purelib", "platlib")))
+    # host_python() leaves out what lies in the system folders (bound whole
+    # without a view): an interpreter of the system (Debian's /usr/bin/python3)
+    # needs its standard library copied too; libpython comes with ldd's closure.
+    # (Only "stdlib": in a venv, "platstdlib" is the venv's own lib/pythonX.Y,
+    # which holds all of its site-packages.)
+    stdlib = os.path.realpath(paths["stdlib"])
+    parts = (*runtime, exe, *([stdlib] if os.path.isfile(os.path.join(stdlib, "os.py")) else []))
     programs = (quotas.PRLIMIT,) if quotas.PRLIMIT else ()
-    return fileview.python_view(tuple(runtime), os.path.realpath(os.path.join(pkg, "arena")), sites, programs)
+    return tuple(dict.fromkeys(parts)), os.path.realpath(os.path.join(pkg, "arena")), sites, programs
+
+
+def python_view() -> fileview.View:
+    """The Python bot host's view (built once per machine, then reused)."""
+    return fileview.python_view(*python_view_args())
 
 
 def views(spec: BotSpec) -> tuple[fileview.View | None, fileview.View | None]:

@@ -24,9 +24,10 @@ run on the machine until their sources change:
 - :func:`python_view`: what the Python bot host needs and nothing else: the
   interpreter and its shared libraries (the ELF closure found by ``ldd`` over
   every extension module copied), the standard library without what no bot
-  needs (:data:`STDLIB_SKIP`), the ``arena`` package, the third-party packages
-  the host and the built-in bots import (:data:`HOST_PACKAGES`), a few ``/etc``
-  files. About 150 MB, paid once per machine.
+  needs (:data:`STDLIB_SKIP`), the third-party packages the host and the
+  built-in bots import (:data:`HOST_PACKAGES`), a few ``/etc`` files (about
+  150 MB, paid once per machine), and the ``arena`` package in a view of its
+  own (1 MB, made again whenever the package changes).
 - :func:`bot_view`: the bot's own files (:func:`arena.botfile.spec.bot_tree`,
   links kept as links), keyed by the bot's sha256: one copy per bot version.
 
@@ -90,14 +91,18 @@ _lock = threading.Lock()  # bots started from threads build a view once
 
 
 class View:
-    """A view on the tmpfs: ``root`` holds each copied host path at its own
-    absolute path below it (``root + "/usr/lib/..."``); a bot's view holds its
-    files relative to its ``folder`` (the same bot is the same copy wherever
-    it lies)."""
+    """A view on the tmpfs: each of ``roots`` holds copied host paths at their
+    own absolute paths below it (``root + "/usr/lib/..."``), the first that has
+    a path serving it; a bot's view holds its files relative to its
+    ``folder`` (the same bot is the same copy wherever it lies)."""
 
-    def __init__(self, root: str, folder: str = "") -> None:
-        self.root = root
+    def __init__(self, *roots: str, folder: str = "") -> None:
+        self.roots = roots
         self.folder = folder
+
+    @property
+    def root(self) -> str:
+        return self.roots[0]
 
     def source(self, host_path: str) -> str | None:
         """Where the file ``host_path`` leads to is in the view, or ``None``
@@ -108,8 +113,10 @@ class View:
             if os.path.dirname(host_path) != self.folder:
                 return None
             real = "/" + os.path.basename(host_path)  # a bot's own entry: at the top of its folder
-        p = self.root + real
-        return p if os.path.lexists(p) else None
+        for root in self.roots:
+            if os.path.lexists(root + real):
+                return root + real
+        return None
 
 
 def _statfs_tmpfs(path: str) -> str | None:
@@ -215,11 +222,10 @@ def _package_files(site: str) -> Iterator[str]:
                 yield from _walk(os.path.join(site, name))
 
 
-def _python_sources(runtime: Iterable[str], package: str, sites: Iterable[str],
-                    programs: Iterable[str]) -> list[str]:
+def _python_sources(runtime: Iterable[str], sites: Iterable[str], programs: Iterable[str]) -> list[str]:
     """The host paths of the Python view before the ELF closure: the
-    installation's parts, the arena package, the host's packages and the
-    sandbox's own ``programs`` (the quota launcher, run before the bot)."""
+    installation's parts, the host's packages and the sandbox's own
+    ``programs`` (the quota launcher, run before the bot)."""
     out: list[str] = []
     for p in programs:
         out.extend(_hops(p))
@@ -230,8 +236,6 @@ def _python_sources(runtime: Iterable[str], package: str, sites: Iterable[str],
             out.extend(_walk(p, STDLIB_SKIP if _is_stdlib(p) else ()))
         elif os.path.lexists(p):
             out.extend(_hops(p))
-    out.append(package)
-    out.extend(_walk(package))
     for site in dict.fromkeys(sites):
         if os.path.isdir(site):
             out.append(site)
@@ -363,19 +367,26 @@ def _publish(key: str, build: Callable[[str], None]) -> str:
 def python_view(runtime: tuple[str, ...], package: str, sites: tuple[str, ...],
                 programs: tuple[str, ...] = ()) -> View:
     """The view of the Python bot host: ``runtime`` (the interpreter's parts,
-    :func:`arena.botfile.runtime.host_python`), the ``package`` folder (the
-    ``arena`` package), :data:`HOST_PACKAGES` from ``sites`` and the
-    sandbox's ``programs``, with the shared libraries all of them load."""
+    :func:`arena.botfile.runtime.host_python`), :data:`HOST_PACKAGES` from
+    ``sites`` and the sandbox's ``programs``, with the shared libraries all of
+    them (and the package's compiled modules) load; and, in a view of its own,
+    the ``package`` folder (the ``arena`` package: 1 MB that changes with every
+    edit or pull, while the 150 MB of the rest do not)."""
     with _lock:
-        sources = _python_sources(runtime, package, sites, programs)
+        sources = _python_sources(runtime, sites, programs)
+        arena = [package, *_walk(package)]
         ldcache = "/etc/ld.so.cache"  # changes whenever a system library is installed
         key = "py-" + _key(sources, extra=_key([ldcache]))[:24]
 
         def build(tmp: str) -> None:
-            size = _copy(sources, tmp) + _copy(_elf_closure(sources), tmp)
+            size = _copy(sources, tmp) + _copy(_elf_closure(sources + arena), tmp)
             log.info("made the Python bots' file view: %d MB in %s", size >> 20, tmp)
 
-        return View(_publish(key, build))
+        def build_package(tmp: str) -> None:
+            _copy(arena, tmp)
+
+        system = _publish(key, build)
+        return View(system, _publish("arena-" + _key(arena)[:24], build_package))
 
 
 def bot_view(spec: BotSpec) -> View | None:
@@ -407,7 +418,7 @@ def bot_view(spec: BotSpec) -> View | None:
                     os.chmod(target, 0o555 if e.executable else 0o444)
                     os.utime(target, ns=(st.st_atime_ns, st.st_mtime_ns))  # as in _copy: .pyc checks
 
-        view = _bot_views[key, folder] = View(_publish(key, build), folder)
+        view = _bot_views[key, folder] = View(_publish(key, build), folder=folder)
         return view
 
 
@@ -417,10 +428,11 @@ _bot_views: dict[tuple[str, str], View] = {}
 def size(view: View) -> int:
     """Bytes of file content in ``view`` (what it costs in memory)."""
     total = 0
-    for dirpath, _, filenames in os.walk(view.root):
-        for name in filenames:
-            st = os.lstat(os.path.join(dirpath, name))
-            if stat.S_ISREG(st.st_mode):
-                total += st.st_size
+    for root in view.roots:
+        for dirpath, _, filenames in os.walk(root):
+            for name in filenames:
+                st = os.lstat(os.path.join(dirpath, name))
+                if stat.S_ISREG(st.st_mode):
+                    total += st.st_size
     return total
 
