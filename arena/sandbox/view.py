@@ -195,11 +195,12 @@ def _hops(path: str) -> Iterator[str]:
 
 
 def _walk(top: str, skip: Iterable[str] = ()) -> Iterator[str]:
-    """Every entry under ``top`` (links not followed), ``skip`` names left out at the top."""
+    """Every entry under ``top`` (links not followed); ``skip`` names (and, with
+    them, the static library's ``config-*``) left out at the top."""
     skipped = set(skip)
     for dirpath, dirnames, filenames in os.walk(top):
         if dirpath == top:
-            dirnames[:] = [d for d in dirnames if d not in skipped and not d.startswith("config-")]
+            dirnames[:] = [d for d in dirnames if d not in skipped and not (skipped and d.startswith("config-"))]
         for name in (*dirnames, *filenames):
             if name.endswith((".opt-1.pyc", ".opt-2.pyc")):  # the host never runs with -O
                 continue
