@@ -52,7 +52,11 @@ def _run(mode, tag, n):
     # Candidates come in pairs, two pages apart; which of a pair is marked is
     # drawn from the tag, so that whatever the layout favours (one page of a
     # pair may sit better in the CPU's caches) falls on marked and unmarked alike.
-    flips = random.Random(tag).choices((0, 2), k=n // 2 + 1)
+    rng = random.Random(tag)
+    flips = rng.choices((0, 2), k=n // 2 + 1)
+    # And which of a pair is probed first (the first read of a pair warms what
+    # its neighbour's read then finds: the page cache's index, the CPU's caches).
+    first_of_pair = rng.choices((0, 1), k=n // 2 + 1)
     offsets = [(first + 4 * (i // 2) + (flips[i // 2] if i % 2 == 0 else 2 - flips[i // 2])) * PAGE
                for i in range(n)]
     names = [os.path.join(_libdir(), f".arena-{tag}-{i}") for i in range(n)]
@@ -67,7 +71,8 @@ def _run(mode, tag, n):
         return
     reads = [[], []]
     lookups = [[], []]
-    for i in range(n):
+    order = [2 * j + (k ^ first_of_pair[j]) for j in range(n // 2) for k in (0, 1)]
+    for i in order:
         t = clock()
         os.pread(fd, 1, offsets[i])
         reads[i % 2].append(clock() - t)
