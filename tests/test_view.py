@@ -190,6 +190,45 @@ def test_a_view_half_made_by_a_killed_referee_is_swept_and_made_anew(tmp_path: P
         shutil.rmtree(shm, ignore_errors=True)
 
 
+def test_views_unused_for_a_while_are_collected_but_never_one_in_use(tmp_path: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    shm = Path(f"/dev/shm/arena-view-test-{os.getpid()}")
+    shm.mkdir()
+    try:
+        monkeypatch.setenv("ARENA_VIEW_ROOT", str(shm))
+        folder = Path(fileview.base())
+        old = time.time() - 2 * fileview.IDLE_S
+
+        def fake(name: str, when: float) -> Path:
+            (folder / name).mkdir()
+            (folder / name / ".complete").write_text(name)
+            os.utime(folder / name / ".complete", (when, when))
+            return folder / name
+
+        stale, recent = fake("bot2-stale-x", old), fake("bot2-recent-y", time.time())
+        (tmp_path / "me.py").write_text(LOOKER)
+        spec = load_bot(tmp_path / "me.py")
+        bot = BotProcess(dataclasses.replace(spec, env={"ARENA_LOOK": "/"}), SandboxLimits(),
+                         TimeControl(hello_ms=60000))
+        bot.start()  # makes its view (and collects): the stale one goes, the recent one stays
+        try:
+            assert not stale.exists() and recent.exists()
+            mine = fileview.bot_view(spec)
+            assert mine is not None
+            os.utime(os.path.join(mine.root, ".complete"), (old, old))  # idle, but bound in a live sandbox
+            assert Path(mine.root).name not in fileview.collect(str(folder))
+            assert Path(mine.root).exists()
+        finally:
+            bot.close()
+        assert Path(mine.root).name in fileview.collect(str(folder))  # closed: unused, collected
+        # A referee that kept the collected view in memory makes it again at its next start.
+        assert looks(spec, [str(tmp_path / "me.py")]) == {str(tmp_path / "me.py"): True}
+        assert Path(mine.root).exists()
+    finally:
+        fileview.forget_bot_views()
+        shutil.rmtree(shm, ignore_errors=True)
+
+
 def timer_bot(folder: Path) -> BotSpec:
     """tests/bots/cache_timer.py with a data folder holding a 4 MiB file only it
     reads (a rarely read file no other process on the machine keeps warm)."""

@@ -83,8 +83,16 @@ def views(spec: BotSpec) -> tuple[fileview.View | None, fileview.View | None]:
     the host's system and runtime (their own files come from memory)."""
     if fileview.unavailable() is not None:
         return None, None
-    system = python_view() if spec.kind == "python" else None
-    return system, fileview.bot_view(spec)
+    for _ in range(2):
+        system = python_view() if spec.kind == "python" else None
+        own = fileview.bot_view(spec)
+        # Touched at every start, so that no other referee collects a view in
+        # use; one collected while this process kept it is made again.
+        if all(v is None or v.touch() for v in (system, own)):
+            break
+        fileview.python_view.cache_clear()
+        fileview.forget_bot_views()
+    return system, own
 
 
 # /proc files that show the whole machine's kernel state and that no runtime

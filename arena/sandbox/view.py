@@ -46,6 +46,7 @@ import shutil
 import stat
 import subprocess
 import threading
+import time
 from collections.abc import Callable, Iterable, Iterator
 
 from arena.botfile.spec import BotSpec, bot_tree
@@ -103,6 +104,17 @@ class View:
     @property
     def root(self) -> str:
         return self.roots[0]
+
+    def touch(self) -> bool:
+        """Mark every folder of the view as used now (so that :func:`collect`
+        leaves it); ``False`` when one is gone (collected while this process
+        kept it: make it again)."""
+        try:
+            for root in self.roots:
+                os.utime(os.path.join(root, ".complete"))
+        except FileNotFoundError:
+            return False
+        return True
 
     def source(self, host_path: str) -> str | None:
         """Where the file ``host_path`` leads to is in the view, or ``None``
@@ -361,7 +373,51 @@ def _publish(key: str, build: Callable[[str], None]) -> str:
         if os.path.isfile(os.path.join(final, ".complete")):
             return final  # another worker made it first
         raise SandboxError(f"could not make the bots' file view in {final}: {exc}") from None
+    collect(os.path.dirname(final))
     return final
+
+
+# A view unused this long, and bound in no sandbox, is removed when another is
+# made (a referee touches its views at every bot it starts: View.touch).
+IDLE_S = 600
+
+
+def _mounted() -> str:
+    """Every mount of every process this user may read (mountinfo names the
+    folder of a tmpfs a bind comes from)."""
+    out = []
+    for pid in os.listdir("/proc"):
+        if pid.isdigit():
+            try:
+                with open(f"/proc/{pid}/mountinfo", encoding="utf-8", errors="replace") as f:
+                    out.append(f.read())
+            except OSError:
+                continue
+    return "".join(out)
+
+
+def collect(folder: str) -> list[str]:
+    """Remove the views in ``folder`` that no sandbox binds and no referee used
+    for :data:`IDLE_S` seconds (older versions of the system view, bots'
+    files of past versions and past test runs): their memory is the
+    machine's. Returns the names removed."""
+    now = time.time()
+    idle = []
+    for name in os.listdir(folder):
+        done = os.path.join(folder, name, ".complete")
+        try:
+            if now - os.stat(done).st_mtime > IDLE_S:
+                idle.append(name)
+        except OSError:
+            continue  # being made (a .tmp- folder), or not a view
+    if not idle:
+        return []
+    mounted = _mounted()
+    top = os.path.basename(folder)
+    gone = [name for name in idle if f"/{top}/{name}/" not in mounted and f"/{top}/{name} " not in mounted]
+    for name in gone:
+        shutil.rmtree(os.path.join(folder, name), ignore_errors=True)
+    return gone
 
 
 @functools.lru_cache(maxsize=4)
@@ -424,6 +480,11 @@ def bot_view(spec: BotSpec) -> View | None:
 
 
 _bot_views: dict[tuple[str, str], View] = {}
+
+
+def forget_bot_views() -> None:
+    """Forget the bots' views this process found (one was collected meanwhile)."""
+    _bot_views.clear()
 
 
 def size(view: View) -> int:
