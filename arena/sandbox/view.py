@@ -262,10 +262,16 @@ def _python_sources(runtime: Iterable[str], sites: Iterable[str], programs: Iter
 
 
 def _key(paths: Iterable[str], extra: str = "") -> str:
-    """A digest of every path's kind, size, mode and change time: a view is
-    rebuilt when anything it copies has changed, and reused otherwise."""
+    """A digest of every path's kind, size, mode and change time (byte-code
+    caches aside): a view is rebuilt when anything it copies has changed, and
+    reused otherwise."""
     h = hashlib.sha256(f"{FORMAT}\0{extra}\0".encode())
     for p in paths:
+        # Not the byte-code caches: any Python process of the user writes a new
+        # .pyc there when it first imports a module, and the view would be made
+        # again each time; a .pyc is checked against its source, which counts.
+        if "/__pycache__/" in p:
+            continue
         try:
             st = os.lstat(p)
         except OSError:
