@@ -18,7 +18,7 @@ arrangements, trials interleaved so machine load hits both alike:
   the control: the file's pages are dropped from the page cache before each
   trial, as a rarely read file's would be.
 
-The file read is the bot's own ``cache_timer/blob.bin`` (4 MiB of random
+The file read is the bot's own ``cache_timer/blob.bin`` (24 MiB of random
 bytes in a scratch copy of the bot), which no other process keeps warm; the
 names looked up are missing names in the system's library folder.
 
@@ -109,7 +109,7 @@ def main() -> None:
     shutil.copy(BOT, scratch / BOT.name)
     (scratch / BOT.stem).mkdir()
     host_file = str(scratch / BOT.stem / "blob.bin")
-    Path(host_file).write_bytes(os.urandom(4 << 20))
+    Path(host_file).write_bytes(os.urandom(24 << 20))
     spec = load_bot(scratch / BOT.name)
     results: dict[str, dict[str, list[list[int]]]] = {
         "view": {"read": [[], []], "lookup": [[], []]}, "view, none marked": {"read": [[], []], "lookup": [[], []]},

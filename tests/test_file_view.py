@@ -230,11 +230,11 @@ def test_views_unused_for_a_while_are_collected_but_never_one_in_use(tmp_path: P
 
 
 def timer_bot(folder: Path) -> BotSpec:
-    """tests/bots/cache_timer.py with a data folder holding a 4 MiB file only it
+    """tests/bots/cache_timer.py with a data folder holding a 24 MiB file only it
     reads (a rarely read file no other process on the machine keeps warm)."""
     shutil.copy(ROOT / "tests" / "bots" / "cache_timer.py", folder / "cache_timer.py")
     (folder / "cache_timer").mkdir()
-    (folder / "cache_timer" / "blob.bin").write_bytes(os.urandom(4 << 20))
+    (folder / "cache_timer" / "blob.bin").write_bytes(os.urandom(24 << 20))
     return load_bot(folder / "cache_timer.py")
 
 

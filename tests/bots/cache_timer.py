@@ -1,17 +1,18 @@
 """Attack bot: carries bits between two of its own processes through the
 kernel's shared caches, by timing alone (no probe the filter could deny).
 
-``ARENA_CACHE_TIMER`` is ``mark:TAG:N`` or ``probe:TAG:N``. The marking process
-reads one byte of every even page of a large, rarely read file it can see
-(``blob.bin`` in its own data folder when it has one, else numpy's bundled
-BLAS library), with read-ahead off so that one read brings
-in exactly one page, and looks up the missing names ``<libdir>/.arena-TAG-i``
-for every even ``i`` (the kernel may remember the "not found"). The probing
-process, started afterwards in a sandbox of its own, times one-byte reads of
-every page and lookups of every name, marked (even) and unmarked (odd)
-interleaved, and writes the nanoseconds of each to stderr as one JSON line:
-``{"read": [[marked...], [unmarked...]], "lookup": [[...], [...]]}``. Where a
-bit survives between sandboxes, marked reads or lookups are faster. Then it
+``ARENA_CACHE_TIMER`` is ``mark:TAG:N`` or ``probe:TAG:N``: N candidates in
+pairs. The marking process reads one byte of one page of each pair, in a
+large, rarely read file it can see (``blob.bin`` in its own data folder when
+it has one, else numpy's bundled BLAS library; read-ahead off where the
+filter lets the hint through), and looks up one of each pair of missing
+names ``<libdir>/.arena-TAG-i`` (the kernel may remember the "not found").
+The probing process, started afterwards in a sandbox of its own, times
+one-byte reads of every candidate page and lookups of every name, and writes
+the nanoseconds of each to stderr as one JSON line:
+``{"read": [[marked...], [unmarked...]], "lookup": [[...], [...]]}`` (the
+``k``-th of each list: the two of pair ``k``). Where a bit survives between
+sandboxes, marked reads or lookups are faster. Then it
 plays (always the first legal bid, or dudo).
 """
 
@@ -50,17 +51,18 @@ def _run(mode, tag, n):
     except OSError:
         pass
     pages = os.fstat(fd).st_size // PAGE
-    # Pages from the middle of the file: in the library, code and data no import touches.
-    first = pages // 3
-    # Candidates come in pairs, two pages apart; which of a pair is marked is
-    # drawn from the tag, so that whatever the layout favours (one page of a
-    # pair may sit better in the CPU's caches) falls on marked and unmarked alike.
+    # Candidates come in pairs, 64 pages apart, 128 pages from one pair to the
+    # next: where the read-ahead hint is refused (or ignored), a read brings in
+    # up to 32 pages after it, never another candidate. Which of a pair is
+    # marked is drawn from the tag, so that whatever the layout favours falls
+    # on marked and unmarked alike, and so is which of a pair is probed first
+    # (the first read of a pair warms what its neighbour's read then finds:
+    # the page cache's index, the CPU's caches).
+    n = 2 * min(n // 2, (pages - 64) // 128)
     rng = random.Random(tag)
-    flips = rng.choices((0, 2), k=n // 2 + 1)
-    # And which of a pair is probed first (the first read of a pair warms what
-    # its neighbour's read then finds: the page cache's index, the CPU's caches).
-    first_of_pair = rng.choices((0, 1), k=n // 2 + 1)
-    offsets = [(first + 4 * (i // 2) + (flips[i // 2] if i % 2 == 0 else 2 - flips[i // 2])) * PAGE
+    flips = rng.choices((0, 64), k=n // 2)
+    first_of_pair = rng.choices((0, 1), k=n // 2)
+    offsets = [(64 + 128 * (i // 2) + (flips[i // 2] if i % 2 == 0 else 64 - flips[i // 2])) * PAGE
                for i in range(n)]
     names = [os.path.join(_libdir(), f".arena-{tag}-{i}") for i in range(n)]
     clock = time.perf_counter_ns
