@@ -31,7 +31,8 @@ RUNS: dict[str, tuple[list[str], str | tuple[str, ...]]] = {
     "bare_referee_sandbox": (["bare_referee.py", "2000", "--par", "1", "--sandbox"], '"decisions"'),
     "bare_referee_unfrozen": (["bare_referee.py", "2000", "--par", "1", "--sandbox", "--no-freeze"], '"decisions"'),
     "protocol": (["protocol.py", "--trials", "1", "--decisions", "200"], "sandboxed / floor"),
-    "sandbox_start": (["sandbox_start.py", "--trials", "1", "--calls", "1000"], "getppid() in a loop"),
+    "sandbox_start": (["sandbox_start.py", "--trials", "1", "--calls", "1000"], ("getppid() in a loop", "file view:")),
+    "view_timing": (["view_timing.py", "--trials", "1", "--n", "20"], "view, none marked"),
     "league_vs_bare": (["league_vs_bare.py", "--matches", "20", "--trials", "1", "--parts"],
                        "the same not frozen between turns"),
     "league_vs_bare_profile": (["league_vs_bare.py", "--profile", "--profile-matches", "10"],
@@ -64,7 +65,7 @@ def _needs(name: str) -> str | None:
     """Why this machine cannot run the script, or None."""
     if name == "report_screenshots" and not Path("/usr/bin/chromium").exists():
         return "no /usr/bin/chromium"
-    if name in ("bare_referee_sandbox", "bare_referee_unfrozen", "protocol", "sandbox_start", "league_vs_bare", "league_vs_bare_profile",
+    if name in ("bare_referee_sandbox", "bare_referee_unfrozen", "protocol", "sandbox_start", "view_timing", "league_vs_bare", "league_vs_bare_profile",
                 "backends", "league", "live_standings") and available().bwrap is None:
         return "no bubblewrap: the script measures the full sandbox"
     return None

@@ -42,6 +42,21 @@ def print_bot_traceback(exc: BaseException, path: str) -> None:
     traceback.print_exception(type(exc), exc, tb, file=sys.stderr)
 
 
+def view_hint(exc: BaseException) -> None:
+    """A module the bot imports that the sandbox's file view lacks: say so last
+    (the referee shows the last lines), with what the view holds and what to
+    do. ``ARENA_FILE_VIEW`` (set by the sandbox, arena/sandbox/box.py) lists
+    the third-party packages of the view."""
+    packages = os.environ.get("ARENA_FILE_VIEW")
+    if packages is None or not isinstance(exc, ModuleNotFoundError) or not exc.name:
+        return
+    top = exc.name.split(".", 1)[0]
+    print(f"arena.protocol.host: module {top!r} is not in the sandbox's file view: give the bot a manifest "
+          f"that runs a venv of its own (the view holds the standard library, arena and "
+          f"{packages.replace(',', ', ')}; docs/sandbox.md, 'The file view')",
+          file=sys.stderr)
+
+
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     if len(args) != 1:
@@ -52,6 +67,7 @@ def main(argv: list[str] | None = None) -> int:
     except BotImportError as exc:  # the bot's own error on import: its traceback, as for any other
         cause = exc.__cause__ if exc.__cause__ is not None else exc
         print_bot_traceback(cause, args[0])
+        view_hint(cause)
         return 1
     except (BotFileError, MessageError) as exc:
         print(f"arena.protocol.host: {exc}", file=sys.stderr)

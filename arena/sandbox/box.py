@@ -18,6 +18,7 @@ from collections.abc import Callable
 from arena.botfile.spec import BotSpec
 from arena.errors import SandboxError
 from arena.sandbox import cgroups, mounts, procfs, quotas, seccomp
+from arena.sandbox import view as fileview
 from arena.sandbox.limits import SandboxLimits
 from arena.sandbox.probe import Mechanisms, available
 
@@ -37,6 +38,9 @@ def describe_sandbox(limits: SandboxLimits = SandboxLimits()) -> str:
         parts = ["bwrap (user, pid, net, mount, ipc namespaces; read-only system + own files; private /tmp)"]
         why = seccomp.unavailable()
         parts.append("no system-call filter" if why else f"seccomp filter ({len(seccomp.DENY)} rules)")
+        no_view = fileview.unavailable()
+        parts.append(f"files from the host's disk, caches shared ({no_view})" if no_view
+                     else "Python bots' files and every bot's own files served from memory")
     elif m.unshare:
         parts = ["unshare (pid + net namespaces; files NOT hidden)"]
     else:
@@ -97,6 +101,7 @@ class Sandbox:
         self.pass_fds: tuple[int, ...] = ()  # descriptors the child must inherit (the filter's pipe)
         # Whether the bot needs a session of its own (set by command()): see shares_session.
         self.new_session = True
+        self.file_view = False  # its runtime comes from the memory view (set by command())
 
     # -- set up --------------------------------------------------------------
 
@@ -117,6 +122,8 @@ class Sandbox:
                        PYTHONHASHSEED="0", PYTHONIOENCODING="utf-8")
             if os.environ.get("ARENA_PURE_PYTHON"):  # the host as its referee: compiled or not (arena/compiled.py)
                 env["ARENA_PURE_PYTHON"] = os.environ["ARENA_PURE_PYTHON"]
+            if self.file_view:  # the host names what the view holds when a bot's import is missing
+                env["ARENA_FILE_VIEW"] = ",".join(fileview.HOST_PACKAGES)
         env.update(self.spec.env)
         return env
 
@@ -152,6 +159,7 @@ class Sandbox:
             # namespace hides every other group).
             self.new_session = not filtered
             args = mounts.bwrap_args(self.mech.bwrap, self.spec, self.limits, inner, new_session=self.new_session)
+            self.file_view = self.spec.kind == "python" and fileview.unavailable() is None
             if filtered:
                 fd = seccomp.pipe_fd()
                 self.pass_fds = (fd,)

@@ -21,9 +21,12 @@ import arena
 from arena.botfile.runtime import host_python
 from arena.botfile.spec import BotSpec
 from arena.errors import SandboxError
+from arena.sandbox import quotas
+from arena.sandbox import view as fileview
 from arena.sandbox.limits import SandboxLimits
 
-__all__ = ["PROC_FROZEN", "PROC_MASKED", "WORK", "bwrap_args", "python_paths", "system_args", "tmpfs_sizes", "view_args"]
+__all__ = ["PROC_FROZEN", "PROC_MASKED", "WORK", "bwrap_args", "python_paths", "python_view", "python_view_args",
+           "system_args", "tmpfs_sizes", "view_args", "views"]
 
 SYSTEM_ETC = ("/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/alternatives",
               "/etc/localtime", "/etc/passwd", "/etc/group", "/etc/nsswitch.conf", "/etc/ssl",
@@ -42,9 +45,54 @@ def python_paths() -> tuple[str, str, str]:
 def bwrap_args(bwrap: str, spec: BotSpec, limits: SandboxLimits, inner: list[str], *,
                new_session: bool = True) -> list[str]:
     """The whole bwrap command line that runs ``inner`` for ``spec``: the
-    system part, then the bot's own view, then the finishing touches."""
-    return [bwrap, *system_args(limits, new_session=new_session), *view_args(spec),
+    system part, then the bot's own view, then the finishing touches. Where a
+    tmpfs can hold them (:func:`arena.sandbox.view.unavailable`), what a
+    Python bot reads comes from the memory view and every bot's own files
+    from their copy there (docs/sandbox.md, "The file view")."""
+    system, own = views(spec)
+    return [bwrap, *system_args(limits, new_session=new_session, view=system), *view_args(spec, system, own),
             "--remount-ro", "/", "--chdir", WORK, "--", *inner]
+
+
+def python_view_args() -> tuple[tuple[str, ...], str, tuple[str, ...], tuple[str, ...]]:
+    """What :func:`arena.sandbox.view.python_view` is given for this referee:
+    the interpreter's parts, the arena package, site-packages, the launcher."""
+    exe, runtime = host_python()
+    _, pkg, _ = python_paths()
+    paths = sysconfig.get_paths()
+    sites = tuple(dict.fromkeys(os.path.realpath(paths[k]) for k in ("purelib", "platlib")))
+    # host_python() leaves out what lies in the system folders (bound whole
+    # without a view): an interpreter of the system (Debian's /usr/bin/python3)
+    # needs its standard library copied too; libpython comes with ldd's closure.
+    # (Only "stdlib": in a venv, "platstdlib" is the venv's own lib/pythonX.Y,
+    # which holds all of its site-packages.)
+    stdlib = os.path.realpath(paths["stdlib"])
+    parts = (*runtime, exe, *([stdlib] if os.path.isfile(os.path.join(stdlib, "os.py")) else []))
+    programs = (quotas.PRLIMIT,) if quotas.PRLIMIT else ()
+    return tuple(dict.fromkeys(parts)), os.path.realpath(os.path.join(pkg, "arena")), sites, programs
+
+
+def python_view() -> fileview.View:
+    """The Python bot host's view (built once per machine, then reused)."""
+    return fileview.python_view(*python_view_args())
+
+
+def views(spec: BotSpec) -> tuple[fileview.View | None, fileview.View | None]:
+    """(the system view, the bot's own files' view) for ``spec``: ``None``
+    where the host's files are bound instead. Program bots (manifests) read
+    the host's system and runtime (their own files come from memory)."""
+    if fileview.unavailable() is not None:
+        return None, None
+    for _ in range(2):
+        system = python_view() if spec.kind == "python" else None
+        own = fileview.bot_view(spec)
+        # Touched at every start, so that no other referee collects a view in
+        # use; one collected while this process kept it is made again.
+        if all(v is None or v.touch() for v in (system, own)):
+            break
+        fileview.python_view.cache_clear()
+        fileview.forget_bot_views()
+    return system, own
 
 
 # /proc files that show the whole machine's kernel state and that no runtime
@@ -109,19 +157,30 @@ def tmpfs_sizes(limits: SandboxLimits) -> dict[str, int]:
     return {WORK: total - shm, "/dev/shm": shm}
 
 
-def system_args(limits: SandboxLimits, *, new_session: bool = True) -> list[str]:
+def system_args(limits: SandboxLimits, *, new_session: bool = True,
+                view: fileview.View | None = None) -> list[str]:
     """Namespaces, capabilities, the read-only system, /proc, /dev and the
     private /tmp; ``new_session=False`` (only with the system-call filter, see
-    :meth:`arena.sandbox.box.Sandbox.command`) leaves out ``--new-session``."""
+    :meth:`arena.sandbox.box.Sandbox.command`) leaves out ``--new-session``.
+    With ``view``, the system folders and ``/etc`` files are its copies (only
+    what the Python host needs), not the host's."""
     a = ["--unshare-all", "--die-with-parent", *(["--new-session"] if new_session else []),
-         "--cap-drop", "ALL", "--ro-bind", "/usr", "/usr"]
-    for top in ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"):
+         "--cap-drop", "ALL"]
+    for top in ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"):
         if os.path.islink(top):
             a += ["--symlink", os.readlink(top), top]
         elif os.path.isdir(top):
-            a += ["--ro-bind", top, top]
-    for e in SYSTEM_ETC:
-        a += ["--ro-bind-try", e, e]
+            src = top if view is None else view.source(top)
+            if src is not None:
+                a += ["--ro-bind", src, top]
+    if view is None:
+        for e in SYSTEM_ETC:
+            a += ["--ro-bind-try", e, e]
+    else:
+        for e in fileview.VIEW_ETC:
+            src = view.source(e)
+            if src is not None:
+                a += ["--ro-bind", src, e]
     a += ["--proc", "/proc"]
     for name in PROC_MASKED:
         if os.path.exists(f"/proc/{name}"):
@@ -141,11 +200,12 @@ def system_args(limits: SandboxLimits, *, new_session: bool = True) -> list[str]
     return a
 
 
-def view_args(spec: BotSpec) -> list[str]:
+def view_args(spec: BotSpec, system: fileview.View | None = None, own: fileview.View | None = None) -> list[str]:
     """The bot's runtime and its own files, read-only, each at its real path;
     parents before children, so no bind hides another. Comes after
     :func:`system_args`: a runtime under the host's /tmp lands on top of the
-    private tmpfs there."""
+    private tmpfs there. ``system`` (Python bots) and ``own`` are the memory
+    views the runtime and the bot's files are bound from, when given."""
     binds: list[str] = []
     if spec.kind == "python":
         _, runtime = host_python()
@@ -159,9 +219,15 @@ def view_args(spec: BotSpec) -> list[str]:
         if f.name == spec.name and os.path.islink(f):
             raise SandboxError(f"bot {spec.name}: {f} became a symlink after the bot was loaded")
         binds.append(str(f))
+    mine = {str(f) for f in spec.files()}
     a: list[str] = []
     for b in sorted(dict.fromkeys(binds)):
         if b in SYSTEM_ETC or not os.path.lexists(b):
             continue
-        a += ["--ro-bind", b, b]
+        view = own if b in mine else system if spec.kind == "python" else None
+        src = b if view is None else view.source(b)
+        if src is None:
+            raise SandboxError(f"bot {spec.name}: {b} is missing from its file view {view.root if view else ''}; "
+                               f"remove that folder and run again")
+        a += ["--ro-bind", src, b]
     return a
