@@ -1,5 +1,5 @@
 """Deals remembered, and partners' hands read, through the kernel's shared
-caches (issue 33): tests/bots/cache_spy.py marks pages of large files under
+caches: tests/bots/cache_spy.py marks pages of large files under
 /usr (and missing names) for every die of the hands ``round_end`` reveals,
 and looks for its marks in the next play of the deal and from a partner at
 its table, over every channel it knows.
@@ -8,8 +8,9 @@ In the sandbox the channels the system-call filter closes (exact probes of
 page residency, and pages moved in or out by a hint) decode nothing; the
 same runs without the sandbox decode most hands on every channel, which
 shows the attempts are real. The timing channels (timing a read, timing a
-name lookup) stay open until every file a bot can read is served from memory
-in a file system of its own: their tests are expected to fail until then.
+name lookup, the pages a fault maps around it) decode nothing either: a
+Python bot reads every file from copies on a tmpfs (arena/sandbox/view.py),
+where every page is resident and no missing name is remembered.
 """
 
 from __future__ import annotations
@@ -39,13 +40,10 @@ needs_sandbox = pytest.mark.skipif(MECH.bwrap is None or seccomp.unavailable() i
 CLOSED = ["mincore", "cachestat", "nowait", "fadvise_willneed", "readahead", "madvise_willneed",
           "fadvise_dontneed", "madvise_pageout"]
 EXACT = {"mincore": "ENOSYS", "cachestat": "ENOSYS", "nowait": "ENOTSUP"}
-# Open until the bot's file view is served from memory: timing a read or a
-# lookup, and the exact probe no filter can refuse (fault-around, then
-# /proc/self/pagemap).
+# Closed by the bot's file view, served from memory (arena/sandbox/view.py):
+# timing a read or a lookup, and the exact probe no filter can refuse
+# (fault-around, then /proc/self/pagemap).
 TIMING = ["read_timing", "dentry", "fault_around"]
-OPEN_UNTIL_MEMORY_VIEW = ("a read's or a lookup's time, or the pages a fault maps around it, still tell what "
-                          "another sandbox read under /usr: open until the bot's files are served from memory "
-                          "(docs/sandbox.md, Every channel tried)")
 
 
 def spy(tmp_path: Path, channels: list[str] | None = None) -> Path:
@@ -180,7 +178,6 @@ def test_a_rotated_league_carries_no_deal_over_the_channels_the_filter_closes(
 
 
 @needs_sandbox
-@pytest.mark.xfail(strict=True, reason=OPEN_UNTIL_MEMORY_VIEW)
 def test_a_rotated_league_carries_no_deal_over_timing(sandboxed_rotation: dict[str, dict[str, Any]]) -> None:
     assert {name: sandboxed_rotation[name]["decoded"] for name in TIMING} == dict.fromkeys(TIMING, 0)
 
@@ -194,7 +191,6 @@ def test_two_colluders_read_nothing_over_the_channels_the_filter_closes(
 
 
 @needs_sandbox
-@pytest.mark.xfail(strict=True, reason=OPEN_UNTIL_MEMORY_VIEW)
 def test_two_colluders_read_nothing_over_timing(sandboxed_colluders: dict[str, dict[str, Any]]) -> None:
     assert {name: sandboxed_colluders[name]["live"] for name in TIMING} == dict.fromkeys(TIMING, 0)
 
@@ -259,7 +255,6 @@ def test_sprt_of_the_spy_on_the_closed_channels_equals_its_honest_twins(tmp_path
 
 @needs_sandbox
 @pytest.mark.slow
-@pytest.mark.xfail(strict=True, reason=OPEN_UNTIL_MEMORY_VIEW)
 def test_sprt_of_the_spy_on_every_channel_never_accepts_h1(tmp_path: Path) -> None:
     # Up to 150 pairs: where the channels are open, H1 comes after 12-15 (measured).
     assert sprt(tmp_path, spy(tmp_path), "mode: auto", "cheat", matches=300)["verdict"] != "H1"

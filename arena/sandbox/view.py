@@ -5,7 +5,7 @@ installation, site-packages, the bot's files) through bind mounts, so the
 kernel's page cache and dentry cache were the machine's: a bot left a mark by
 reading a rarely read page, or by looking up a missing name (the kernel keeps
 the "not found"), and another process of the same bot timed the same read or
-lookup to learn what the first had seen (issue 33: whole hands decoded).
+lookup to learn what the first had seen (whole hands were decoded so).
 
 Here the files a bot can read are copies on a tmpfs, made once and shared
 read-only by every sandbox of the machine:

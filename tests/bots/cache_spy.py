@@ -1,5 +1,5 @@
 """Attack: remembers deals, and reads a partner's hand, through the kernel's
-shared caches (issue 33).
+shared caches.
 
 Paired play deals the same dice twice (``seating: rotate``, ``arena sprt``)
 to different processes, and ``round_end`` shows every hand. This bot leaves
