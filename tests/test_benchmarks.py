@@ -49,6 +49,7 @@ RUNS: dict[str, tuple[list[str], str | tuple[str, ...]]] = {
     "bayes_cpu": (["bayes_cpu.py", "--baseline", "HEAD", "--matches", "3", "--trials", "1", "--warmup", "0"],
                   "identical decisions"),
     "bot_hash": (["bot_hash.py", "--trials", "1"], "ratio to the floor"),
+    "luck": (["luck.py", "--matches", "8", "--pairs", "bluffer:random"], "| bluffer v random, paired |"),
     "solver_recall": (["solver_recall.py", "neller", "1", "20", "10"], "neller,1-2,1,"),
     "solver_curve": (["solver_curve.py", "{tmp}/curve.png"], "curve.png"),
     "report_screenshots": (["report_screenshots.py", "--variants", "2", "--bots", "6", "--matches", "5",

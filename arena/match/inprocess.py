@@ -19,7 +19,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from arena.engine.records import MatchSpec, derive_seed
+from arena.engine.records import MatchRecord, MatchSpec, derive_seed
 from arena.engine.rules import Rules
 from arena.errors import BotCrashed, BotFault, RunError
 from arena.match.referee import play_match
@@ -103,6 +103,14 @@ def play_inprocess(rules: Rules, bots: Sequence[BotFactory], seed: int, *,
     illegal action raises :class:`RunError` (``strict``), or faults out of the
     match as in a run.
     """
+    return play_record(rules, bots, seed, names=names, match=match, strict=strict, time_ms=time_ms).placements
+
+
+def play_record(rules: Rules, bots: Sequence[BotFactory], seed: int, *,
+                names: Sequence[str] | None = None, match: str = "m-local",
+                strict: bool = True, time_ms: int = 1000) -> MatchRecord:
+    """:func:`play_inprocess`, returning the whole match record (every round's dice:
+    what the luck estimator, :mod:`arena.analysis.luck`, reads)."""
     n = len(bots)
     names = list(names) if names is not None else [f"seat{s}" for s in range(n)]
     if len(names) != n:
@@ -116,7 +124,7 @@ def play_inprocess(rules: Rules, bots: Sequence[BotFactory], seed: int, *,
         f = record.faults[0]
         raise RunError(f"{names[f.seat]} (seat {f.seat}) failed in {match} round {f.round}: "
                        f"{f.kind}: {f.detail}")
-    return record.placements
+    return record
 
 
 # ---------------------------------------------------------------------------
