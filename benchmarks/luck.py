@@ -1,4 +1,4 @@
-"""How many fewer matches the luck-reduced score needs (issue 39; arena/analysis/luck.py).
+"""How many fewer matches the luck-reduced score needs (arena/analysis/luck.py).
 
     python benchmarks/luck.py [--matches 1000] [--seed 1] [--pairs probabilistic:cautious,...]
     python benchmarks/luck.py --calibrate [--matches 2000]
@@ -9,7 +9,8 @@ no sandbox cost), ``--matches`` matches twice over:
 - *single*: every match a fresh deal, the bots' seats alternating;
 - *paired*: every deal played twice, the bots' seats swapped (``seating:
   rotate``'s duplicate play); one observation per deal, the mean of its two
-  (a deterministic bot against itself then wins exactly one of each two:
+  (the bots' own random seeds differ between the two plays, as in a run;
+  a deterministic bot against itself then wins exactly one of each two:
   no variance, plain or reduced, so no factor: "nan").
 
 For each, the first bot's win share, plain and with the luck of the deal
@@ -56,10 +57,12 @@ def play(rules: Rules, a: str, b: str, n: int, seed: object, paired: bool) -> li
         dice = derive_seed(seed, a, b, i)
         sits = [(0, 1), (1, 0)] if paired else [(0, 1) if i % 2 == 0 else (1, 0)]
         group = []
-        for order in sits:
+        for j, order in enumerate(sits):
             factories = [(fa, fb)[k] for k in order]
             names = [(la, lb)[k] for k in order]
-            group.append(play_record(rules, factories, dice, names=names, match=f"m-{i:06d}"))
+            # The bots' own seeds differ between the two plays of a deal, as in a run.
+            group.append(play_record(rules, factories, dice, names=names, match=f"m-{i:06d}",
+                                     bots_seed=derive_seed(seed, a, b, i, "bots", j)))
         deals.append(group)
     return deals
 

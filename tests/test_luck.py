@@ -10,6 +10,7 @@ cannot make its luck sum to anything but zero.
 
 from __future__ import annotations
 
+import json
 import math
 from pathlib import Path
 
@@ -139,3 +140,28 @@ def test_more_than_two_players_is_one_clear_error() -> None:
     with pytest.raises(luck.LuckError, match="3 players.*heads-up"):
         luck.match_luck(rec)
     assert luck.head_to_head([rec]) == []
+
+
+def test_arena_ratings_luck_prints_the_reduced_head_to_head(tmp_path: Path) -> None:
+    import sys
+
+    from click.testing import CliRunner
+
+    from arena.apps.cli import main
+
+    sys.path.insert(0, str(ROOT / "tests"))
+    import synth_records
+
+    cautious = factory(ROOT / "bots" / "cautious.py")
+    recs = matches(PROB, cautious, 40, "cli")
+    run = synth_records.write_run(tmp_path / "run", [json.loads(r.to_json()) for r in recs], {"local": CLASSIC.to_dict()})
+    result = CliRunner().invoke(main, ["ratings", str(run), "--luck", "--no-write", "--resamples", "2"])
+    assert result.exit_code == 0, result.output
+    (row,) = luck.head_to_head(recs)
+    assert (row.a, row.b, row.matches, row.deals) == ("a", "b", 40, 40)
+    line = next(ln for ln in result.output.splitlines() if ln.startswith("a "))
+    assert line.split()[:4] == ["a", "b", "40", "40"]
+    assert f"{row.mean_reduced:7.3f} ± {row.half_reduced:<7.3f}".strip() in line
+    assert "Heads-up win share with the luck of the deal removed" in result.output
+    refused = CliRunner().invoke(main, ["ratings", str(run), "--luck", "--json", "--no-write"])
+    assert refused.exit_code != 0 and "--luck prints a text table" in refused.output

@@ -1,4 +1,4 @@
-"""Heads-up results with the luck of the deal removed (issue 39, a first step).
+"""Heads-up results with the luck of the deal removed: control variates on the dice.
 
 A match's result (1 for the winner, 0 for the loser) mixes the players'
 skill with the dice each round dealt them. The dice are the one part of a
@@ -19,9 +19,11 @@ some variance: the benchmark measures both, benchmarks/luck.py).
 
 The value estimate here (``MODEL``) is deliberately simple, fixed and
 derivable from the rules: the chance of winning the round moves linearly
-with two features of the deal, and a round won or lost moves the chance of
-winning the match by ``1 / (a + b - 1)`` (the gambler's ruin between equal
-players, holding ``a`` and ``b`` dice). The features, for each player:
+with two features of the deal, and a round's result is weighted by
+``1 / (a + b - 1)`` with ``a`` and ``b`` dice in play (a die is worth more
+near the end; the weight is a fixed choice, not a fitted one: the exact
+fair-coin match value weighted the rounds differently and gained no more on
+the benchmark's pairs). The features, for each player:
 
 - *strength*: how many of its own dice count for the face it holds most of
   (aces included where they are wild), less that count's exact expectation
@@ -228,3 +230,21 @@ def head_to_head(records: Iterable[MatchRecord], model: LuckModel = MODEL) -> li
         mr, hr = _mean_half(reduced)
         rows.append(HeadToHead(a, b, sum(map(len, deals.values())), len(deals), m, h, mr, hr))
     return rows
+
+
+def head_to_head_text(rows: Sequence[HeadToHead]) -> str:
+    """The table ``arena ratings --luck`` prints: per pair, the first bot's win share
+    plain and luck-reduced with 95% intervals, the deals behind them, and the factor."""
+    if not rows:
+        return ("luck: no heads-up matches between two different entrants in this run "
+                f"(the estimator, {MODEL.name}, covers 2-player matches only)")
+    lines = [f"Heads-up win share with the luck of the deal removed (model {MODEL.name}; 95% intervals over deals)",
+             f"{'A':<20} {'B':<20} {'matches':>7} {'deals':>6}  {'A share plain':>17}  "
+             f"{'A share reduced':>17}  {'factor':>6}"]
+    for r in rows:
+        factor = f"{r.factor:6.2f}" if math.isfinite(r.factor) else f"{'-':>6}"
+        lines.append(f"{r.a:<20} {r.b:<20} {r.matches:>7} {r.deals:>6}  {r.mean:7.3f} ± {r.half:<7.3f}  "
+                     f"{r.mean_reduced:7.3f} ± {r.half_reduced:<7.3f}  {factor}")
+    lines.append("factor: plain variance over reduced, how many times fewer deals the reduced share needs "
+                 "for the same interval (below 1: the model adds noise for this pair; docs/ratings.md, Luck)")
+    return "\n".join(lines)
