@@ -14,10 +14,13 @@ no sandbox cost), ``--matches`` matches twice over:
   no variance, plain or reduced, so no factor: "nan").
 
 For each, the first bot's win share, plain and with the luck of the deal
-removed, with 95% half-widths; the standard deviation per observation; and
+removed, with 95% half-widths; the standard deviation per match (a paired
+deal's times the square root of 2: it holds two matches); and
 the factor, plain variance over reduced: how many times fewer matches the
-reduced score needs for the same interval. ``--calibrate`` instead plays
-``bots/probabilistic.py`` against itself on the seed "calibrate" and prints
+reduced score needs for the same interval; and the matches a 95% interval
+of +-20 Elo would take at that share and standard deviation, each way.
+``--calibrate`` instead plays ``bots/probabilistic.py`` against itself on
+the seed "calibrate" and prints
 the least-squares weights of the two features (the constants of
 ``arena.analysis.luck.MODEL``).
 """
@@ -92,6 +95,15 @@ def summary(deals: list[list[MatchRecord]]) -> dict[str, float]:
             "factor": (sd / sdr) ** 2 if sdr > 1e-12 else math.nan}
 
 
+def elo_matches(share: float, sd: float) -> str:
+    """Matches for a 95% interval of +-20 Elo around ``share``: near ``share`` one
+    Elo moves the share by share * (1 - share) * ln(10) / 400 (the logistic scale)."""
+    slope = share * (1 - share) * math.log(10) / 400
+    if slope <= 0 or sd <= 1e-12:  # nothing varies (a deterministic bot against itself, paired)
+        return "-"
+    return f"{math.ceil((luck.Z95 * sd / (20 * slope)) ** 2)}"
+
+
 def calibrate(rules: Rules, n: int) -> None:
     deals = play(rules, "probabilistic", "probabilistic", n, "calibrate", False)
     y, x = [], []
@@ -126,8 +138,9 @@ def main() -> None:
         return
     print(f"$ python benchmarks/luck.py --matches {args.matches} --seed {args.seed}")
     print(f"model {luck.MODEL.name} (strength {luck.MODEL.strength}, cross {luck.MODEL.cross}); classic, heads up\n")
-    print("| pair | deals | matches | share plain | share reduced | sd/match plain | reduced | factor |")
-    print("|---|---|---|---|---|---|---|---|")
+    print("| pair | deals | matches | share plain | share reduced | sd/match plain | reduced | factor "
+          "| matches for ±20 Elo plain | reduced |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     t0 = time.perf_counter()
     for pair in args.pairs.split(","):
         a, b = pair.split(":")
@@ -135,7 +148,8 @@ def main() -> None:
             s = summary(play(rules, a, b, args.matches, args.seed, paired))
             print(f"| {a} v {b}, {'paired' if paired else 'single'} | {s['deals']} | {s['matches']} "
                   f"| {s['mean']:.3f} ± {s['half']:.3f} | {s['mean_r']:.3f} ± {s['half_r']:.3f} "
-                  f"| {s['sd']:.3f} | {s['sd_r']:.3f} | {s['factor']:.2f} |")
+                  f"| {s['sd']:.3f} | {s['sd_r']:.3f} | {s['factor']:.2f} "
+                  f"| {elo_matches(s['mean'], s['sd'])} | {elo_matches(s['mean'], s['sd_r'])} |")
     print(f"\n{time.perf_counter() - t0:.0f} s")
 
 
