@@ -21,9 +21,8 @@ The value estimate here (``MODEL``) is deliberately simple, fixed and
 derivable from the rules: the chance of winning the round moves linearly
 with two features of the deal, and a round's result is weighted by
 ``1 / (a + b - 1)`` with ``a`` and ``b`` dice in play (a die is worth more
-near the end; the weight is a fixed choice, not a fitted one: the exact
-fair-coin match value weighted the rounds differently and gained no more on
-the benchmark's pairs). The features, for each player:
+near the end; the weight is a fixed choice, not a fitted one). The
+features, for each player:
 
 - *strength*: how many of its own dice count for the face it holds most of
   (aces included where they are wild), less that count's exact expectation
