@@ -54,6 +54,7 @@ RUNS: dict[str, tuple[list[str], str | tuple[str, ...]]] = {
                    "first look at 300 records"),
     "serve_latency": (["serve_latency.py", "--matches", "1", "--dice", "2"],
                       "from the referee's hands to the page's socket"),
+    "luck": (["luck.py", "--matches", "8", "--pairs", "bluffer:random"], "| bluffer v random, paired |"),
     "solver_recall": (["solver_recall.py", "neller", "1", "20", "10"], "neller,1-2,1,"),
     "solver_curve": (["solver_curve.py", "{tmp}/curve.png"], "curve.png"),
     "report_screenshots": (["report_screenshots.py", "--variants", "2", "--bots", "6", "--matches", "5",

@@ -23,7 +23,7 @@ from arena.engine.records import MatchRecord
 from arena.errors import ArenaError, RunError
 from arena.running.store import RunFolder, read_run_json, write_text
 
-__all__ = ["Note", "elo_table_text", "end_of_run_text", "rate_run", "stats_run"]
+__all__ = ["Note", "elo_table_text", "end_of_run_text", "luck_run", "rate_run", "stats_run"]
 
 Note = Callable[[str], None]
 """Where a command sends a line for the user about what loading left out
@@ -58,6 +58,20 @@ def rate_run(run: str | Path, *, write: bool = True, variant: str | None = None,
     if write and variant is None:
         _write_or_note(RunFolder(Path(run)).ratings, csv_text(report.table), note, f"arena ratings {run}")
     return report
+
+
+def luck_run(run: str | Path, *, variant: str | None = None, note: Note | None = None) -> str:
+    """The heads-up win shares of a run folder with the luck of the deal removed
+    (:mod:`arena.analysis.luck`), as text: they need every round's dice, so the
+    match records are read."""
+    from arena.analysis import luck
+    from arena.running.store import read_records
+
+    found = read_records(Path(run))
+    if note is not None and found.note() is not None:
+        note(str(found.note()))
+    records = [r for r in found.records if variant is None or r.variant == variant]
+    return luck.head_to_head_text(luck.head_to_head(records))
 
 
 def stats_run(run: str | Path, *, write: bool = True, variant: str | None = None, drop_admin_faults: bool = False,

@@ -491,14 +491,19 @@ def _analysis_options(csv_file: str, resamples_for: str, run_required: bool = Tr
 @click.option("--csv", "as_csv", is_flag=True, help="Print the table as CSV.")
 @click.option("--json", "as_json", is_flag=True, help="Print ratings, head to head and LOS as JSON.")
 @click.option("--no-write", is_flag=True, help=f"Do not write {RATINGS} into the run folder.")
+@click.option("--luck", is_flag=True,
+              help="Also print heads-up win shares with the luck of the deal removed (docs/ratings.md, Luck).")
 @_friendly
 def ratings_cmd(run: str, variant: str | None, drop_admin_faults: bool, resamples: int, seed: int,
-                anchor: str | None, h2h: bool, as_csv: bool, as_json: bool, no_write: bool) -> None:
+                anchor: str | None, h2h: bool, as_csv: bool, as_json: bool, no_write: bool, luck: bool) -> None:
     """Plackett-Luce Elo ratings of the bots in run folder RUN, per variant and overall."""
     import json
 
-    from arena.analysis.commands import rate_run
+    from arena.analysis.commands import luck_run, rate_run
     from arena.analysis.format import csv_text, format_ratings, ratings_json
+
+    if luck and (as_csv or as_json):
+        raise click.UsageError("--luck prints a text table after the ratings; use it without --csv and --json")
 
     name, elo = _anchor(anchor)
     steps = _StepProgress(since=_STARTED)
@@ -511,6 +516,8 @@ def ratings_cmd(run: str, variant: str | None, drop_admin_faults: bool, resample
         _echo(csv_text(report.table), nl=False)
     else:
         _echo(format_ratings(report, head_to_head=h2h))
+        if luck:
+            _echo("\n" + luck_run(run, variant=variant, note=_note))
 
 
 @main.command("stats")

@@ -19,7 +19,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from arena.engine.records import MatchSpec, derive_seed
+from arena.engine.records import MatchRecord, MatchSpec, derive_seed
 from arena.engine.rules import Rules
 from arena.errors import BotCrashed, BotFault, RunError
 from arena.match.referee import play_match
@@ -103,20 +103,30 @@ def play_inprocess(rules: Rules, bots: Sequence[BotFactory], seed: int, *,
     illegal action raises :class:`RunError` (``strict``), or faults out of the
     match as in a run.
     """
+    return play_record(rules, bots, seed, names=names, match=match, strict=strict, time_ms=time_ms).placements
+
+
+def play_record(rules: Rules, bots: Sequence[BotFactory], seed: int, *,
+                names: Sequence[str] | None = None, match: str = "m-local",
+                strict: bool = True, time_ms: int = 1000, bots_seed: int | None = None) -> MatchRecord:
+    """:func:`play_inprocess`, returning the whole match record (every round's dice:
+    what the luck estimator, :mod:`arena.analysis.luck`, reads). ``bots_seed``
+    keys the bots' own random seeds apart from the dice (by default derived from
+    ``seed``): a deal replayed with other seeds, as a run's paired deals are."""
     n = len(bots)
     names = list(names) if names is not None else [f"seat{s}" for s in range(n)]
     if len(names) != n:
         raise RunError(f"play_inprocess: {len(names)} names for {n} bots")
     spec = MatchSpec(index=0, match=match, variant="local", rules=rules.replace(seating="fixed").to_dict(),
-                     entrants=tuple(range(n)), seed=derive_seed(seed, "bots"), dice_seed=seed, table=0,
-                     rotation=0)
+                     entrants=tuple(range(n)), seed=derive_seed(seed, "bots") if bots_seed is None else bots_seed,
+                     dice_seed=seed, table=0, rotation=0)
     players = [InProcessTransport(factory, name) for factory, name in zip(bots, names)]
     record = play_match(spec, players, names, time_ms).record
     if strict and record.faults:
         f = record.faults[0]
         raise RunError(f"{names[f.seat]} (seat {f.seat}) failed in {match} round {f.round}: "
                        f"{f.kind}: {f.detail}")
-    return record.placements
+    return record
 
 
 # ---------------------------------------------------------------------------
