@@ -40,19 +40,19 @@ def _cores() -> list[int]:
 
 
 def _init(entrants: Entrants, limits: SandboxLimits, time: TimeControl, fresh: bool, counter: Any, pin: bool,
-          slots: int, barrier: Any) -> None:
+          barrier: Any) -> None:
     global _barrier
     _barrier = barrier
     try:
-        _setup(entrants, limits, time, fresh, counter, pin, slots)
+        _setup(entrants, limits, time, fresh, counter, pin)
     except Exception:  # noqa: BLE001 - reported by _play: a pool whose initializer
         # raises restarts its workers forever and the run would hang.
         global _init_error
         _init_error = traceback.format_exc()
 
 
-def _setup(entrants: Entrants, limits: SandboxLimits, time: TimeControl, fresh: bool, counter: Any, pin: bool,
-          slots: int) -> None:
+def _setup(entrants: Entrants, limits: SandboxLimits, time: TimeControl, fresh: bool, counter: Any,
+           pin: bool) -> None:
     global _worker
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     with counter.get_lock():
@@ -61,7 +61,7 @@ def _setup(entrants: Entrants, limits: SandboxLimits, time: TimeControl, fresh: 
     cores = _cores()
     if pin and cores and hasattr(os, "sched_setaffinity"):
         os.sched_setaffinity(0, {cores[k % len(cores)]})
-    worker = _worker = Worker(entrants, limits, time, fresh, slots)
+    worker = _worker = Worker(entrants, limits, time, fresh)
 
     def _stop(signum: int, frame: object) -> None:
         worker.close()
@@ -123,6 +123,37 @@ def batch_bounds(n: int, workers: int) -> list[tuple[int, int]]:
     return bounds
 
 
+def spread_batches(specs: Sequence[MatchSpec], workers: int) -> list[list[MatchSpec]]:
+    """The batches handed to the workers: :func:`batch_bounds`' batches, except
+    that where deals are played more than once (paired variants, rotations),
+    each stretch of whole deals is cut into ``workers`` batches by repetition
+    (the first repetitions of each of its deals, then the next ones, ...).
+
+    Consecutive batches go to different workers as long as the workers keep
+    pace, so a worker plays about ``1 / workers`` of each deal's repetitions,
+    and needs that many processes per entrant (no process plays a deal twice:
+    :mod:`arena.running.worker`) rather than one per repetition. Only the
+    order of play changes, never a match.
+    """
+    repeats = 1 + max((s.repeat for s in specs), default=0)
+    n = len(specs)
+    if workers < 2 or repeats < 2:
+        return [list(specs[i:j]) for i, j in batch_bounds(n, workers)]
+    out: list[list[MatchSpec]] = []
+    i = 0
+    while i < n:
+        k = max(MIN_BATCH, min(MAX_BATCH, (n - i) // (4 * workers))) * workers
+        j = min(n, i + k)
+        while j < n and specs[j].dice_seed == specs[j - 1].dice_seed:  # whole deals (schedule order keeps them together)
+            j += 1
+        parts: list[list[MatchSpec]] = [[] for _ in range(workers)]
+        for s in specs[i:j]:
+            parts[min(workers - 1, s.repeat * workers // repeats)].append(s)
+        out += [p for p in parts if p]
+        i = j
+    return out
+
+
 class _Pool(multiprocess.pool.Pool):  # type: ignore[misc]  # multiprocess ships no types
     """A pool whose worker handler wakes only when a worker exits or the pool changes.
 
@@ -142,7 +173,7 @@ class LocalBackend:
     """Plays specs on ``workers`` processes; results arrive as matches finish."""
 
     def __init__(self, entrants: Entrants, limits: SandboxLimits, time: TimeControl, *, workers: int,
-                 fresh_process: bool = False, pin: bool = True, slots: int = 1) -> None:
+                 fresh_process: bool = False, pin: bool = True) -> None:
         self.workers = workers
         ctx = mp.get_context("fork" if sys.platform.startswith("linux") else "spawn")
         # Everything alive now (the modules, the config, the schedule) lives as
@@ -155,16 +186,16 @@ class LocalBackend:
         counter = ctx.Value("i", 0)
         barrier = ctx.Barrier(workers)
         self.pool = _Pool(workers, initializer=_init,
-                          initargs=(list(entrants), limits, time, fresh_process, counter, pin, slots, barrier),
+                          initargs=(list(entrants), limits, time, fresh_process, counter, pin, barrier),
                           context=ctx)
 
     def run(self, specs: Sequence[MatchSpec]) -> Iterator[PlayResult]:
-        bounds = batch_bounds(len(specs), self.workers)
+        parts = spread_batches(specs, self.workers)
         # Pickled as the pool's task thread takes them, not all before the first.
-        batches = (pickle.dumps(list(specs[i:j]), _PICKLE) for i, j in bounds)
+        batches = (pickle.dumps(part, _PICKLE) for part in parts)
         results = self.pool.imap_unordered(_play, batches, chunksize=1)
         pids = self._pids()
-        for _ in bounds:
+        for _ in parts:
             while True:
                 try:
                     played: list[PlayResult] = pickle.loads(results.next(timeout=1.0))
