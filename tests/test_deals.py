@@ -137,13 +137,12 @@ def _assign_all(workers: list[Worker], batches: list[list[MatchSpec]]) -> tuple[
     return sum(x.started for x in workers), peak
 
 
-@pytest.mark.parametrize("workers", [2, 3])
+@pytest.mark.parametrize("workers", [1, 2, 3])
 def test_the_pool_starts_one_process_per_repetition_of_a_deal(monkeypatch: pytest.MonkeyPatch, workers: int) -> None:
     """configs/variants.yaml's shape (8 entrants, tables of 4 and 5, 11 variants):
     spread over the workers, each entrant gets as many processes as a deal has
     plays, and keeps them for every later table, instead of one per repetition
-    per worker, replaced wherever repetitions outnumber the slots. (One worker
-    would need 88, past its cap of 64: see the cap's test.)"""
+    per worker, replaced wherever repetitions outnumber the slots."""
     monkeypatch.setattr(worker_module, "BotProcess", _Idle)
     variants = {f"v{k}": {"preset": "classic"} for k in range(11)}
     specs = build_schedule(seed=7, n_entrants=8, sizes=[4, 5], matches=60, fmt="league", seating="roll",
@@ -152,6 +151,23 @@ def test_the_pool_starts_one_process_per_repetition_of_a_deal(monkeypatch: pytes
     started, peak = _assign_all(pool, spread_batches(specs, workers))  # type: ignore[arg-type]
     assert started == 11 * 8
     assert peak <= 11 * 8 and all(len(w.procs) <= worker_module.MAX_LIVE_PROCESSES for w in pool)
+
+
+@pytest.mark.parametrize("seating", ["roll", "rotate"])
+def test_spread_batches_only_reorder_and_split_each_deal_by_repetition(seating: str) -> None:
+    variants = {f"v{k}": {"preset": "classic"} for k in range(3)}
+    specs = build_schedule(seed=3, n_entrants=6, sizes=[3, 4], matches=40, fmt="league", seating=seating,
+                           variants=variants)
+    batches = spread_batches(specs, 2)
+    flat = [s.match for b in batches for s in b]
+    assert sorted(flat) == sorted(s.match for s in specs) and len(flat) == len(set(flat))
+    repeats = 1 + max(s.repeat for s in specs)
+    for b in batches:  # a batch holds one half of the repetitions of each of its deals
+        assert len({s.repeat * 2 // repeats for s in b}) == 1
+    # Unpaired runs, or one worker: the batches of before, in schedule order.
+    single = [s for s in specs if s.repeat == 0]
+    assert [s for b in spread_batches(single, 2) for s in b] == single
+    assert [s for b in spread_batches(specs, 1) for s in b] == specs
 
 
 def test_live_processes_are_capped_least_recently_used_first(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -82,10 +82,11 @@ class Drained(TypedDict):
     worker: str
 Slot = tuple[int, int]  # (entrant, serial number of the entrant's process in this worker)
 
-MAX_LIVE_PROCESSES = 64
-"""Bot processes one worker keeps alive at most, beyond one per entrant (idle
-ones are frozen and small, a few MB each to tens for a bot with its policies
-loaded, but not free)."""
+MAX_LIVE_PROCESSES = 96
+"""Bot processes one worker keeps alive at most, or one per entrant if there
+are more entrants (idle ones are frozen and small, about 10 MB each,
+more for a bot with large data loaded, but not free). 96 holds the 88 of
+configs/variants.yaml (8 entrants x 11 plays of a deal) on one worker."""
 
 
 class _Unstartable:
