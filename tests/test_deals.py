@@ -119,12 +119,13 @@ class _Limits:
         return LIMITS
 
 
-def _assign_all(workers: list[Worker], batches: list[list[MatchSpec]]) -> tuple[int, int]:
-    """The processes the workers start when the batches go to them in turn, and
-    the most alive at once; each process never given a deal it has played."""
+def _assign_all(workers: list[Worker], batches: list[list[MatchSpec]],
+                lanes: list[int] | None = None) -> tuple[int, int]:
+    """The processes the workers start when each batch goes to its lane's worker,
+    and the most alive at once; each process never given a deal it has played."""
     peak = 0
     for n, batch in enumerate(batches):
-        w = workers[n % len(workers)]
+        w = workers[lanes[n] if lanes is not None else 0]
         for spec in batch:
             keys = w._assign(spec, [])  # noqa: SLF001
             assert len(set(keys)) == len(keys)
@@ -140,17 +141,20 @@ def _assign_all(workers: list[Worker], batches: list[list[MatchSpec]]) -> tuple[
 @pytest.mark.parametrize("workers", [1, 2, 3])
 def test_the_pool_starts_one_process_per_repetition_of_a_deal(monkeypatch: pytest.MonkeyPatch, workers: int) -> None:
     """configs/variants.yaml's shape (8 entrants, tables of 4 and 5, 11 variants):
-    spread over the workers, each entrant gets as many processes as a deal has
-    plays, and keeps them for every later table, instead of one per repetition
+    spread over the workers, each entrant gets about as many processes as a deal
+    has plays, and keeps them for every later table, instead of one per repetition
     per worker, replaced wherever repetitions outnumber the slots."""
     monkeypatch.setattr(worker_module, "BotProcess", _Idle)
     variants = {f"v{k}": {"preset": "classic"} for k in range(11)}
     specs = build_schedule(seed=7, n_entrants=8, sizes=[4, 5], matches=60, fmt="league", seating="roll",
                            variants=variants)
     pool = [Worker([(str(e), load_bot(MEMORY)) for e in range(8)], _Limits(), FAST) for _ in range(workers)]
-    started, peak = _assign_all(pool, spread_batches(specs, workers))  # type: ignore[arg-type]
-    assert started == 11 * 8
-    assert peak <= 11 * 8 and all(len(w.procs) <= worker_module.MAX_LIVE_PROCESSES for w in pool)
+    lanes = spread_batches(specs, workers)
+    started, peak = _assign_all(pool, [b for _, b in lanes], [lane for lane, _ in lanes])  # type: ignore[arg-type]
+    # Each worker: as many per entrant as the larger share of a deal's plays (the
+    # larger share goes to each lane in turn, so that their work stays even).
+    assert started == 8 * workers * -(-11 // workers)  # 88 on one worker, 96 on two or three
+    assert peak <= started and all(len(w.procs) <= worker_module.MAX_LIVE_PROCESSES for w in pool)
 
 
 @pytest.mark.parametrize("seating", ["roll", "rotate"])
@@ -159,15 +163,24 @@ def test_spread_batches_only_reorder_and_split_each_deal_by_repetition(seating: 
     specs = build_schedule(seed=3, n_entrants=6, sizes=[3, 4], matches=40, fmt="league", seating=seating,
                            variants=variants)
     batches = spread_batches(specs, 2)
-    flat = [s.match for b in batches for s in b]
+    flat = [s.match for _, b in batches for s in b]
     assert sorted(flat) == sorted(s.match for s in specs) and len(flat) == len(set(flat))
     repeats = 1 + max(s.repeat for s in specs)
-    for b in batches:  # a batch holds one half of the repetitions of each of its deals
+    for _, b in batches:  # a batch holds one half of the repetitions of each of its deals
         assert len({s.repeat * 2 // repeats for s in b}) == 1
+    lanes: dict[int, dict[int, set[int]]] = {0: {}, 1: {}}
+    for lane, b in batches:
+        for s in b:
+            lanes[lane].setdefault(s.dice_seed, set()).add(s.repeat)
+    # No deal's plays in both lanes, except where a stretch's end cut it; the lanes' work about even.
+    both = set(lanes[0]) & set(lanes[1])
+    assert all(lanes[0][d].isdisjoint(lanes[1][d]) for d in both)
+    sizes = [sum(len(b) for lane, b in batches if lane == k) for k in (0, 1)]
+    assert abs(sizes[0] - sizes[1]) <= 0.1 * len(specs)
     # Unpaired runs, or one worker: the batches of before, in schedule order.
     single = [s for s in specs if s.repeat == 0]
-    assert [s for b in spread_batches(single, 2) for s in b] == single
-    assert [s for b in spread_batches(specs, 1) for s in b] == specs
+    assert [s for _, b in spread_batches(single, 2) for s in b] == single
+    assert [s for _, b in spread_batches(specs, 1) for s in b] == specs
 
 
 def test_live_processes_are_capped_least_recently_used_first(monkeypatch: pytest.MonkeyPatch) -> None:

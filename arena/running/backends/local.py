@@ -1,5 +1,11 @@
 """The local backend: a ``multiprocess`` pool of workers on this machine.
 
+Each worker has a lane, a queue of its own: where deals are played more than
+once (paired variants, rotations), the plays of each deal are split between
+the lanes (:func:`spread_batches`), so that a worker needs bot processes for
+only its share of them (no process plays a deal twice: arena.running.worker);
+a worker whose lane is empty takes from another's, so none idles.
+
 Each worker pins itself to one core (round-robin over the cores this process
 may use) and its bot processes inherit the pin: the referee and a bot take
 turns, and a wake-up on the same core costs about a quarter of one across
@@ -12,6 +18,7 @@ from __future__ import annotations
 import gc
 import os
 import pickle
+import queue
 import signal
 import sys
 import traceback
@@ -30,6 +37,8 @@ from arena.sandbox import SandboxLimits, die_with_parent
 _worker: Worker | None = None
 _init_error: str | None = None
 _barrier: Any = None  # a multiprocess Barrier: each worker takes exactly one drain task (LocalBackend.drain)
+_lanes: list[Any] = []  # every worker's queue of batches (multiprocess Queues), and this worker's index in it
+_lane = 0
 
 
 def _cores() -> list[int]:
@@ -40,9 +49,10 @@ def _cores() -> list[int]:
 
 
 def _init(entrants: Entrants, limits: SandboxLimits, time: TimeControl, fresh: bool, counter: Any, pin: bool,
-          barrier: Any) -> None:
-    global _barrier
+          barrier: Any, lanes: list[Any]) -> None:
+    global _barrier, _lanes
     _barrier = barrier
+    _lanes = lanes
     try:
         _setup(entrants, limits, time, fresh, counter, pin)
     except Exception:  # noqa: BLE001 - reported by _play: a pool whose initializer
@@ -53,11 +63,12 @@ def _init(entrants: Entrants, limits: SandboxLimits, time: TimeControl, fresh: b
 
 def _setup(entrants: Entrants, limits: SandboxLimits, time: TimeControl, fresh: bool, counter: Any,
            pin: bool) -> None:
-    global _worker
+    global _worker, _lane
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     with counter.get_lock():
         k = counter.value
         counter.value += 1
+    _lane = k % max(1, len(_lanes))  # a replaced worker takes over its lane
     cores = _cores()
     if pin and cores and hasattr(os, "sched_setaffinity"):
         os.sched_setaffinity(0, {cores[k % len(cores)]})
@@ -81,8 +92,23 @@ def _setup(entrants: Entrants, limits: SandboxLimits, time: TimeControl, fresh: 
 _PICKLE = pickle.HIGHEST_PROTOCOL
 
 
-def _play(blob: bytes) -> bytes:
-    specs: list[MatchSpec] = pickle.loads(blob)
+def _next_batch() -> bytes:
+    """The next batch of this worker's lane or, when it is empty, of another's.
+    Each task of the pool is one batch, put in a lane before the task was
+    queued, so some lane holds one."""
+    order = [_lane] + [j for j in range(len(_lanes)) if j != _lane]
+    while True:
+        for n, j in enumerate(order):
+            try:
+                # A short wait on its own lane: a batch just put may still be on its way through the pipe.
+                blob: bytes = _lanes[j].get(timeout=0.05) if n == 0 else _lanes[j].get_nowait()
+                return blob
+            except queue.Empty:
+                pass
+
+
+def _play(_: int) -> bytes:
+    specs: list[MatchSpec] = pickle.loads(_next_batch())
     if _init_error is not None or _worker is None:
         failed: list[PlayResult] = [{"error": f"worker start-up failed:\n{_init_error}", "match": s.match}
                                     for s in specs]
@@ -123,23 +149,25 @@ def batch_bounds(n: int, workers: int) -> list[tuple[int, int]]:
     return bounds
 
 
-def spread_batches(specs: Sequence[MatchSpec], workers: int) -> list[list[MatchSpec]]:
-    """The batches handed to the workers: :func:`batch_bounds`' batches, except
-    that where deals are played more than once (paired variants, rotations),
-    each stretch of whole deals is cut into ``workers`` batches by repetition
-    (the first repetitions of each of its deals, then the next ones, ...).
+def spread_batches(specs: Sequence[MatchSpec], workers: int) -> list[tuple[int, list[MatchSpec]]]:
+    """The batches handed to the workers, each with its lane (the worker meant
+    to play it): :func:`batch_bounds`' batches in turn, except that where deals
+    are played more than once (paired variants, rotations), each stretch of
+    whole deals is cut into ``workers`` batches by repetition (the first
+    repetitions of each of its deals, then the next ones, ...), one per lane,
+    which lane takes the larger share turning from stretch to stretch.
 
-    Consecutive batches go to different workers as long as the workers keep
-    pace, so a worker plays about ``1 / workers`` of each deal's repetitions,
-    and needs that many processes per entrant (no process plays a deal twice:
+    So a worker plays about ``1 / workers`` of each deal's repetitions, and
+    needs that many processes per entrant (no process plays a deal twice:
     :mod:`arena.running.worker`) rather than one per repetition. Only the
     order of play changes, never a match.
     """
     repeats = 1 + max((s.repeat for s in specs), default=0)
     n = len(specs)
     if workers < 2 or repeats < 2:
-        return [list(specs[i:j]) for i, j in batch_bounds(n, workers)]
-    out: list[list[MatchSpec]] = []
+        return [(b % max(1, workers), list(specs[i:j])) for b, (i, j) in enumerate(batch_bounds(n, workers))]
+    out: list[tuple[int, list[MatchSpec]]] = []
+    stretch = 0
     i = 0
     while i < n:
         k = max(MIN_BATCH, min(MAX_BATCH, (n - i) // (4 * workers))) * workers
@@ -149,7 +177,8 @@ def spread_batches(specs: Sequence[MatchSpec], workers: int) -> list[list[MatchS
         parts: list[list[MatchSpec]] = [[] for _ in range(workers)]
         for s in specs[i:j]:
             parts[min(workers - 1, s.repeat * workers // repeats)].append(s)
-        out += [p for p in parts if p]
+        out += [((p + stretch) % workers, part) for p, part in enumerate(parts) if part]
+        stretch += 1
         i = j
     return out
 
@@ -185,15 +214,18 @@ class LocalBackend:
         gc.freeze()
         counter = ctx.Value("i", 0)
         barrier = ctx.Barrier(workers)
+        self.lanes = [ctx.Queue() for _ in range(workers)]
+        for lane in self.lanes:
+            lane.cancel_join_thread()  # batches left when a run stops early must not hold the parent's exit
         self.pool = _Pool(workers, initializer=_init,
-                          initargs=(list(entrants), limits, time, fresh_process, counter, pin, barrier),
+                          initargs=(list(entrants), limits, time, fresh_process, counter, pin, barrier, self.lanes),
                           context=ctx)
 
     def run(self, specs: Sequence[MatchSpec]) -> Iterator[PlayResult]:
         parts = spread_batches(specs, self.workers)
-        # Pickled as the pool's task thread takes them, not all before the first.
-        batches = (pickle.dumps(part, _PICKLE) for part in parts)
-        results = self.pool.imap_unordered(_play, batches, chunksize=1)
+        for lane, part in parts:  # all in their lanes before the first task: a task's batch is always there
+            self.lanes[lane].put(pickle.dumps(part, _PICKLE))
+        results = self.pool.imap_unordered(_play, range(len(parts)), chunksize=1)
         pids = self._pids()
         for _ in parts:
             while True:
