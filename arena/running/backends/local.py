@@ -18,7 +18,6 @@ from __future__ import annotations
 import gc
 import os
 import pickle
-import queue
 import signal
 import sys
 import traceback
@@ -39,6 +38,7 @@ _init_error: str | None = None
 _barrier: Any = None  # a multiprocess Barrier: each worker takes exactly one drain task (LocalBackend.drain)
 _lanes: list[Any] = []  # every worker's queue of batches (multiprocess Queues), and this worker's index in it
 _lane = 0
+_left: Any = None  # a multiprocess Array: the batches not yet claimed in each lane
 
 
 def _cores() -> list[int]:
@@ -49,10 +49,10 @@ def _cores() -> list[int]:
 
 
 def _init(entrants: Entrants, limits: SandboxLimits, time: TimeControl, fresh: bool, counter: Any, pin: bool,
-          barrier: Any, lanes: list[Any]) -> None:
-    global _barrier, _lanes
+          barrier: Any, lanes: list[Any], left: Any) -> None:
+    global _barrier, _lanes, _left
     _barrier = barrier
-    _lanes = lanes
+    _lanes, _left = lanes, left
     try:
         _setup(entrants, limits, time, fresh, counter, pin)
     except Exception:  # noqa: BLE001 - reported by _play: a pool whose initializer
@@ -93,18 +93,18 @@ _PICKLE = pickle.HIGHEST_PROTOCOL
 
 
 def _next_batch() -> bytes:
-    """The next batch of this worker's lane or, when it is empty, of another's.
-    Each task of the pool is one batch, put in a lane before the task was
-    queued, so some lane holds one."""
-    order = [_lane] + [j for j in range(len(_lanes)) if j != _lane]
-    while True:
-        for n, j in enumerate(order):
-            try:
-                # A short wait on its own lane: a batch just put may still be on its way through the pipe.
-                blob: bytes = _lanes[j].get(timeout=0.05) if n == 0 else _lanes[j].get_nowait()
-                return blob
-            except queue.Empty:
-                pass
+    """The next batch of this worker's lane or, when none is left there, of the
+    lane with the most left. Each task of the pool is one batch, put in a lane
+    before the task was queued, so some lane holds one; it is claimed in the
+    counts first, then read (a batch may still be on its way through the pipe:
+    an empty-looking queue is not taken for an empty lane)."""
+    with _left.get_lock():
+        j = _lane if _left[_lane] > 0 else max(range(len(_lanes)), key=lambda i: _left[i])
+        if _left[j] <= 0:
+            raise RunError("a worker was given a task with no batch left in any lane (a bug in Dudo Arena)")
+        _left[j] -= 1
+    blob: bytes = _lanes[j].get()
+    return blob
 
 
 def _play(_: int) -> bytes:
@@ -215,16 +215,21 @@ class LocalBackend:
         counter = ctx.Value("i", 0)
         barrier = ctx.Barrier(workers)
         self.lanes = [ctx.Queue() for _ in range(workers)]
+        self.left = ctx.Array("i", workers)
         for lane in self.lanes:
             lane.cancel_join_thread()  # batches left when a run stops early must not hold the parent's exit
         self.pool = _Pool(workers, initializer=_init,
-                          initargs=(list(entrants), limits, time, fresh_process, counter, pin, barrier, self.lanes),
+                          initargs=(list(entrants), limits, time, fresh_process, counter, pin, barrier, self.lanes,
+                                    self.left),
                           context=ctx)
 
     def run(self, specs: Sequence[MatchSpec]) -> Iterator[PlayResult]:
         parts = spread_batches(specs, self.workers)
         for lane, part in parts:  # all in their lanes before the first task: a task's batch is always there
             self.lanes[lane].put(pickle.dumps(part, _PICKLE))
+        with self.left.get_lock():
+            for lane, _part in parts:
+                self.left[lane] += 1
         results = self.pool.imap_unordered(_play, range(len(parts)), chunksize=1)
         pids = self._pids()
         for _ in parts:
