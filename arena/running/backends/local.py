@@ -4,7 +4,9 @@ Each worker has a lane, a queue of its own: where deals are played more than
 once (paired variants, rotations), the plays of each deal are split between
 the lanes (:func:`spread_batches`), so that a worker needs bot processes for
 only its share of them (no process plays a deal twice: arena.running.worker);
-a worker whose lane is empty takes from another's, so none idles.
+in an unpaired run a worker whose lane is empty takes from another's, so none
+idles; in a paired one it waits (another lane's batch would need new bot
+processes: every one of its deals has been played by this worker's).
 
 Each worker pins itself to one core (round-robin over the cores this process
 may use) and its bot processes inherit the pin: the referee and a bot take
@@ -18,8 +20,10 @@ from __future__ import annotations
 import gc
 import os
 import pickle
+import queue
 import signal
 import sys
+import time
 import traceback
 from collections.abc import Iterator, Sequence
 from typing import Any
@@ -92,23 +96,33 @@ def _setup(entrants: Entrants, limits: SandboxLimits, time: TimeControl, fresh: 
 _PICKLE = pickle.HIGHEST_PROTOCOL
 
 
-def _next_batch() -> bytes:
+def _next_batch() -> bytes | None:
     """The next batch of this worker's lane or, when none is left there, of the
-    lane with the most left. Each task of the pool is one batch, put in a lane
-    before the task was queued, so some lane holds one; it is claimed in the
-    counts first, then read (a batch may still be on its way through the pipe:
-    an empty-looking queue is not taken for an empty lane)."""
+    lane with the most left, if the run allows it (``_left[-1]``), else None.
+    A batch is claimed in the counts first, then read (it may still be on its
+    way through the pipe: an empty-looking queue is not taken for an empty lane)."""
+    lanes = len(_lanes)
     with _left.get_lock():
-        j = _lane if _left[_lane] > 0 else max(range(len(_lanes)), key=lambda i: _left[i])
+        j = _lane if _left[_lane] > 0 or not _left[lanes] else max(range(lanes), key=lambda i: _left[i])
         if _left[j] <= 0:
-            raise RunError("a worker was given a task with no batch left in any lane (a bug in Dudo Arena)")
+            return None
         _left[j] -= 1
     blob: bytes = _lanes[j].get()
     return blob
 
 
+_NOTHING = b""  # a task that found no batch for its worker
+
+
 def _play(_: int) -> bytes:
-    specs: list[MatchSpec] = pickle.loads(_next_batch())
+    blob = _next_batch()
+    if blob is None:
+        # Paired deals, and this lane is done: another lane's batch would need new
+        # bot processes here (every one of its deals has been played here), more
+        # than waiting for that worker costs. The parent asks again while any is left.
+        time.sleep(0.05)
+        return _NOTHING
+    specs: list[MatchSpec] = pickle.loads(blob)
     if _init_error is not None or _worker is None:
         failed: list[PlayResult] = [{"error": f"worker start-up failed:\n{_init_error}", "match": s.match}
                                     for s in specs]
@@ -215,7 +229,7 @@ class LocalBackend:
         counter = ctx.Value("i", 0)
         barrier = ctx.Barrier(workers)
         self.lanes = [ctx.Queue() for _ in range(workers)]
-        self.left = ctx.Array("i", workers)
+        self.left = ctx.Array("i", workers + 1)  # each lane's batches left; last: whether lanes may be shared
         for lane in self.lanes:
             lane.cancel_join_thread()  # batches left when a run stops early must not hold the parent's exit
         self.pool = _Pool(workers, initializer=_init,
@@ -227,24 +241,44 @@ class LocalBackend:
         parts = spread_batches(specs, self.workers)
         for lane, part in parts:  # all in their lanes before the first task: a task's batch is always there
             self.lanes[lane].put(pickle.dumps(part, _PICKLE))
+        paired = any(s.repeat for s in specs)
         with self.left.get_lock():
             for lane, _part in parts:
                 self.left[lane] += 1
-        results = self.pool.imap_unordered(_play, range(len(parts)), chunksize=1)
+            self.left[self.workers] = 0 if paired else 1
+        # One task per worker outstanding, and another for each one answered while
+        # batches are left: a task that found nothing for its worker is answered
+        # at once, so an idle worker never keeps another waiting.
+        answers: queue.SimpleQueue[Any] = queue.SimpleQueue()
+
+        def ask() -> None:
+            self.pool.apply_async(_play, (0,), callback=answers.put, error_callback=answers.put)
+
+        for _ in range(min(self.workers, len(parts))):
+            ask()
         pids = self._pids()
-        for _ in parts:
-            while True:
-                try:
-                    played: list[PlayResult] = pickle.loads(results.next(timeout=1.0))
-                    yield from played
-                    break
-                except mp.TimeoutError:
-                    # A pool never reports a worker that died mid-match (killed by
-                    # the OOM killer, say): it replaces it and waits forever for
-                    # the lost result. A changed set of workers means exactly that.
-                    if self._pids() != pids:
-                        raise RunError("a worker process died while playing; the matches it was "
-                                       "playing are not recorded and will be played on resume") from None
+        received = 0
+        while received < len(parts):
+            try:
+                answer = answers.get(timeout=1.0)
+            except queue.Empty:
+                # A pool never reports a worker that died mid-match (killed by
+                # the OOM killer, say): it replaces it and waits forever for
+                # the lost result. A changed set of workers means exactly that.
+                if self._pids() != pids:
+                    raise RunError("a worker process died while playing; the matches it was "
+                                   "playing are not recorded and will be played on resume") from None
+                continue
+            if isinstance(answer, BaseException):
+                raise RunError(f"a worker failed: {answer!r}")
+            with self.left.get_lock():
+                more = any(self.left[k] > 0 for k in range(self.workers))
+            if more:
+                ask()
+            if answer != _NOTHING:
+                received += 1
+                played: list[PlayResult] = pickle.loads(answer)
+                yield from played
 
     def drain(self) -> list[Drained]:
         """Each worker's last stderr (``{"stderr", "worker"}``), once all matches are played."""
