@@ -43,6 +43,8 @@ RUNS: dict[str, tuple[list[str], str | tuple[str, ...]]] = {
     "bot_decisions": (["bot_decisions.py", "--turns", "100"], "probabilistic"),
     "crash_diagnosis": (["crash_diagnosis.py", "--trials", "1"], "20 KiB of newlines"),
     "league": (["league.py", "--subset", "20", "--trials", "1"], "speed-up of 2 workers over 1"),
+    "paired_play": (["paired_play.py", "--matches", "2", "--variants", "2", "--trials", "1", "--workers", "2"],
+                    "Paired matches/s as a share of unpaired"),
     "live_standings": (["live_standings.py", "--subset", "20", "--trials", "1"], "median ratio with/without"),
     "ratings": (["ratings.py", "--matches", "200", "--bots", "5", "--resamples", "10", "--trials", "1"],
                 "rating 200 matches, 5 bots"),
@@ -68,6 +70,8 @@ def _needs(name: str) -> str | None:
         return "no /usr/bin/chromium"
     if name in ("bare_referee_sandbox", "bare_referee_unfrozen", "protocol", "sandbox_start", "view_timing", "league_vs_bare", "league_vs_bare_profile",
                 "backends", "league", "live_standings") and available().bwrap is None:
+    if name in ("bare_referee_sandbox", "bare_referee_unfrozen", "protocol", "sandbox_start", "league_vs_bare", "league_vs_bare_profile",
+                "backends", "league", "live_standings", "paired_play") and available().bwrap is None:
         return "no bubblewrap: the script measures the full sandbox"
     return None
 

@@ -23,7 +23,10 @@ from arena.engine.records import MatchSpec, derive_seed
 from arena.engine.rules import Rules
 from arena.match.process import BotProcess, TimeControl
 from arena.match.referee import play_match
-from arena.running.worker import Worker, deal_slots
+from arena.running import worker as worker_module
+from arena.running.backends.local import spread_batches
+from arena.running.schedule import build_schedule
+from arena.running.worker import Worker
 from arena.sandbox import SandboxLimits
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -64,27 +67,140 @@ def test_the_memory_bot_predicts_every_hand_when_one_process_replays_a_deal() ->
     assert "CORRECT m-000001 1" in tail  # the replayed deal's first round, every hand right
 
 
+def _pid(worker: Worker, entrant: int, match: str) -> int | None:
+    """The pid of the process of ``entrant`` that played ``match`` last."""
+    return next((worker.procs[k].pid for k, m in worker._last.items()  # noqa: SLF001
+                 if k[0] == entrant and m == match), None)
+
+
 def test_the_worker_gives_a_repeated_deal_to_a_fresh_process() -> None:
     entrants = [(n, load_bot(ROOT / "bots" / f"{n}.py")) for n in ("random", "probabilistic", "cautious")]
     entrants.insert(0, ("memory", load_bot(MEMORY)))
-    worker = Worker(entrants, LIMITS, FAST, slots=2)
+    worker = Worker(entrants, LIMITS, FAST)
     try:
         pids = []
-        for i, (seed, repeat) in enumerate([(1, 0), (1, 1), (2, 0), (2, 1), (1, 0), (1, 2)]):
+        for i, (seed, repeat) in enumerate([(1, 0), (1, 1), (2, 0), (2, 1), (1, 2), (3, 0)]):
             result = worker.play(_spec(i, seed, repeat))
             assert "line" in result, result.get("error")
-            pids.append(worker.procs[(0, repeat % 2)].pid)
-        # repetitions 0 and 1 of a deal: different processes (slots); deal 2 reuses them;
-        # deal 1 again in slot 0 (a replay), then its repetition 2 in slot 0 (2 % 2): fresh processes.
+            pids.append(_pid(worker, 0, f"m-{i:06d}"))
+        # The second play of deal 1 needs a second process; deal 2 is new to both
+        # (the oldest plays it first); the third play of deal 1, a third; deal 3, the oldest again.
         assert pids[0] != pids[1] and pids[2] == pids[0] and pids[3] == pids[1]
-        assert pids[4] != pids[0] and pids[5] != pids[4]
+        assert pids[4] not in (pids[0], pids[1]) and pids[5] == pids[0]
+        assert worker.started == 3 * 4  # each entrant: three processes, the most plays of one deal
+        assert all(len(worker.deals[k]) == len(set(worker.deals[k])) for k in worker.procs)
     finally:
         worker.close()
 
 
-def test_slots_are_capped_per_worker() -> None:
-    assert deal_slots(1, 6) == 1 and deal_slots(11, 6) == 10 and deal_slots(5, 4) == 5
-    assert deal_slots(50, 100) == 1
+class _Idle:
+    """Stands in for a BotProcess in the worker's bookkeeping tests: starts and plays nothing."""
+
+    alive = True
+
+    def __init__(self, *args: object) -> None:
+        pass
+
+    def launch(self) -> None:
+        pass
+
+    def start(self) -> None:
+        pass
+
+    def close(self) -> None:
+        self.alive = False
+
+    def take_stderr(self) -> tuple[bytes, int]:
+        return b"", 0
+
+
+class _Limits:
+    def for_bot(self, *args: object) -> SandboxLimits:
+        return LIMITS
+
+
+def _assign_all(workers: list[Worker], batches: list[list[MatchSpec]],
+                lanes: list[int] | None = None) -> tuple[int, int]:
+    """The processes the workers start when each batch goes to its lane's worker,
+    and the most alive at once; each process never given a deal it has played."""
+    peak = 0
+    for n, batch in enumerate(batches):
+        w = workers[lanes[n] if lanes is not None else 0]
+        for spec in batch:
+            keys = w._assign(spec, [])  # noqa: SLF001
+            assert len(set(keys)) == len(keys)
+            for key in keys:
+                w._player(key, spec, [])  # noqa: SLF001
+                assert spec.dice_seed not in w.deals[key]
+                w.deals[key].add(spec.dice_seed)
+                w._used[key] = n  # noqa: SLF001
+            peak = max(peak, sum(len(x.procs) for x in workers))
+    return sum(x.started for x in workers), peak
+
+
+@pytest.mark.parametrize("workers", [1, 2, 3])
+def test_the_pool_starts_one_process_per_repetition_of_a_deal(monkeypatch: pytest.MonkeyPatch, workers: int) -> None:
+    """configs/variants.yaml's shape (8 entrants, tables of 4 and 5, 11 variants):
+    spread over the workers, each entrant gets about as many processes as a deal
+    has plays, and keeps them for every later table, instead of one per repetition
+    per worker, replaced wherever repetitions outnumber the slots."""
+    monkeypatch.setattr(worker_module, "BotProcess", _Idle)
+    variants = {f"v{k}": {"preset": "classic"} for k in range(11)}
+    specs = build_schedule(seed=7, n_entrants=8, sizes=[4, 5], matches=60, fmt="league", seating="roll",
+                           variants=variants)
+    pool = [Worker([(str(e), load_bot(MEMORY)) for e in range(8)], _Limits(), FAST) for _ in range(workers)]
+    lanes = spread_batches(specs, workers)
+    started, peak = _assign_all(pool, [b for _, b in lanes], [lane for lane, _ in lanes])  # type: ignore[arg-type]
+    # Each worker: as many per entrant as the larger share of a deal's plays (the
+    # larger share goes to each lane in turn, so that their work stays even).
+    assert started == 8 * workers * -(-11 // workers)  # 88 on one worker, 96 on two or three
+    assert peak <= started and all(len(w.procs) <= worker_module.MAX_LIVE_PROCESSES for w in pool)
+
+
+@pytest.mark.parametrize("seating", ["roll", "rotate"])
+def test_spread_batches_only_reorder_and_split_each_deal_by_repetition(seating: str) -> None:
+    variants = {f"v{k}": {"preset": "classic"} for k in range(3)}
+    specs = build_schedule(seed=3, n_entrants=6, sizes=[3, 4], matches=40, fmt="league", seating=seating,
+                           variants=variants)
+    batches = spread_batches(specs, 2)
+    flat = [s.match for _, b in batches for s in b]
+    assert sorted(flat) == sorted(s.match for s in specs) and len(flat) == len(set(flat))
+    repeats = 1 + max(s.repeat for s in specs)
+    for _, b in batches:  # a batch holds one half of the repetitions of each of its deals
+        assert len({s.repeat * 2 // repeats for s in b}) == 1
+    lanes: dict[int, dict[int, set[int]]] = {0: {}, 1: {}}
+    for lane, b in batches:
+        for s in b:
+            lanes[lane].setdefault(s.dice_seed, set()).add(s.repeat)
+    # No deal's plays in both lanes, except where a stretch's end cut it; the lanes' work about even.
+    both = set(lanes[0]) & set(lanes[1])
+    assert all(lanes[0][d].isdisjoint(lanes[1][d]) for d in both)
+    sizes = [sum(len(b) for lane, b in batches if lane == k) for k in (0, 1)]
+    assert abs(sizes[0] - sizes[1]) <= 0.1 * len(specs)
+    # Unpaired runs, or one worker: the batches of before, in schedule order.
+    single = [s for s in specs if s.repeat == 0]
+    assert [s for _, b in spread_batches(single, 2) for s in b] == single
+    assert [s for _, b in spread_batches(specs, 1) for s in b] == specs
+
+
+def test_live_processes_are_capped_least_recently_used_first(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(worker_module, "BotProcess", _Idle)
+    monkeypatch.setattr(worker_module, "MAX_LIVE_PROCESSES", 6)
+    w = Worker([(str(e), load_bot(MEMORY)) for e in range(4)], _Limits(), FAST)
+    specs = [_spec(i, dice_seed=i // 4, repeat=i % 4) for i in range(16)]  # 4 deals, 4 plays each
+    started, peak = _assign_all([w], [specs])
+    # Over the cap only by the table's new processes while every entrant keeps
+    # one (a league of more entrants than the cap keeps one each, as before).
+    assert peak == 4 + 4 and len(w.procs) <= 8
+    assert all(sum(1 for k in w.procs if k[0] == e) >= 1 for e in range(4))
+    assert started > 16  # past the cap, processes are replaced: the price of the bound
+
+
+def test_an_entrant_twice_at_a_table_gets_two_processes(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(worker_module, "BotProcess", _Idle)
+    w = Worker([(str(e), load_bot(MEMORY)) for e in range(2)], _Limits(), FAST)
+    started, _ = _assign_all([w], [[_spec(0, 5, entrants=(0, 0, 1, 1))]])
+    assert started == 4
 
 
 def _run(tmp_path: Path, name: str, **config: object) -> Path:
@@ -124,3 +240,90 @@ def test_the_memory_bot_never_predicts_a_hand(tmp_path: Path, case: str) -> None
     assert all(s["correct"] == 0 for s in summaries)
     # Nothing outlives a process: not the keyring, not /tmp, not /dev/shm.
     assert all(s["keyring_reads"] == 0 for s in summaries)
+
+
+RELAY = ROOT / "tests" / "bots" / "relay.py"
+_RELAY_CHANNELS = ("file", "abstract-socket", "udp", "sysv-shm")
+
+
+def _clear_relay_leftovers() -> None:
+    """What the relay bot leaves on the host when it runs unsandboxed (the control)."""
+    import ctypes
+    import shutil
+
+    for folder in ("/tmp/dudo-relay", "/dev/shm/dudo-relay"):
+        shutil.rmtree(folder, ignore_errors=True)
+    libc = ctypes.CDLL(None, use_errno=True)
+    seg = libc.shmget(0x0D7D0, 0, 0)
+    if seg >= 0:
+        libc.shmctl(seg, 0, None)  # IPC_RMID
+
+
+def _relay_plays(limits: SandboxLimits) -> str:
+    """Two processes of the relay bot play the same deal one after the other
+    (as two variants of one table would); what the second wrote to stderr."""
+    relay = load_bot(RELAY)
+    others = [load_bot(ROOT / "bots" / f"{n}.py") for n in ("probabilistic", "cautious", "calza")]
+    first, second = BotProcess(relay, limits, FAST), BotProcess(relay, limits, FAST)
+    rest = [BotProcess(s, limits, FAST) for s in others]
+    names = ["relay", "probabilistic", "cautious", "calza"]
+    try:
+        for p in [first, second, *rest]:
+            p.start()
+        play_match(_spec(0, dice_seed=4242), [first, *rest], names, FAST.budget_ms)
+        play_match(_spec(1, dice_seed=4242, repeat=1), [second, *rest], names, FAST.budget_ms)
+        second.close()  # thawed to close: it reads match_end and writes its summary
+        return second.stderr_tail()
+    finally:
+        for p in [first, second, *rest]:
+            p.close()
+
+
+def test_the_relay_bot_passes_a_deal_between_unsandboxed_processes() -> None:
+    """The control: without the sandbox, every channel carries the first play's
+    hands to the second process, which then knows every die (so the zeros of
+    the next test mean something)."""
+    _clear_relay_leftovers()
+    try:
+        tail = _relay_plays(SandboxLimits(mode="off", memory_mb=256))
+    finally:
+        _clear_relay_leftovers()
+    for channel in _RELAY_CHANNELS:
+        assert f"RECEIVED {channel} m-000001" in tail, tail
+    assert re.search(r"^CORRECT (file|abstract-socket|udp|sysv-shm) m-000001 1$", tail, re.M), tail
+    assert "SIBLING" in tail
+
+
+def test_the_relay_bot_passes_nothing_between_sandboxed_processes() -> None:
+    tail = _relay_plays(LIMITS)
+    assert not re.search(r"^(RECEIVED|HIT|CORRECT|SIBLING) ", tail, re.M), tail
+    summary = re.findall(r"^SUMMARY .*$", tail, re.M)
+    assert summary, tail  # the attack ran ...
+    counts = {k: int(v) for k, v in (kv.split("=") for kv in summary[-1].split()[1:])}
+    assert counts["stored"] > 0 and counts["received"] == 0  # ... and got nothing
+
+
+@pytest.mark.slow
+def test_the_relay_bot_learns_nothing_in_a_run_of_variants(tmp_path: Path) -> None:
+    """Through `arena run`: two workers, the pool of processes per entrant, the
+    repetitions of each deal spread over the workers (processes of one bot
+    alive at once in both)."""
+    bots = tmp_path / "bots-relay"
+    bots.mkdir()
+    (bots / "relay.py").write_text(RELAY.read_text())
+    variants = {"classic": {"preset": "classic"}, "bidder-loses": {"preset": "classic", "calza_reward": "bidder_loses"},
+                "no-calza": {"preset": "classic", "calza": False}}
+    cfg = {"name": "relay", "seed": 5, "bots": [str(bots / "relay.py"), "probabilistic", "cautious", "calza"],
+           "players": 4, "matches": 6, "workers": 2, "time": {"budget_ms": 1000}, "variants": variants}
+    path = tmp_path / "relay.yaml"
+    path.write_text(json.dumps(cfg))
+    out = tmp_path / "relay"
+    r = subprocess.run([sys.executable, "-m", "arena", "run", str(path), "--out", str(out)], cwd=ROOT,
+                       capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr
+    text = _stderr(out)
+    assert not re.search(r"^(RECEIVED|HIT|CORRECT|SIBLING) ", text, re.M), text[:2000]
+    summaries = [{k: int(v) for k, v in (kv.split("=") for kv in line.split()[1:])}
+                 for line in re.findall(r"^SUMMARY .*$", text, re.M)]
+    assert len(summaries) == 18  # every match of the relay bot reported
+    assert all(s["received"] == 0 and s["hits"] == 0 for s in summaries) and max(s["sent"] for s in summaries) > 0

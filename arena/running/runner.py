@@ -26,10 +26,10 @@ from arena.running.config import Entrant, RunConfig
 from arena.running.league import PoolPlan
 from arena.running.observe import Finished, Observer
 from arena.running.planning import plan_run
-from arena.running.schedule import repeats, seat_plan
+from arena.running.schedule import seat_plan
 from arena.running.sprt import SprtTest
 from arena.running.store import RunStore, move_aside
-from arena.running.worker import Drained, PlayResult, deal_slots
+from arena.running.worker import Drained, PlayResult
 from arena.sandbox import SandboxLimits
 
 Progress = Callable[[int, int, float], None]  # (done, total, elapsed seconds)
@@ -145,9 +145,8 @@ def preflight(config: RunConfig, meanwhile: Callable[[], object] | None = None) 
         raise RunError("; ".join(problems))
 
 
-def make_backend(config: RunConfig, slots: int = 1) -> Backend:
-    """The config's backend; ``slots``: bot processes per entrant in each worker
-    (one per repetition of a deal, :func:`arena.running.worker.deal_slots`)."""
+def make_backend(config: RunConfig) -> Backend:
+    """The config's backend."""
     entrants = [(e.label, e.spec) for e in config.entrants]
     if config.backend == "ray":
         try:
@@ -156,11 +155,11 @@ def make_backend(config: RunConfig, slots: int = 1) -> Backend:
             raise RunError("backend ray needs Ray: pip install -e '.[ray]' "
                            f"(import failed: {exc})") from None
         return RayBackend(entrants, config.sandbox, config.time, workers=config.workers,
-                          address=config.address, fresh_process=config.fresh_process, slots=slots)
+                          address=config.address, fresh_process=config.fresh_process)
     from arena.running.backends.local import LocalBackend
 
     return LocalBackend(entrants, config.sandbox, config.time, workers=config.workers,
-                        fresh_process=config.fresh_process, slots=slots)
+                        fresh_process=config.fresh_process)
 
 
 def run(config: RunConfig, *, force: bool = False, new: bool = False, progress: Progress | None = None,
@@ -241,7 +240,7 @@ def run(config: RunConfig, *, force: bool = False, new: bool = False, progress: 
     backend = None
     try:
         with terminate_as_interrupt() as claim:
-            backend = make_backend(config, deal_slots(repeats(specs), len(config.entrants)))
+            backend = make_backend(config)
             claim()
             if progress:
                 progress(result.skipped, result.total, 0.0)

@@ -9,15 +9,20 @@ the caller never waits for a result that will not come.
 **No bot process plays a deal twice.** Paired experiments (several variants
 of one table, ``seating: rotate``) deal the same dice to several matches, and
 ``round_end`` reveals every hand: a process that played one repetition would
-know every die of the next. So the worker keeps one process per entrant *and
-repetition slot* (``MatchSpec.repeat``): the process of slot ``k`` only ever
-plays repetition ``k`` of each deal, and the deals of different tables
-differ. Each process also remembers which deals it has played; should one
-come round again (more repetitions than slots, or a Ray actor given odd
-work), the process is replaced by a fresh one first. The slots are capped
-(:data:`MAX_LIVE_PROCESSES` per worker) so a config with many variants does
-not hold hundreds of idle processes; past the cap, repetitions share slots
-and pay for a fresh process where they meet.
+know every die of the next. So each live process remembers the deals (dice
+seeds) it has played, and a match takes, for each entrant, a live process of
+that entrant that has not played its deal; only where none is left is a
+fresh one started. An entrant's processes are a pool, not fixed repetition
+slots: a process may play any deal it has not seen, so a worker holds, per
+entrant, only as many processes as the repetitions of one deal it plays (the
+local backend hands the repetitions of a deal to different workers:
+:func:`arena.running.backends.local.spread_batches`), and a process once
+started keeps being used for later tables instead of being replaced where
+repetitions outnumbered slots. The processes are capped
+(:data:`MAX_LIVE_PROCESSES` per worker, or one per entrant if there are more
+entrants): past the cap, the least recently used spare process (an entrant's
+second or later) is closed first. A process is never told which deal it
+plays, only ever given one it has not seen.
 
 Each result carries what the match's bots wrote to stderr during it (at most
 the sandbox's ``stderr_tail`` bytes per bot and match), tagged with the match
@@ -30,6 +35,7 @@ writes after its last match is collected by :meth:`Worker.drain` at the end.
 
 from __future__ import annotations
 
+import collections
 import os
 import traceback
 from collections.abc import Sequence
@@ -74,17 +80,13 @@ class Drained(TypedDict):
 
     stderr: list[StderrChunk]
     worker: str
-Slot = tuple[int, int]  # (entrant, repetition slot)
+Slot = tuple[int, int]  # (entrant, serial number of the entrant's process in this worker)
 
-MAX_LIVE_PROCESSES = 64
-"""Bot processes one worker keeps alive at most (idle ones are frozen and
-small, a few MB each, but not free)."""
-
-
-def deal_slots(repeats: int, entrants: int) -> int:
-    """Repetition slots per entrant: one per repetition of a deal, within
-    :data:`MAX_LIVE_PROCESSES` for the worker."""
-    return max(1, min(repeats, MAX_LIVE_PROCESSES // max(1, entrants)))
+MAX_LIVE_PROCESSES = 96
+"""Bot processes one worker keeps alive at most, or one per entrant if there
+are more entrants (idle ones are frozen and small, about 10 MB each,
+more for a bot with large data loaded, but not free). 96 holds the 88 of
+configs/variants.yaml (8 entrants x 11 plays of a deal) on one worker."""
 
 
 class _Unstartable:
@@ -111,7 +113,7 @@ class Worker:
     """Plays matches for one worker process; owns that process's bot processes."""
 
     def __init__(self, entrants: Entrants, limits: SandboxLimits, time: TimeControl,
-                 fresh_process: bool = False, slots: int = 1, tag: str | None = None) -> None:
+                 fresh_process: bool = False, tag: str | None = None) -> None:
         self.labels = [label for label, _ in entrants]
         self.specs = [spec for _, spec in entrants]
         self.limits = limits
@@ -120,53 +122,87 @@ class Worker:
         self.bot_limits = [limits.for_bot(spec.limits, f"bot {label}") for label, spec in entrants]
         self.time = time
         self.fresh = fresh_process
-        self.slots = max(1, slots)
         self.tag = tag or str(os.getpid())  # names this worker in the stderr files
-        self.procs: dict[Slot, BotProcess] = {}
+        self.procs: dict[Slot, BotProcess] = {}  # the live processes, oldest first
         self.deals: dict[Slot, set[int]] = {}  # the dice seeds each live process has played
         self._last: dict[Slot, str] = {}  # the last match each live process played
         self._launched: dict[Slot, BotProcess] = {}  # launched for the coming match, handshake not yet run
+        self._serial = [0] * len(self.specs)  # each entrant's next process number
+        self._used: dict[Slot, int] = {}  # the match count at each live process's last match
+        self._count = 0
+        self.started = 0  # processes started over the worker's life (benchmarks/paired_play.py reports it)
 
     def _take(self, out: list[StderrChunk], key: Slot, proc: BotProcess, match: str, note: str = "") -> None:
         data, lost = proc.take_stderr()
         if data or lost:
             out.append((self.labels[key[0]], match, note, data, lost))
 
+    def _retire(self, key: Slot, stderr: list[StderrChunk], match: str) -> None:
+        """Close a live process; what it wrote since its last match is filed under that match."""
+        proc = self.procs.pop(key)
+        proc.close()
+        self._take(stderr, key, proc, self._last.get(key, match), "after its end")
+        self._last.pop(key, None)
+        self.deals.pop(key, None)
+        self._used.pop(key, None)
+
+    def _assign(self, spec: MatchSpec, stderr: list[StderrChunk]) -> list[Slot]:
+        """The process of each seat: the oldest live process of its entrant that
+        has not played this deal (nor is taken by another seat), else a new
+        number, for a process to be started (one found dead, faulted or exited
+        while idle, is retired on the way); past the cap, the least recently used spare
+        processes of other entrants make room."""
+        keys: list[Slot] = []
+        for e in spec.entrants:
+            while True:
+                key = next((k for k in self.procs if k[0] == e and k not in keys
+                            and spec.dice_seed not in self.deals[k]), None)
+                if key is None or self.procs[key].alive:
+                    break
+                self._retire(key, stderr, spec.match)  # faulted or exited while idle
+            if key is None:
+                key = (e, self._serial[e])
+                self._serial[e] += 1
+            keys.append(key)
+        new = sum(1 for k in keys if k not in self.procs)
+        cap = max(MAX_LIVE_PROCESSES, len(self.specs))
+        if new and len(self.procs) + new > cap:
+            live = collections.Counter(k[0] for k in self.procs)
+            spare = sorted((k for k in self.procs if k not in keys and live[k[0]] > 1), key=lambda k: self._used.get(k, 0))
+            for key in spare:
+                if len(self.procs) + new <= cap:
+                    break
+                if live[key[0]] > 1:  # an entrant keeps one process, as with a single variant
+                    live[key[0]] -= 1
+                    self._retire(key, stderr, spec.match)
+        return keys
+
     def _player(self, key: Slot, spec: MatchSpec, stderr: list[StderrChunk]) -> Player:
         proc = self.procs.get(key)
-        if proc is not None and proc.alive and spec.dice_seed not in self.deals.get(key, ()):
+        if proc is not None:  # live, and has not played this deal (_assign)
             return proc
-        if proc is not None:  # faulted, exited, or it has seen this deal revealed: a fresh one
-            proc.close()
-            self._take(stderr, key, proc, self._last.get(key, spec.match), "after its end")
-            self.procs.pop(key, None)
-        self._last.pop(key, None)
         self.deals[key] = set()
         proc = self._launched.pop(key, None) or BotProcess(self.specs[key[0]], self.bot_limits[key[0]], self.time)
+        self.started += 1
         try:
             proc.start()
         except BotFault as exc:
             proc.close()
             self._take(stderr, key, proc, spec.match, "failed to start")
+            self.deals.pop(key, None)
             return _Unstartable(exc)
         self.procs[key] = proc
         return proc
 
-    def _launch_missing(self, keys: Sequence[Slot], spec: MatchSpec, stderr: list[StderrChunk]) -> None:
-        """Launch together the processes this match needs that no live one can serve
-        (none yet, faulted, exited, or it has seen this deal), so that they boot at
-        the same time (a start is mostly waiting for bwrap and an interpreter): a
-        table's bots start in about the time of one. :meth:`_player` then runs
-        each one's handshake, as for a process it starts itself."""
-        for key in dict.fromkeys(keys):
-            proc = self.procs.get(key)
-            if proc is not None and proc.alive and spec.dice_seed not in self.deals.get(key, ()):
+    def _launch_missing(self, keys: Sequence[Slot]) -> None:
+        """Launch together the processes this match needs that are not live yet
+        (:meth:`_assign`), so that they boot at the same time (a start is mostly
+        waiting for bwrap and an interpreter): a table's bots start in about the
+        time of one. :meth:`_player` then runs each one's handshake, as for a
+        process it starts itself."""
+        for key in keys:
+            if key in self.procs or key in self._launched:
                 continue
-            if proc is not None:  # as _player replaces it: closed, its last words filed
-                proc.close()
-                self._take(stderr, key, proc, self._last.get(key, spec.match), "after its end")
-                self.procs.pop(key, None)
-            self._last.pop(key, None)
             fresh = BotProcess(self.specs[key[0]], self.bot_limits[key[0]], self.time)
             try:
                 fresh.launch()
@@ -185,13 +221,14 @@ class Worker:
         """
         try:
             stderr: list[StderrChunk] = []
-            keys = [(e, spec.repeat % self.slots) for e in spec.entrants]
+            keys = self._assign(spec, stderr)
+            self._count += 1
             for key in keys:
                 # Written since this process's previous match ended: it belongs to that match.
                 proc = self.procs.get(key)
                 if proc is not None and key in self._last:
                     self._take(stderr, key, proc, self._last[key], "after its end")
-            self._launch_missing(keys, spec, stderr)
+            self._launch_missing(keys)
             players = [self._player(key, spec, stderr) for key in keys]
             names = [self.labels[e] for e in spec.entrants]
             outcome = play_match(spec, players, names, self.time.budget_ms)
@@ -200,12 +237,15 @@ class Worker:
                 if proc is None:
                     continue
                 self.deals[key].add(spec.dice_seed)  # seen revealed: never again for this process
+                self._used[key] = self._count
                 if pos in outcome.faulted or self.fresh:
                     # A faulting bot is restarted before its next match; closed
                     # first, so its last words are in this match's stderr.
                     proc.close()
                     self.procs.pop(key, None)
                     self._last.pop(key, None)
+                    self.deals.pop(key, None)
+                    self._used.pop(key, None)
                 else:
                     self._last[key] = spec.match
                 self._take(stderr, key, proc, spec.match)
@@ -230,6 +270,7 @@ class Worker:
                 self._take(out, key, proc, self._last[key], "after its end")
         self.procs.clear()
         self.deals.clear()
+        self._used.clear()
         self._close_launched()
         return out
 

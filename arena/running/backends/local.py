@@ -1,5 +1,13 @@
 """The local backend: a ``multiprocess`` pool of workers on this machine.
 
+Each worker has a lane, a queue of its own: where deals are played more than
+once (paired variants, rotations), the plays of each deal are split between
+the lanes (:func:`spread_batches`), so that a worker needs bot processes for
+only its share of them (no process plays a deal twice: arena.running.worker);
+in an unpaired run a worker whose lane is empty takes from another's, so none
+idles; in a paired one it waits (another lane's batch would need new bot
+processes: every one of its deals has been played by this worker's).
+
 Each worker pins itself to one core (round-robin over the cores this process
 may use) and its bot processes inherit the pin: the referee and a bot take
 turns, and a wake-up on the same core costs about a quarter of one across
@@ -12,8 +20,10 @@ from __future__ import annotations
 import gc
 import os
 import pickle
+import queue
 import signal
 import sys
+import time
 import traceback
 from collections.abc import Iterator, Sequence
 from typing import Any
@@ -30,6 +40,9 @@ from arena.sandbox import SandboxLimits, die_with_parent
 _worker: Worker | None = None
 _init_error: str | None = None
 _barrier: Any = None  # a multiprocess Barrier: each worker takes exactly one drain task (LocalBackend.drain)
+_lanes: list[Any] = []  # every worker's queue of batches (multiprocess Queues), and this worker's index in it
+_lane = 0
+_left: Any = None  # a multiprocess Array: the batches not yet claimed in each lane
 
 
 def _cores() -> list[int]:
@@ -40,28 +53,30 @@ def _cores() -> list[int]:
 
 
 def _init(entrants: Entrants, limits: SandboxLimits, time: TimeControl, fresh: bool, counter: Any, pin: bool,
-          slots: int, barrier: Any) -> None:
-    global _barrier
+          barrier: Any, lanes: list[Any], left: Any) -> None:
+    global _barrier, _lanes, _left
     _barrier = barrier
+    _lanes, _left = lanes, left
     try:
-        _setup(entrants, limits, time, fresh, counter, pin, slots)
+        _setup(entrants, limits, time, fresh, counter, pin)
     except Exception:  # noqa: BLE001 - reported by _play: a pool whose initializer
         # raises restarts its workers forever and the run would hang.
         global _init_error
         _init_error = traceback.format_exc()
 
 
-def _setup(entrants: Entrants, limits: SandboxLimits, time: TimeControl, fresh: bool, counter: Any, pin: bool,
-          slots: int) -> None:
-    global _worker
+def _setup(entrants: Entrants, limits: SandboxLimits, time: TimeControl, fresh: bool, counter: Any,
+           pin: bool) -> None:
+    global _worker, _lane
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     with counter.get_lock():
         k = counter.value
         counter.value += 1
+    _lane = k % max(1, len(_lanes))  # a replaced worker takes over its lane
     cores = _cores()
     if pin and cores and hasattr(os, "sched_setaffinity"):
         os.sched_setaffinity(0, {cores[k % len(cores)]})
-    worker = _worker = Worker(entrants, limits, time, fresh, slots)
+    worker = _worker = Worker(entrants, limits, time, fresh)
 
     def _stop(signum: int, frame: object) -> None:
         worker.close()
@@ -81,7 +96,32 @@ def _setup(entrants: Entrants, limits: SandboxLimits, time: TimeControl, fresh: 
 _PICKLE = pickle.HIGHEST_PROTOCOL
 
 
-def _play(blob: bytes) -> bytes:
+def _next_batch() -> bytes | None:
+    """The next batch of this worker's lane or, when none is left there, of the
+    lane with the most left, if the run allows it (``_left[-1]``), else None.
+    A batch is claimed in the counts first, then read (it may still be on its
+    way through the pipe: an empty-looking queue is not taken for an empty lane)."""
+    lanes = len(_lanes)
+    with _left.get_lock():
+        j = _lane if _left[_lane] > 0 or not _left[lanes] else max(range(lanes), key=lambda i: _left[i])
+        if _left[j] <= 0:
+            return None
+        _left[j] -= 1
+    blob: bytes = _lanes[j].get()
+    return blob
+
+
+_NOTHING = b""  # a task that found no batch for its worker
+
+
+def _play(_: int) -> bytes:
+    blob = _next_batch()
+    if blob is None:
+        # Paired deals, and this lane is done: another lane's batch would need new
+        # bot processes here (every one of its deals has been played here), more
+        # than waiting for that worker costs. The parent asks again while any is left.
+        time.sleep(0.05)
+        return _NOTHING
     specs: list[MatchSpec] = pickle.loads(blob)
     if _init_error is not None or _worker is None:
         failed: list[PlayResult] = [{"error": f"worker start-up failed:\n{_init_error}", "match": s.match}
@@ -123,6 +163,40 @@ def batch_bounds(n: int, workers: int) -> list[tuple[int, int]]:
     return bounds
 
 
+def spread_batches(specs: Sequence[MatchSpec], workers: int) -> list[tuple[int, list[MatchSpec]]]:
+    """The batches handed to the workers, each with its lane (the worker meant
+    to play it): :func:`batch_bounds`' batches in turn, except that where deals
+    are played more than once (paired variants, rotations), each stretch of
+    whole deals is cut into ``workers`` batches by repetition (the first
+    repetitions of each of its deals, then the next ones, ...), one per lane,
+    which lane takes the larger share turning from stretch to stretch.
+
+    So a worker plays about ``1 / workers`` of each deal's repetitions, and
+    needs that many processes per entrant (no process plays a deal twice:
+    :mod:`arena.running.worker`) rather than one per repetition. Only the
+    order of play changes, never a match.
+    """
+    repeats = 1 + max((s.repeat for s in specs), default=0)
+    n = len(specs)
+    if workers < 2 or repeats < 2:
+        return [(b % max(1, workers), list(specs[i:j])) for b, (i, j) in enumerate(batch_bounds(n, workers))]
+    out: list[tuple[int, list[MatchSpec]]] = []
+    stretch = 0
+    i = 0
+    while i < n:
+        k = max(MIN_BATCH, min(MAX_BATCH, (n - i) // (4 * workers))) * workers
+        j = min(n, i + k)
+        while j < n and specs[j].dice_seed == specs[j - 1].dice_seed:  # whole deals (schedule order keeps them together)
+            j += 1
+        parts: list[list[MatchSpec]] = [[] for _ in range(workers)]
+        for s in specs[i:j]:
+            parts[min(workers - 1, s.repeat * workers // repeats)].append(s)
+        out += [((p + stretch) % workers, part) for p, part in enumerate(parts) if part]
+        stretch += 1
+        i = j
+    return out
+
+
 class _Pool(multiprocess.pool.Pool):  # type: ignore[misc]  # multiprocess ships no types
     """A pool whose worker handler wakes only when a worker exits or the pool changes.
 
@@ -142,7 +216,7 @@ class LocalBackend:
     """Plays specs on ``workers`` processes; results arrive as matches finish."""
 
     def __init__(self, entrants: Entrants, limits: SandboxLimits, time: TimeControl, *, workers: int,
-                 fresh_process: bool = False, pin: bool = True, slots: int = 1) -> None:
+                 fresh_process: bool = False, pin: bool = True) -> None:
         self.workers = workers
         ctx = mp.get_context("fork" if sys.platform.startswith("linux") else "spawn")
         # Everything alive now (the modules, the config, the schedule) lives as
@@ -154,29 +228,57 @@ class LocalBackend:
         gc.freeze()
         counter = ctx.Value("i", 0)
         barrier = ctx.Barrier(workers)
+        self.lanes = [ctx.Queue() for _ in range(workers)]
+        self.left = ctx.Array("i", workers + 1)  # each lane's batches left; last: whether lanes may be shared
+        for lane in self.lanes:
+            lane.cancel_join_thread()  # batches left when a run stops early must not hold the parent's exit
         self.pool = _Pool(workers, initializer=_init,
-                          initargs=(list(entrants), limits, time, fresh_process, counter, pin, slots, barrier),
+                          initargs=(list(entrants), limits, time, fresh_process, counter, pin, barrier, self.lanes,
+                                    self.left),
                           context=ctx)
 
     def run(self, specs: Sequence[MatchSpec]) -> Iterator[PlayResult]:
-        bounds = batch_bounds(len(specs), self.workers)
-        # Pickled as the pool's task thread takes them, not all before the first.
-        batches = (pickle.dumps(list(specs[i:j]), _PICKLE) for i, j in bounds)
-        results = self.pool.imap_unordered(_play, batches, chunksize=1)
+        parts = spread_batches(specs, self.workers)
+        for lane, part in parts:  # all in their lanes before the first task: a task's batch is always there
+            self.lanes[lane].put(pickle.dumps(part, _PICKLE))
+        paired = any(s.repeat for s in specs)
+        with self.left.get_lock():
+            for lane, _part in parts:
+                self.left[lane] += 1
+            self.left[self.workers] = 0 if paired else 1
+        # One task per worker outstanding, and another for each one answered while
+        # batches are left: a task that found nothing for its worker is answered
+        # at once, so an idle worker never keeps another waiting.
+        answers: queue.SimpleQueue[Any] = queue.SimpleQueue()
+
+        def ask() -> None:
+            self.pool.apply_async(_play, (0,), callback=answers.put, error_callback=answers.put)
+
+        for _ in range(min(self.workers, len(parts))):
+            ask()
         pids = self._pids()
-        for _ in bounds:
-            while True:
-                try:
-                    played: list[PlayResult] = pickle.loads(results.next(timeout=1.0))
-                    yield from played
-                    break
-                except mp.TimeoutError:
-                    # A pool never reports a worker that died mid-match (killed by
-                    # the OOM killer, say): it replaces it and waits forever for
-                    # the lost result. A changed set of workers means exactly that.
-                    if self._pids() != pids:
-                        raise RunError("a worker process died while playing; the matches it was "
-                                       "playing are not recorded and will be played on resume") from None
+        received = 0
+        while received < len(parts):
+            try:
+                answer = answers.get(timeout=1.0)
+            except queue.Empty:
+                # A pool never reports a worker that died mid-match (killed by
+                # the OOM killer, say): it replaces it and waits forever for
+                # the lost result. A changed set of workers means exactly that.
+                if self._pids() != pids:
+                    raise RunError("a worker process died while playing; the matches it was "
+                                   "playing are not recorded and will be played on resume") from None
+                continue
+            if isinstance(answer, BaseException):
+                raise RunError(f"a worker failed: {answer!r}")
+            with self.left.get_lock():
+                more = any(self.left[k] > 0 for k in range(self.workers))
+            if more:
+                ask()
+            if answer != _NOTHING:
+                received += 1
+                played: list[PlayResult] = pickle.loads(answer)
+                yield from played
 
     def drain(self) -> list[Drained]:
         """Each worker's last stderr (``{"stderr", "worker"}``), once all matches are played."""

@@ -89,7 +89,7 @@ class _RayWorker:
     """The actor body (decorated with ``ray.remote`` at run time)."""
 
     def __init__(self, packed: Sequence[Packed], limits: SandboxLimits, time: TimeControl, fresh: bool,
-                 index: int, slots: int = 1) -> None:
+                 index: int) -> None:
         import socket
         import tempfile
 
@@ -98,7 +98,7 @@ class _RayWorker:
             # Share one core with this worker's bots, as the local backend does.
             os.sched_setaffinity(0, {cores[index % len(cores)]})
         self._dir = tempfile.mkdtemp(prefix="arena-ray-bots-")
-        self.worker = Worker(unpack_bots(packed, Path(self._dir)), limits, time, fresh, slots,
+        self.worker = Worker(unpack_bots(packed, Path(self._dir)), limits, time, fresh,
                              tag=f"{socket.gethostname()}:{os.getpid()}")  # pids repeat across nodes
 
     def play(self, spec: MatchSpec) -> PlayResult:
@@ -118,7 +118,7 @@ class RayBackend:
     """Plays specs on ``workers`` Ray actors, at most two matches queued per actor."""
 
     def __init__(self, entrants: Entrants, limits: SandboxLimits, time: TimeControl, *, workers: int,
-                 address: str | None = None, fresh_process: bool = False, slots: int = 1) -> None:
+                 address: str | None = None, fresh_process: bool = False) -> None:
         import ray
 
         self.ray = ray
@@ -141,7 +141,7 @@ class RayBackend:
             self.owns = True
         actor: Any = ray.remote(num_cpus=1)(_RayWorker)
         packed = ray.put(pack_bots(entrants))  # once in the object store, whatever the number of actors
-        self.actors: list[Any] = [actor.remote(packed, limits, time, fresh_process, k, slots)
+        self.actors: list[Any] = [actor.remote(packed, limits, time, fresh_process, k)
                                   for k in range(workers)]
 
     def run(self, specs: Sequence[MatchSpec]) -> Iterator[PlayResult]:

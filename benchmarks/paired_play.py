@@ -1,0 +1,205 @@
+"""Paired play against unpaired play: matches/s of a variants run and of the same bots, table sizes
+and number of matches under one variant, with the memory peak of each.
+
+    python benchmarks/paired_play.py [--config configs/variants.yaml] [--matches N] [--variants K]
+                                     [--trials 2] [--workers W] [--write docs/performance.md]
+
+Paired: the config as it is (every variant plays the same tables with the same
+dice: each deal is played once per variant, and no bot process may play a deal
+twice, so each entrant needs a process per play of a deal). Unpaired: the same
+config with only its first variant and ``matches`` times the number of
+variants, so both play as many matches (``--variants K``: the config's first
+K variants only, for a short check), on tables drawn alike. The two are
+alternated ``--trials`` times (the first of each pair alternating too), so
+both see the same machine load; each run plays into a fresh temporary folder
+with a fixed seed, as `arena run` plays it (sandboxed bots, the local
+backend).
+
+Reported per arrangement: wall time of the run, matches/s (median of the
+trials), the peak memory of the run's processes (the sum of the proportional
+set sizes, PSS, of every process under this one: workers, sandboxes, bots;
+sampled every 0.2 s) and the most bot sandboxes alive at once; and the median
+of the per-trial ratios of paired to unpaired matches/s.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import statistics
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from arena.running.config import load_config  # noqa: E402
+from arena.running.runner import run  # noqa: E402
+
+
+def _children() -> dict[int, list[int]]:
+    """Every process's children, from /proc (pid namespaces nest inside ours: all are seen)."""
+    kids: dict[int, list[int]] = {}
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/stat", "rb") as f:
+                stat = f.read()
+        except OSError:
+            continue
+        ppid = int(stat[stat.rindex(b")") + 2:].split()[1])
+        kids.setdefault(ppid, []).append(int(name))
+    return kids
+
+
+def _pss_kb(pid: int) -> int:
+    try:
+        with open(f"/proc/{pid}/smaps_rollup", "rb") as f:
+            for line in f:
+                if line.startswith(b"Pss:"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return 0
+
+
+def _comm(pid: int) -> bytes:
+    try:
+        with open(f"/proc/{pid}/comm", "rb") as f:
+            return f.read().strip()
+    except OSError:
+        return b""
+
+
+class MemoryPeak:
+    """Samples, in a thread, the PSS summed over this process's descendants and
+    the sandboxes (outermost ``bwrap`` processes) among them; keeps the peaks."""
+
+    def __init__(self, every: float = 0.2) -> None:
+        self.every = every
+        self.peak_kb = 0
+        self.peak_boxes = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._loop, daemon=True)
+
+    def __enter__(self) -> MemoryPeak:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    def _loop(self) -> None:
+        root = os.getpid()
+        while not self._stop.wait(self.every):
+            kids = _children()
+            total, boxes, todo = 0, 0, [(root, False)]
+            while todo:
+                pid, inside = todo.pop()
+                total += _pss_kb(pid)
+                box = _comm(pid) == b"bwrap"
+                boxes += box and not inside
+                todo += [(k, inside or box) for k in kids.get(pid, ())]
+            self.peak_kb = max(self.peak_kb, total)
+            self.peak_boxes = max(self.peak_boxes, boxes)
+
+
+def timed_run(config: str, out: Path, workers: int | None, matches: int, seed: int,
+              variants: dict[str, dict[str, object]]) -> tuple[float, int, MemoryPeak]:
+    cfg = load_config(config, (), workers=workers, matches=matches, seed=seed, out=str(out), variants=variants)
+    with MemoryPeak() as mem:
+        t0 = time.perf_counter()
+        result = run(cfg)
+        wall = time.perf_counter() - t0
+    if result.status != "complete":
+        raise SystemExit(f"run did not complete: {result.status} {result.error}")
+    return wall, result.played, mem
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--config", default="configs/variants.yaml")
+    ap.add_argument("--matches", type=int, default=None, help="matches per variant (default: the config's)")
+    ap.add_argument("--variants", type=int, default=None, help="only the config's first K variants")
+    ap.add_argument("--trials", type=int, default=2)
+    ap.add_argument("--workers", type=int, default=None, help="default: the config's")
+    ap.add_argument("--seed", type=int, default=2026)
+    ap.add_argument("--write", help="update the '## Paired play' section of this markdown file")
+    args = ap.parse_args()
+    os.chdir(ROOT)
+    cores = len(os.sched_getaffinity(0))
+
+    base = load_config(args.config, ())
+    per_variant = args.matches or base.matches
+    variants = {k: dict(v) for k, v in list(base.variants.items())[:args.variants or len(base.variants)]}
+    first = next(iter(variants))
+    one = {first: variants[first]}
+    n_variants = len(variants)
+
+    paired: list[tuple[float, int, MemoryPeak]] = []
+    single: list[tuple[float, int, MemoryPeak]] = []
+    ratios = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for t in range(args.trials):
+            order = ["paired", "single"] if t % 2 == 0 else ["single", "paired"]
+            got = {}
+            for kind in order:
+                if kind == "paired":
+                    got[kind] = timed_run(args.config, Path(tmp) / f"paired{t}", args.workers, per_variant,
+                                          args.seed, variants)
+                else:
+                    got[kind] = timed_run(args.config, Path(tmp) / f"single{t}", args.workers,
+                                          per_variant * n_variants, args.seed, one)
+            paired.append(got["paired"])
+            single.append(got["single"])
+            (wp, np_, mp), (ws, ns, ms) = got["paired"], got["single"]
+            ratios.append((np_ / wp) / (ns / ws))
+            print(f"trial {t + 1}: paired {np_} matches in {wp:.1f} s ({np_ / wp:.1f}/s, peak {mp.peak_kb / 1024:.0f} MB, "
+                  f"{mp.peak_boxes} sandboxes); one variant {ns} in {ws:.1f} s ({ns / ws:.1f}/s, peak "
+                  f"{ms.peak_kb / 1024:.0f} MB, {ms.peak_boxes} sandboxes); ratio {ratios[-1]:.2f}",
+                  file=sys.stderr, flush=True)
+
+    def med(rows: list[tuple[float, int, MemoryPeak]]) -> tuple[float, int, float, int]:
+        wall, n, _ = sorted(rows, key=lambda r: r[0])[len(rows) // 2]
+        return wall, n, max(r[2].peak_kb for r in rows) / 1024, max(r[2].peak_boxes for r in rows)
+
+    pw, pn, pmem, pbox = med(paired)
+    sw, sn, smem, sbox = med(single)
+    cmd = f"python benchmarks/paired_play.py --config {args.config} --trials {args.trials}" + (
+        f" --matches {args.matches}" if args.matches else "") + (f" --workers {args.workers}" if args.workers else "") + (
+        f" --variants {args.variants}" if args.variants else "")
+    lines = [
+        "## Paired play",
+        "",
+        f"Measured {time.strftime('%Y-%m-%d')} on {cores} cores, Python {platform.python_version()}, "
+        f"with `{cmd}`; load average {os.getloadavg()[0]:.1f} at the end.",
+        "",
+        f"| what | {n_variants} variants, paired deals | one variant ({first}) |",
+        "|---|---|---|",
+        f"| matches played | {pn} | {sn} |",
+        f"| wall time (median of {args.trials}) | {pw:.1f} s | {sw:.1f} s |",
+        f"| matches/s | {pn / pw:.1f} | {sn / sw:.1f} |",
+        f"| memory peak, PSS of every process of the run (max of the trials) | {pmem:.0f} MB | {smem:.0f} MB |",
+        f"| bot sandboxes alive at once, at most | {pbox} | {sbox} |",
+        "",
+        f"Paired matches/s as a share of unpaired (median of per-trial ratios): "
+        f"**{statistics.median(ratios):.2f}** (trials: {', '.join(f'{r:.2f}' for r in ratios)}). Target: 0.8 or more.",
+        "",
+    ]
+    text = "\n".join(lines)
+    print(text)
+    if args.write:
+        sys.path.insert(0, str(Path(__file__).resolve().parent))
+        from _markdown import replace_section  # noqa: E402
+
+        replace_section(Path(args.write), "## Paired play", text)
+
+
+if __name__ == "__main__":
+    main()
