@@ -167,6 +167,7 @@ def test_a_view_folder_planted_by_someone_else_is_refused(tmp_path: Path, monkey
             fileview.base()
     finally:
         shutil.rmtree(shm, ignore_errors=True)
+        fileview.python_view.cache_clear()  # it was made under the removed root
 
 
 def test_a_view_half_made_by_a_killed_referee_is_swept_and_made_anew(tmp_path: Path,
@@ -188,6 +189,7 @@ def test_a_view_half_made_by_a_killed_referee_is_swept_and_made_anew(tmp_path: P
     finally:
         fileview._bot_views.clear()
         shutil.rmtree(shm, ignore_errors=True)
+        fileview.python_view.cache_clear()  # it was made under the removed root
 
 
 def test_views_unused_for_a_while_are_collected_but_never_one_in_use(tmp_path: Path,
@@ -227,6 +229,7 @@ def test_views_unused_for_a_while_are_collected_but_never_one_in_use(tmp_path: P
     finally:
         fileview.forget_bot_views()
         shutil.rmtree(shm, ignore_errors=True)
+        fileview.python_view.cache_clear()  # it was made under the removed root
 
 
 def timer_bot(folder: Path) -> BotSpec:
