@@ -132,8 +132,12 @@ def render(record: MatchRecord, *, check_dice: bool = True) -> Iterator[str]:
             yield f"  FAULT seat {f.seat} ({names[f.seat]}): {f.kind}: {f.detail}; round void"
         elif entry.change is not None:
             seat, delta = entry.change
-            what = (f"loses {-delta} di{'e' if delta == -1 else 'ce'}" if delta < 0
-                    else "regains a die" if delta > 0 else "is right but already holds the maximum")
+            if not entry.dice[seat]:  # the caller was out: a dead man's calza
+                what = (f"made a dead man's calza, right: back with {delta} di{'e' if delta == 1 else 'ce'}"
+                        if delta else "made a dead man's calza, wrong: stays out, the call spent")
+            else:
+                what = (f"loses {-delta} di{'e' if delta == -1 else 'ce'}" if delta < 0
+                        else "regains a die" if delta > 0 else "is right but already holds the maximum")
             yield f"  count {entry.count}: seat {seat} ({names[seat]}) {what}"
         yield "  dice left: " + " ".join(str(c) for c in state.counts)
     places = record.placements
