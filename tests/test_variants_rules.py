@@ -228,13 +228,19 @@ def test_the_dead_mans_count_follows_the_round_no_wild_aces_in_palifico() -> Non
     assert s.last is not None and s.last.count == 1 and s.last.change == (1, 2)
 
 
-def test_a_dead_man_who_faults_voids_the_round_and_loses_the_call() -> None:
+def test_a_dead_man_who_faults_loses_the_call_and_the_round_goes_on() -> None:
+    """A player who is out holds no dice in the round: its fault voids nothing
+    (else a player out could void a round its ally was losing)."""
     s = knock_out(start(4, dice=2, palifico=False, **DEAD), 1)
-    placed_out = s.out
+    placed_out, last = s.out, s.last
     s = apply(deal(s, twos(s)), bid(1, 2))
+    bidder, history = s.history[-1][0], s.history
     assert s.to_act == 1
     s = fault(s, 1)
-    assert s.last is not None and s.last.fault == 1 and s.out == placed_out and s.spent[1]
+    assert s.dice is not None and s.history == history and s.last is last  # the round goes on
+    assert s.to_act == next(x % 4 for x in range(bidder + 1, bidder + 5) if s.counts[x % 4])
+    assert s.out == placed_out and s.spent[1]
+    s = apply(apply(s, bid(2, 2)), DUDO)
     s = apply(deal(s, twos(s)), bid(1, 2))
     assert s.to_act != 1
 

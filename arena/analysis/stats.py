@@ -127,11 +127,11 @@ DEFINITIONS: dict[str, str] = {
     "dead_mans_return_win_share": f"share of players back by a dead man's calza who went on to win ({W})",
     "veteran_overrides_per_match": f"mean veteran overrides in a match: a palifico round's face changed by a "
                                    f"veteran ({B})",
-    "rounds_change": f"rounds_change[ref]: mean rounds in a match minus in the reference variant (the same rules "
-                     f"without the variant), over matches with the same dice, seats and bots in both ({B}, pairs "
-                     f"resampled)",
-    "opener_win_rate_change": f"opener_win_rate_change[ref]: opener_win_rate minus the reference variant's, "
-                              f"over the same pairs of matches ({B}, pairs resampled)",
+    "rounds_change": "rounds_change[ref]: mean rounds in a match minus in the reference variant (the same rules "
+                     "without the variant), over matches with the same dice, seats and bots in both (95% bootstrap "
+                     "interval, pairs of matches resampled)",
+    "opener_win_rate_change": "opener_win_rate_change[ref]: opener_win_rate minus the reference variant's, over "
+                              "the same pairs of matches (95% bootstrap interval, pairs of matches resampled)",
 }
 
 

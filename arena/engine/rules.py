@@ -874,7 +874,11 @@ def _dead_man(state: State, action: object) -> State:
 
 
 def fault(state: State, seat: int) -> State:
-    """``seat`` faulted: it is out at once, the round is void, the next seat in opens."""
+    """``seat`` faulted: it is out at once, the round is void, the next seat in opens.
+
+    A player who is out and faults when asked for a dead man's calza holds no
+    dice in the round, so nothing is voided: its call is spent and the round
+    goes on with the next player asked (a player out cannot stop a round)."""
     if state.placements is not None:
         raise StateError("the match is over")
     if state.dice is None:
@@ -882,11 +886,16 @@ def fault(state: State, seat: int) -> State:
     if type(seat) is not int or not (0 <= seat < len(state.counts)) or not (
             state.counts[seat] or seat == state.to_act):  # a player who is out faults only when asked
         raise StateError(f"seat {seat!r} is not in the match")
-    result = RoundResult(state.round, state.opener, state.palifico, state.dice, state.history,
-                         None, None, None, seat)
-    r, counts, rnd, opener, _, used, out, _, _, _, _, ladder, _, _, spent, vets = state
+    r, counts, rnd, opener, pal, used, out, dice, hist, _, top, ladder, last, _, spent, vets = state
     # A seat that faulted is out for good: no dead man's calza either.
     spent = spent[:seat] + (True,) + spent[seat + 1:]
+    if not counts[seat]:
+        bidder = hist[-1][0]
+        nxt = _asker(counts, spent, bidder, seat, _next_in(counts, bidder))
+        return _new(State, (r, counts, rnd, opener, pal, used, out, dice, hist, nxt, top, ladder, last, None,
+                            spent, vets))
+    result = RoundResult(state.round, state.opener, state.palifico, state.dice, state.history,
+                         None, None, None, seat)
     return _next_round(r, counts, rnd, opener, used, out, ladder, seat, 0, ladder.total - counts[seat], result,
                        spent, vets)
 
