@@ -215,3 +215,36 @@ def test_pass_from_a_player_who_is_in_is_illegal_with_the_reason() -> None:
     check(rec)
     assert rec.faults and rec.faults[0].seat == 0 and rec.faults[0].kind is FaultKind.ILLEGAL
     assert "only a player who is out passes" in rec.faults[0].detail
+
+
+def test_arena_check_fuzzes_the_dead_mans_turn_for_a_bot_that_declares_the_variants() -> None:
+    from arena.apps.check import fuzz_space, run_check
+    from arena.botfile.spec import load_bot
+
+    seen: list[dict[str, Any]] = []
+
+    class Recorder(InProcessTransport):
+        def notify(self, msg: Any) -> None:
+            seen.append(msg)
+            super().notify(msg)
+
+        def request(self, msg: Any) -> Any:
+            seen.append(msg)
+            return super().request(msg)
+
+    space = fuzz_space(load_bot(ROOT / "bots" / "random.py").supports)
+    report = run_check(lambda: Recorder(load_python_bot(ROOT / "bots" / "random.py"), "random"), turns=1500,
+                       seed=4, space=space, repeat=False)
+    assert report.ok, report.render()
+    assert report.actions["pass"] > 0 and report.actions["calza"] > 0
+    starts = [m for m in seen if m["type"] == "match_start"]
+    assert any(m["rules"].get("dead_mans_calza") for m in starts)
+    assert any(m["rules"].get("veteran_palifico") for m in starts)
+    assert any(not m["rules"].get("dead_mans_calza") for m in starts)
+    dead = [m for m in seen if m["type"] == "turn" and m["legal"].get("pass")]
+    assert dead and all(m["dice"] == [] and m["counts"][m["seat"]] == 0 for m in dead)
+    # a bot that answers its dead man's turn with dudo is told why
+    voider = load_python_bot(HERE / "bots" / "dead_voider.py")
+    bad = run_check(lambda: InProcessTransport(voider, "dead_voider"), turns=4000, seed=4, repeat=False,
+                    space=fuzz_space(Supports.from_data({"rules": {"dead_mans_calza": [True, False]}}, "x")))
+    assert any("a player who is out may only call calza" in p.detail for p in bad.problems), bad.render()
