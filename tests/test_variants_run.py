@@ -248,3 +248,40 @@ def test_arena_check_fuzzes_the_dead_mans_turn_for_a_bot_that_declares_the_varia
     bad = run_check(lambda: InProcessTransport(voider, "dead_voider"), turns=4000, seed=4, repeat=False,
                     space=fuzz_space(Supports.from_data({"rules": {"dead_mans_calza": [True, False]}}, "x")))
     assert any("a player who is out may only call calza" in p.detail for p in bad.problems), bad.render()
+
+
+def test_arena_play_asks_a_human_who_is_out_for_a_dead_mans_calza() -> None:
+    import io
+
+    from arena.apps.play import HumanPlayer, play_setup
+    from arena.errors import RunError
+
+    rules = Rules.preset("classic", {"dead_mans_calza": True, "veteran_palifico": True})
+    start = match_start_message("t-1", 1, ["a", "you", "c"], rules.to_dict(), 1)
+    dead_turn = {"type": "turn", "match": "t-1", "round": 4, "seat": 1, "dice": [], "counts": [3, 0, 2],
+                 "palifico": False, "history": [[0, 2, 5]],
+                 "legal": {"dudo": False, "calza": True, "min_quantity": {}, "max_quantity": 5, "pass": True},
+                 "time_ms": 1000}
+    out = io.StringIO()
+    human = HumanPlayer(io.StringIO("dudo\n3x5\npass\n"), out, assist=True)
+    human.notify(start)  # type: ignore[arg-type]
+    reply, _ = human.request(dead_turn)  # type: ignore[arg-type]
+    assert reply == {"action": "pass"}
+    text = out.getvalue()
+    assert "dead man's calza (back with 2 dice)" in text and "veteran palifico" in text
+    assert "you are out; a dead man's calza" in text and "Your dice: none (out)" in text
+    assert text.count("Not allowed: you are out: call calza (a dead man's calza, once a match) or pass") == 2
+    assert "Legal: no bid; calza, pass" in text and "calza on 2x5: P(exactly)" in text
+    end = {"type": "round_end", "match": "t-1", "round": 4, "palifico": False, "history": [[0, 2, 5]],
+           "dice": [[5, 5, 2], [], [3, 4]], "bid": [0, 2, 5], "call": {"seat": 1, "kind": "calza"}, "count": 2,
+           "change": {"seat": 1, "delta": 2}, "counts": [3, 2, 2]}
+    human.notify(end)  # type: ignore[arg-type]
+    assert "you called a dead man's calza on a's 2x5: there were 2" in out.getvalue()
+    assert "you come back with 2 dice" in out.getvalue()
+    assert play_setup(sets=["dead_mans_calza=true"]).rules.dead_mans_calza
+    assert play_setup(bots=["tests/bots/passer.py"], sets=["dead_mans_calza=true"]).rules.dead_mans_calza
+    with pytest.raises(RunError, match="veteran_palifico: passer does not declare"):
+        play_setup(bots=["tests/bots/passer.py", "bots/probabilistic.py"], sets=["dead_mans_calza=true",
+                                                                              "veteran_palifico=true"])
+    with pytest.raises(RunError, match="dead_mans_calza: steady does not declare"):
+        play_setup(bots=["tests/bots/steady.py"], sets=["dead_mans_calza=true"])

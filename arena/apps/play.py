@@ -34,7 +34,7 @@ from typing import Any, TextIO
 from arena.botfile.spec import BotSpec
 from arena.engine.odds import probability_exact
 from arena.engine.records import MatchSpec, derive_seed, record_line
-from arena.engine.rules import Action, Bid, Calza, Dudo, Rules, parse_action
+from arena.engine.rules import Action, Bid, Calza, Dudo, Pass, Rules, parse_action
 from arena.errors import ArenaError, BotCrashed, BotFault, FaultKind, InvalidAction, RunError
 from arena.match.referee import MatchOutcome, play_match
 from arena.protocol.messages import Notification, ReadyMessage, ReplyMessage, TurnMessage, ready_message, reply_message
@@ -73,6 +73,10 @@ def illegal_reason(action: Action, turn: Turn) -> str | None:
     """
     legal, rules = turn.legal, turn.rules
     standing = turn.standing
+    if turn.dead and not isinstance(action, (Calza, Pass)):
+        return "you are out: call calza (a dead man's calza, once a match) or pass"
+    if isinstance(action, Pass):
+        return None if legal.may_pass else "only a player who is out passes; bid or call"
     if isinstance(action, Dudo):
         if legal.dudo:
             return None
@@ -226,6 +230,10 @@ class HumanPlayer:
         extras = [f"{r.dice} dice each", "1s wild" if r.wild_ones else "1s not wild",
                   "calza" if r.calza else "no calza", "palifico" if r.palifico else "no palifico",
                   "may open on 1s" if r.open_on_ones else "no opening on 1s"]
+        if r.dead_mans_calza:
+            extras.append(f"dead man's calza (back with {min(r.dead_mans_dice, r.dice)} dice)")
+        if r.veteran_palifico:
+            extras.append("veteran palifico" + (" (any survivor)" if r.veteran_from == "any" else ""))
         self.say(f"Match {info.match}: {info.players} players, {', '.join(extras)}.")
         for s, name in enumerate(info.names):
             mark = "  <- you" if s == info.seat else ""
@@ -234,11 +242,17 @@ class HumanPlayer:
 
     def _show_turn(self, turn: Turn) -> None:
         pal = " (palifico: 1s not wild, the face is fixed)" if turn.palifico else ""
+        standing = turn.standing
+        if turn.palifico and standing is not None and set(turn.legal.min_quantity) - {standing.face}:
+            pal = " (palifico: 1s not wild; you may change the face)"
         self.say("")
-        self.say(f"== Round {turn.round}, your turn{pal}")
+        if turn.dead:
+            self.say(f"== Round {turn.round}: you are out; a dead man's calza (right: you come back), or pass{pal}")
+        else:
+            self.say(f"== Round {turn.round}, your turn{pal}")
         self.say("Dice: " + ", ".join(f"{self._name(s)} {c or 'out'}" for s, c in enumerate(turn.counts))
                  + f"  (dice in play: {turn.total})")
-        self.say("Your dice: " + " ".join(str(d) for d in turn.dice))
+        self.say("Your dice: " + (" ".join(str(d) for d in turn.dice) or "none (out)"))
         if turn.history:
             self.say("Bids: " + self._bids(turn.history))
         else:
@@ -251,7 +265,7 @@ class HumanPlayer:
     def _legal_text(legal: Legal) -> str:
         parts = [f"{q}x{f}" for f, q in sorted(legal.min_quantity.items()) if q <= legal.max_quantity]
         text = ("bid " + " ".join(parts) + f" or more (quantity up to {legal.max_quantity})") if parts else "no bid"
-        calls = [c for c, ok in (("dudo", legal.dudo), ("calza", legal.calza)) if ok]
+        calls = [c for c, ok in (("dudo", legal.dudo), ("calza", legal.calza), ("pass", legal.may_pass)) if ok]
         return text + ("; " + ", ".join(calls) if calls else "")
 
     def _show_assist(self, turn: Turn) -> None:
@@ -293,12 +307,17 @@ class HumanPlayer:
         elif end.bid is not None and end.call is not None and end.change is not None:
             bidder, b = end.bid
             caller, call = end.call
-            self.say(f"  {self._name(caller)} called {call} on {self._possessive(bidder)} {b.quantity}x{b.face}: "
-                     f"there were {end.count}")
+            dead = not end.dice[caller]  # the caller was out: a dead man's calza
+            self.say(f"  {self._name(caller)} called {'a dead man' + chr(39) + 's ' if dead else ''}{call} on "
+                     f"{self._possessive(bidder)} {b.quantity}x{b.face}: there were {end.count}")
             seat, delta = end.change
             who = self._name(seat)
             verb = "lose" if who == "you" else "loses"
-            if delta < 0:
+            if dead:
+                self.say(f"  {who} {'come' if who == 'you' else 'comes'} back with {delta} "
+                         f"{'die' if delta == 1 else 'dice'}" if delta else
+                         f"  {who} {'stay' if who == 'you' else 'stays'} out (the call is spent)")
+            elif delta < 0:
                 self.say(f"  {who} {verb} {-delta} {'die' if delta == -1 else 'dice'}")
             elif delta > 0:
                 self.say(f"  {who} {'regain' if who == 'you' else 'regains'} a die")
@@ -337,7 +356,8 @@ class HumanPlayer:
             try:
                 action = parse_action(text)
             except InvalidAction:
-                self.say(f"{text!r} is not a move: write QxF for a bid (5x3 = five 3s), dudo or calza.")
+                self.say(f"{text!r} is not a move: write QxF for a bid (5x3 = five 3s), dudo or calza"
+                         f"{' (or pass, when you are out)' if turn.rules.dead_mans_calza else ''}.")
                 continue
             reason = illegal_reason(action, turn)
             if reason is not None:
@@ -349,6 +369,8 @@ class HumanPlayer:
         self.say("A bid QxF claims at least Q dice on the whole table show F (1s count as any face when wild).")
         self.say("Raise with more dice, or the same number of a higher face; 'dudo' doubts the standing bid;")
         self.say("'calza' claims it is exactly right. 'quit' leaves the table (you forfeit).")
+        if turn.rules.dead_mans_calza:
+            self.say("Out of the match, you may once call calza on a bid (right: you come back) or 'pass'.")
         self.say("Legal now: " + self._legal_text(turn.legal))
 
     def _leave(self, why: str) -> None:
@@ -490,5 +512,14 @@ def play_setup(*, bots: Sequence[str] = (), preset: str | None = None, config: s
         label = preset or "classic"
     if bots or not opponents:
         opponents = resolve_opponents(list(bots) or list(DEFAULT_BOTS))
+    # The protocol 2 variants: an opponent that does not declare one could not answer it.
+    from arena.botfile.supports import opt_in
+
+    for key in opt_in(rules.to_dict()):
+        refused = [label for label, spec in opponents if True not in (spec.supports.rules or {}).get(key, ())]
+        if refused:
+            raise RunError(f"{key}: {', '.join(refused)} {'does' if len(refused) == 1 else 'do'} not declare that "
+                           f"{'it plays' if len(refused) == 1 else 'they play'} it (supports: {{rules: {{{key}: "
+                           f"[true, false]}}}}); choose other --bots, or leave {key} off")
     return PlaySetup(rules=rules, bots=opponents, variant=label, seed=seed, human_name=name.strip(),
                      time=time_control, sandbox=limits)
