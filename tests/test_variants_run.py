@@ -285,3 +285,46 @@ def test_arena_play_asks_a_human_who_is_out_for_a_dead_mans_calza() -> None:
                                                                               "veteran_palifico=true"])
     with pytest.raises(RunError, match="dead_mans_calza: steady does not declare"):
         play_setup(bots=["tests/bots/steady.py"], sets=["dead_mans_calza=true"])
+
+
+@pytest.mark.slow
+def test_a_sandboxed_run_plays_the_dead_mans_turn_through_real_processes(tmp_path: Path) -> None:
+    """arena run, sandboxed: the Python host and the Node bot answer dead man's
+    turns over the pipe, a dead man's fault voids nothing, every record replays;
+    a bot that does not declare the variant stops the run before it starts."""
+    import subprocess
+
+    import yaml
+
+    from arena.running.store import iter_records
+
+    cfg = {"name": "dead", "seed": 3, "players": [4], "matches": 6, "format": "league",
+           "bots": ["bots/random.py", "bots/probabilistic.py", "bots/node_probabilistic.yaml",
+                    str(HERE / "bots" / "dead_voider.py")],
+           "variants": {"dead": {"preset": "classic", "dice": 2, "dead_mans_calza": True}},
+           "time": {"hello_ms": 60000, "wall_factor": 20}}
+    path = tmp_path / "dead.yaml"
+    path.write_text(yaml.safe_dump(cfg))
+    out = tmp_path / "run"
+    r = subprocess.run([sys.executable, "-m", "arena", "run", str(path), "--workers", "2", "--out", str(out)],
+                       cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr + r.stdout
+    records = list(iter_records(out))
+    assert len(records) == 6
+    said: Counter[tuple[str, str]] = Counter()
+    for rec in records:
+        check(rec)
+        for f in rec.faults:
+            assert rec.bots[f.seat] == "dead_voider" and f.kind is FaultKind.ILLEGAL
+            assert next(x for x in rec.rounds if x.round == f.round).fault is None  # not void
+        for rnd in rec.rounds:
+            for seat, action in rnd.actions:
+                if not rnd.dice[seat]:
+                    said[(rec.bots[seat], str(action))] += 1
+    assert said[("node_probabilistic", "pass")] + said[("node_probabilistic", "calza")] > 0
+    assert said[("random", "pass")] + said[("random", "calza")] + said[("probabilistic", "pass")] > 0
+    cfg["bots"] = [*cfg["bots"], "tests/bots/steady.py"]  # type: ignore[list-item]
+    path.write_text(yaml.safe_dump(cfg))
+    r = subprocess.run([sys.executable, "-m", "arena", "run", str(path), "--out", str(tmp_path / "refused")],
+                       cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert r.returncode != 0 and "'steady'" in r.stderr and "dead_mans_calza" in r.stderr, r.stderr
