@@ -54,7 +54,7 @@ def test_every_record_of_the_league_replays_with_uniform_dice_and_no_violation(
     folder, records = league
     assert {r.players for r in records} == set(range(2, 11))
     assert {r.variant for r in records} == {"classic", "both"}
-    faces: Counter[int] = Counter()
+    hands: dict[tuple[int, int, int], tuple[int, ...]] = {}
     kinds: Counter[str] = Counter()
     for rec in records:
         again = MatchRecord.from_json(rec.to_json())
@@ -62,7 +62,11 @@ def test_every_record_of_the_league_replays_with_uniform_dice_and_no_violation(
         check(again)  # every rule, the dice from the seed included
         assert rec.faults == ()  # no rule violation (nor any other fault)
         for rnd in rec.rounds:
-            faces.update(d for hand in rnd.dice for d in hand)
+            for seat, hand in enumerate(rnd.dice):
+                # one table's dice are shared by its matches under every variant: each die counted once
+                key = (rec.seed, rnd.round, seat)
+                if len(hand) > len(hands.get(key, ())):
+                    hands[key] = hand
             for seat, action in rnd.actions:
                 if type(action) is Pass:
                     kinds["pass"] += 1
@@ -77,9 +81,10 @@ def test_every_record_of_the_league_replays_with_uniform_dice_and_no_violation(
         if rec.variant == "classic":
             assert all(type(a) is not Pass for rnd in rec.rounds for _, a in rnd.actions)
             assert "dead_mans_calza" not in rec.to_dict()["rules"]
+    faces = Counter(d for hand in hands.values() for d in hand)
     total = sum(faces.values())
     chi2 = sum((faces[f] - total / 6) ** 2 / (total / 6) for f in range(1, 7))
-    assert total > 3000 and chi2 < CHI2_5DF_P001, (total, faces)
+    assert total > 2000 and chi2 < CHI2_5DF_P001, (total, faces)
     # not vacuous: the variants' moves happened
     assert kinds["pass"] > 0 and kinds["dead_call"] > 0 and 0 < kinds["dead_right"] < kinds["dead_call"]
     assert kinds["override"] > 0
