@@ -130,7 +130,11 @@ class Supports:
 
     @property
     def restricted(self) -> bool:
-        return any(v is not None for v in (self.players, self.dice, self.presets, self.rules))
+        """It rules some table out. Declaring that it plays a variant of
+        ``OPT_IN_KEYS`` (on or off) widens what it plays, it restricts nothing."""
+        if any(v is not None for v in (self.players, self.dice, self.presets)):
+            return True
+        return any(k not in OPT_IN_KEYS or False not in v for k, v in (self.rules or {}).items())
 
     def why_not(self, rules: Mapping[str, Any], players: int | None = None) -> str | None:
         """``None`` if a table of ``players`` under ``rules`` (a full rule dict)
