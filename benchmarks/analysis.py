@@ -5,7 +5,7 @@
 Two run folders are built once (kept in ``--data``, default
 ``/tmp/arena-bench-analysis``, and reused while the configs are unchanged),
 with the bots, table sizes, variants and match counts of configs/league.yaml
-(3,600 matches) and configs/variants.yaml (2,200 matches). The matches are
+(3,600 matches) and configs/variants.yaml (2,800 matches). The matches are
 played by the real rules engine with simple in-process policies standing in
 for the bots (tests/synth_records.py): the analysis sees the same records a
 run writes, without an hour of sandboxed play.

@@ -74,8 +74,10 @@ Deterministic per match seed: every draw (sampled hands, the deal sample, the
 policy's mixing) comes from ``self.rng``; the kept tables hold only functions
 of their keys, so what a process played before does not change a decision. A
 decision takes about a millisecond of CPU (see docs/bots.md) against a budget
-of ``time_ms``; the duel search scales its width with ``time_ms``. No
-``SUPPORTS``: it plays any table.
+of ``time_ms``; the duel search scales its width with ``time_ms``. It
+plays any table, the protocol 2 variants too (``SUPPORTS``; a dead man's turn
+is :func:`arena.sdk.dead_mans_call`'s; a veteran's change of face in a
+palifico round is a bid its model does not score).
 """
 
 from __future__ import annotations
@@ -93,8 +95,10 @@ from typing import Any, TypeVar
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 import numpy as np  # noqa: E402
 
-from arena.sdk import CALZA, DUDO, Action, Bid, Bot, MatchInfo, RoundEnd, Turn, bid  # noqa: E402
+from arena.sdk import CALZA, DUDO, Action, Bid, Bot, MatchInfo, RoundEnd, Turn, bid, dead_mans_call  # noqa: E402
 from arena.sdk.policy import SolvedPolicies  # noqa: E402
+
+SUPPORTS = {"rules": {"dead_mans_calza": [True, False], "veteran_palifico": [True, False]}}
 
 FACES = (1, 2, 3, 4, 5, 6)
 
@@ -1277,6 +1281,8 @@ class Bayes(Bot):
 
     def act(self, turn: Turn) -> Action:
         global FALLBACKS
+        if turn.dead:  # out, asked for a dead man's calza
+            return dead_mans_call(turn)
         try:
             action = self._decide(turn)
             if turn.legal.is_legal(action):

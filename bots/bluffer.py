@@ -16,13 +16,18 @@ a match seed replays it exactly.
 
 from __future__ import annotations
 
-from arena.sdk import DUDO, Action, Bot, Turn, bid
+from arena.sdk import DUDO, Action, Bot, Turn, bid, dead_mans_call
+
+# Plays the protocol 2 variants too (a dead man's turn: arena.sdk.dead_mans_call).
+SUPPORTS = {"rules": {"dead_mans_calza": [True, False], "veteran_palifico": [True, False]}}
 
 DOUBT_BELOW = 0.1
 
 
 class Bluffer(Bot):
     def act(self, turn: Turn) -> Action:
+        if turn.dead:  # out, asked for a dead man\'s calza
+            return dead_mans_call(turn)
         legal = turn.legal
         standing = turn.standing
         if standing is not None:

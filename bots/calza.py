@@ -29,7 +29,10 @@ Deterministic: no randomness.
 
 from __future__ import annotations
 
-from arena.sdk import CALZA, DUDO, Action, Bid, Bot, Turn, bid, face_probability, p_at_least, p_exactly
+from arena.sdk import CALZA, DUDO, Action, Bid, Bot, Turn, bid, dead_mans_call, face_probability, p_at_least, p_exactly
+
+# Plays the protocol 2 variants too (a dead man's turn: arena.sdk.dead_mans_call).
+SUPPORTS = {"rules": {"dead_mans_calza": [True, False], "veteran_palifico": [True, False]}}
 
 OTHER_LOSS = 0.35  # value of another player losing a die, in our own dice
 CREDIT = 0.9  # chance that a bidder's die shows the face it bid (instead of 1/3 or 1/6)
@@ -69,6 +72,8 @@ class CalzaPlayer(Bot):
         return bid(q, face)
 
     def act(self, turn: Turn) -> Action:
+        if turn.dead:  # out, asked for a dead man\'s calza
+            return dead_mans_call(turn)
         standing = turn.standing
         if standing is None:
             return self._open(turn)

@@ -19,7 +19,10 @@ Deterministic: no randomness.
 
 from __future__ import annotations
 
-from arena.sdk import DUDO, Action, Bot, Turn, bid
+from arena.sdk import DUDO, Action, Bot, Turn, bid, dead_mans_call
+
+# Plays the protocol 2 variants too (a dead man's turn: arena.sdk.dead_mans_call).
+SUPPORTS = {"rules": {"dead_mans_calza": [True, False], "veteran_palifico": [True, False]}}
 
 OPEN_CONFIDENCE = 0.8
 RAISE_IF = 0.75
@@ -28,6 +31,8 @@ DOUBT_BELOW = 0.6
 
 class Cautious(Bot):
     def act(self, turn: Turn) -> Action:
+        if turn.dead:  # out, asked for a dead man\'s calza
+            return dead_mans_call(turn)
         legal = turn.legal
         standing = turn.standing
         if standing is None:

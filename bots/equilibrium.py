@@ -24,15 +24,18 @@ per process, lazily (only when a solved state comes up, and only the files
 solving the rules being played: the rules are read from the head of each file
 first). Reading the largest packed file takes about 0.05 s of CPU and a
 lookup about 10 microseconds, well inside the turn's budget.
-It declares no ``SUPPORTS``: it plays any table.
+It plays any table, the protocol 2 variants too (``SUPPORTS``; a dead man's turn: ``arena.sdk.dead_mans_call``).
 """
 
 from __future__ import annotations
 
 import os
 
-from arena.sdk import CALZA, DUDO, Action, Bid, Bot, Turn, bid, face_probability, p_at_least, p_exactly
+from arena.sdk import CALZA, DUDO, Action, Bid, Bot, Turn, bid, dead_mans_call, face_probability, p_at_least, p_exactly
 from arena.sdk.policy import SolvedPolicies
+
+# Plays the protocol 2 variants too (a dead man's turn: arena.sdk.dead_mans_call).
+SUPPORTS = {"rules": {"dead_mans_calza": [True, False], "veteran_palifico": [True, False]}}
 
 DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "equilibrium")
 
@@ -46,6 +49,8 @@ POLICIES = SolvedPolicies(DATA)  # read once per process, when a solved state fi
 
 class Equilibrium(Bot):
     def act(self, turn: Turn) -> Action:
+        if turn.dead:  # out, asked for a dead man\'s calza
+            return dead_mans_call(turn)
         action = POLICIES.action(turn, self.rng)
         return action if action is not None else self._heuristic(turn)
 

@@ -18,7 +18,10 @@ is needed: the bot is a pure function of what it sees.
 
 from __future__ import annotations
 
-from arena.sdk import DUDO, Action, Bid, Bot, Turn, bid
+from arena.sdk import DUDO, Action, Bid, Bot, Turn, bid, dead_mans_call
+
+# Plays the protocol 2 variants too (a dead man's turn: arena.sdk.dead_mans_call).
+SUPPORTS = {"rules": {"dead_mans_calza": [True, False], "veteran_palifico": [True, False]}}
 
 OPEN_CONFIDENCE = 0.6
 DOUBT_BELOW = 0.5
@@ -36,6 +39,8 @@ def opening(turn: Turn, confidence: float) -> Bid:
 
 class Probabilistic(Bot):
     def act(self, turn: Turn) -> Action:
+        if turn.dead:  # out, asked for a dead man\'s calza
+            return dead_mans_call(turn)
         standing = turn.standing
         if standing is None:
             return opening(turn, OPEN_CONFIDENCE)

@@ -1,8 +1,8 @@
 """Random: every legal action equally likely.
 
-The floor of any league: it bids, doubts and calls calza uniformly at random
-over ``turn.legal``, so it is legal under every rule set and loses to anything
-that looks at its dice. Decisions draw on ``self.rng`` only (seeded from the
+The floor of any league: it bids, doubts, calls calza and (out, under dead
+man's calza) passes uniformly at random over ``turn.legal``, so it is legal
+under every rule set and loses to anything that looks at its dice. Decisions draw on ``self.rng`` only (seeded from the
 match's ``seed``), so the same match is played the same way every time.
 
 It picks an index into the legal actions without building the list (up to
@@ -11,7 +11,10 @@ It picks an index into the legal actions without building the list (up to
 
 from __future__ import annotations
 
-from arena.sdk import CALZA, DUDO, Action, Bot, Turn, bid
+from arena.sdk import CALZA, DUDO, PASS, Action, Bot, Turn, bid
+
+# Plays the protocol 2 variants too: a dead man's turn is calza or pass, at random.
+SUPPORTS = {"rules": {"dead_mans_calza": [True, False], "veteran_palifico": [True, False]}}
 
 
 class RandomBot(Bot):
@@ -19,13 +22,17 @@ class RandomBot(Bot):
         legal = turn.legal
         top = legal.max_quantity
         faces = sorted(legal.min_quantity.items())
-        total = sum(top - low + 1 for _, low in faces) + legal.dudo + legal.calza
+        total = sum(top - low + 1 for _, low in faces) + legal.dudo + legal.calza + legal.may_pass
         k = self.rng.randrange(total)
         for face, low in faces:
             width = top - low + 1
             if k < width:
                 return bid(low + k, face)
             k -= width
-        if legal.dudo and k == 0:
-            return DUDO
-        return CALZA
+        if legal.dudo:
+            if k == 0:
+                return DUDO
+            k -= 1
+        if legal.calza and k == 0:
+            return CALZA
+        return PASS

@@ -32,6 +32,8 @@ def _expected(state: R.State, seat: int, bid: R.Bid) -> float:
 
 def _choose(state: R.State, policy: str, rng: random.Random) -> R.Action:
     legal = R.legal_actions(state)
+    if not state.counts[state.to_act]:  # out, asked for a dead man's calza (dead_mans_calza): now and then
+        return R.CALZA if rng.random() < 0.2 else R.PASS
     margin = POLICIES[policy]
     if margin is None:
         return rng.choice(legal)
@@ -59,18 +61,23 @@ def play(match: str, variant: str, rules: R.Rules, bots: list[str], seed: int,
     faults: list[dict[str, Any]] = []
     while state.placements is None:
         state = R.deal(state, roll_table(seed, state.round, state.counts))
+        acts: list[list[Any]] = []  # as played: bids, a dead man's passes (dead_mans_calza), the call
         while state.dice is not None and state.placements is None:
             seat = state.to_act
-            if fault and seat == fault[0] and state.round >= fault[1] and not faults:
+            if fault and seat == fault[0] and state.round >= fault[1] and not faults and state.counts[seat]:
                 faults.append({"seat": seat, "round": state.round, "kind": fault[2], "detail": "synthetic"})
                 state = R.fault(state, seat)
                 break
-            state = R.apply(state, _choose(state, (policy_of or {}).get(bots[seat], bots[seat]), rng))
+            action = _choose(state, (policy_of or {}).get(bots[seat], bots[seat]), rng)
+            state = R.apply(state, action)
+            if type(action) is R.Bid:
+                acts.append([seat, "bid", action.quantity, action.face])
+            elif state.dice is not None:  # a pass; a call ends the round and is added below
+                acts.append([seat, str(action)])
             if state.last is not None and state.dice is None:
                 break
         last = state.last
         assert last is not None
-        acts: list[list[Any]] = [[s, "bid", b.quantity, b.face] for s, b in last.bids]
         entry: dict[str, Any] = {"round": last.round, "opener": last.opener, "palifico": last.palifico,
                                  "dice": [list(h) for h in last.dice], "actions": acts}
         if last.fault is not None:

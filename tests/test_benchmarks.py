@@ -68,10 +68,9 @@ def _needs(name: str) -> str | None:
     """Why this machine cannot run the script, or None."""
     if name == "report_screenshots" and not Path("/usr/bin/chromium").exists():
         return "no /usr/bin/chromium"
-    if name in ("bare_referee_sandbox", "bare_referee_unfrozen", "protocol", "sandbox_start", "view_timing", "league_vs_bare", "league_vs_bare_profile",
-                "backends", "league", "live_standings") and available().bwrap is None:
-    if name in ("bare_referee_sandbox", "bare_referee_unfrozen", "protocol", "sandbox_start", "league_vs_bare", "league_vs_bare_profile",
-                "backends", "league", "live_standings", "paired_play") and available().bwrap is None:
+    if name in ("bare_referee_sandbox", "bare_referee_unfrozen", "protocol", "sandbox_start", "view_timing",
+                "league_vs_bare", "league_vs_bare_profile", "backends", "league", "live_standings",
+                "paired_play") and available().bwrap is None:
         return "no bubblewrap: the script measures the full sandbox"
     return None
 

@@ -190,9 +190,9 @@ def test_unknown_fields_are_ignored() -> None:
 
 
 def test_hello_is_the_version_spoken_here() -> None:
-    assert parse_hello(wire(hello_message())) == PROTOCOL_VERSION == 1
+    assert parse_hello(wire(hello_message())) == PROTOCOL_VERSION == 2
     cases: list[tuple[dict[str, Any], str]] = [
-        ({"type": "hello", "protocol": 2}, "protocol 2 is not spoken here"),
+        ({"type": "hello", "protocol": 1}, "protocol 1 is not spoken here"),
         ({"type": "hello", "protocol": "1"}, "'protocol' must be a JSON integer"),
         ({"type": "hello"}, "no 'protocol'"), ({"type": "helo", "protocol": 1}, "'type'")]
     for bad, words in cases:

@@ -738,6 +738,8 @@ BAD_VALUES: list[tuple[str, object]] = [
     ("seating", "rotate"), ("seating", "random"),
     ("first", "seat1"), ("first", 0),
     ("max_rounds", 0), ("max_rounds", -5), ("max_rounds", "1000"), ("max_rounds", False),
+    ("dead_mans_calza", 1), ("dead_mans_calza", "yes"), ("dead_mans_dice", 0), ("dead_mans_dice", 11),
+    ("dead_mans_dice", True), ("veteran_palifico", "on"), ("veteran_from", "all"), ("veteran_from", True),
 ]
 
 
@@ -802,6 +804,8 @@ DEFAULTS = {
     "palifico_change_face": False, "palifico_min_players": 3, "penalty": "one",
     "seating": "roll", "first": "roll", "max_rounds": 1000,
 }
+# The variant keys: written out (records, match_start) only where not at their default.
+VARIANT_DEFAULTS = {"dead_mans_calza": False, "dead_mans_dice": 2, "veteran_palifico": False, "veteran_from": "own"}
 
 PRESET_TABLE = {
     "classic": {},
@@ -815,7 +819,17 @@ PRESET_TABLE = {
 def test_defaults_are_rules_md_table() -> None:
     assert Rules().to_dict() == DEFAULTS
     assert list(Rules().to_dict()) == list(DEFAULTS)  # the rule book's order
-    assert {k: s.default for k, s in KEYS.items()} == DEFAULTS
+    assert {k: s.default for k, s in KEYS.items()} == {**DEFAULTS, **VARIANT_DEFAULTS}
+
+
+def test_variant_keys_are_written_only_when_not_default() -> None:
+    """A rule set without the variants reads as it did before they existed
+    (records, match_start); a key set away from its default is written, after
+    the others, in the rule book's order."""
+    r = Rules.preset("classic", {"veteran_from": "any", "dead_mans_calza": True})
+    assert r.to_dict() == {**DEFAULTS, "dead_mans_calza": True, "veteran_from": "any"}
+    assert list(r.to_dict())[-2:] == ["dead_mans_calza", "veteran_from"]
+    assert Rules.from_dict(r.to_dict()) == r
 
 
 @pytest.mark.parametrize("name", sorted(PRESET_TABLE))

@@ -133,7 +133,8 @@ def test_a_real_league_never_seats_the_two_player_bots_at_larger_tables(tmp_path
     bots = {b["name"]: b for b in meta["bots"]}
     assert bots["two_seater"]["supports"] == {"players": [2]} and bots["two_seater"]["table_sizes"] == [2]
     assert bots["two_seater_sh"]["supports"] == {"players": [2]}
-    assert bots["random"]["supports"] == {} and bots["random"]["table_sizes"] == [2, 3, 4]
+    # random declares only the protocol 2 variants (opt-in rule keys): every table size
+    assert "players" not in bots["random"]["supports"] and bots["random"]["table_sizes"] == [2, 3, 4]
 
 
 def test_arena_run_refuses_before_any_match(tmp_path: Path) -> None:

@@ -123,6 +123,17 @@ DEFINITIONS: dict[str, str] = {
                   "(95% bootstrap interval)",
     "rank_correlation": "rank_correlation[ref]: Spearman correlation of this variant's Elo order with the reference "
                         "variant's (95% bootstrap interval)",
+    # Only for a variant that plays dead_mans_calza or veteran_palifico (docs/rules.md).
+    "dead_mans_calls_per_match": f"mean dead man's calzas in a match: calls by a player who was out ({B})",
+    "dead_mans_right_share": f"share of dead man's calzas that were right: the caller came back ({W})",
+    "dead_mans_return_win_share": f"share of players back by a dead man's calza who went on to win ({W})",
+    "veteran_overrides_per_match": f"mean veteran overrides in a match: a palifico round's face changed by a "
+                                   f"veteran ({B})",
+    "rounds_change": "rounds_change[ref]: mean rounds in a match minus in the reference variant (the same rules "
+                     "without the variant), over matches with the same dice, seats and bots in both (95% bootstrap "
+                     "interval, pairs of matches resampled)",
+    "opener_win_rate_change": "opener_win_rate_change[ref]: opener_win_rate minus the reference variant's, over "
+                              "the same pairs of matches (95% bootstrap interval, pairs of matches resampled)",
 }
 
 
@@ -596,7 +607,92 @@ def variant_stats(res: Results, *, variant: str | None = None, drop_admin_faults
             elo = dict(zip(t["bot"], t["elo"].astype(float)))
             samples = report.samples.get(v)
         rows += _variant_rows(v, select(base, v), seed, elo, samples)
+        rows += _rule_variant_rows(v, res, base, seed)
     return _typed(pd.DataFrame(rows, columns=STAT_COLUMNS))
+
+
+_SPECIAL_KEYS = ("dead_mans_calza", "dead_mans_dice", "veteran_palifico", "veteran_from")
+
+
+def _rule_variant_rows(label: str, res: Results, base: Results, seed: int) -> list[StatRow]:
+    """The rows of a variant that plays dead man's calza or veteran palifico
+    (none otherwise): how often its special move happens, read from the
+    records, and how it changes match length and the opener's chance against
+    the reference variant, the run's variant with the same rules without it."""
+    from arena.engine.rules import Bid, Calza  # analysis sits above the engine
+
+    variants: dict[str, dict[str, Any]] = {str(k): dict(v) for k, v in (res.run.get("variants") or {}).items()}
+    rules = variants.get(label)
+    if rules is None or not (rules.get("dead_mans_calza") or rules.get("veteran_palifico")):
+        return []
+    part = select(base, label)
+    ids = [str(m) for m in part.matches["match"]]
+    records = res.records_of(ids)
+    rows: list[StatRow] = []
+    calls, right, back, back_won, overrides = [], 0, 0, 0, []
+    for mid in ids:
+        rec = records.get(mid)
+        if rec is None:
+            continue
+        made = changed = 0
+        returned: set[int] = set()
+        for rnd in rec.rounds:
+            last = rnd.actions[-1] if rnd.actions else None
+            if (rnd.fault is None and rnd.change is not None and last is not None and type(last.action) is Calza
+                    and not rnd.dice[last.seat]):
+                made += 1
+                if rnd.change.delta > 0:
+                    right += 1
+                    returned.add(last.seat)
+            if rnd.palifico:
+                face = None
+                for seat, action in rnd.actions:
+                    if type(action) is not Bid:
+                        continue
+                    one_die = rec.rules.palifico_change_face and len(rnd.dice[seat]) == 1
+                    if face is not None and action.face != face and not one_die:
+                        changed += 1
+                    face = action.face
+        calls.append(made)
+        overrides.append(changed)
+        back += len(returned)
+        back_won += sum(1 for s in returned if rec.placements[s] == 1)
+    if rules.get("dead_mans_calza"):
+        v, lo, hi, n = mean_interval(calls, seed)
+        rows.append((label, "dead_mans_calls_per_match", v, lo, hi, n))
+        for name, k, of in (("dead_mans_right_share", right, sum(calls)),
+                            ("dead_mans_return_win_share", back_won, back)):
+            v, lo, hi = wilson(k, of)
+            rows.append((label, name, v, lo, hi, of))
+    if rules.get("veteran_palifico"):
+        v, lo, hi, n = mean_interval(overrides, seed)
+        rows.append((label, "veteran_overrides_per_match", v, lo, hi, n))
+    plain = {k: v for k, v in rules.items() if k not in _SPECIAL_KEYS}
+    ref = next((name for name, r in variants.items()
+                if name != label and {k: v for k, v in r.items() if k not in _SPECIAL_KEYS} == plain
+                and not any(k in r for k in _SPECIAL_KEYS)), None)
+    if ref is None:
+        return rows
+    pairs = _paired(part, select(base, ref))
+    if len(pairs):
+        for name, column in (("rounds_change", "rounds"), ("opener_win_rate_change", "opener_won")):
+            v, lo, hi, n = mean_interval(pairs[f"{column}_x"] - pairs[f"{column}_y"], seed)
+            rows.append((label, f"{name}[{ref}]", v, lo, hi, n))
+    return rows
+
+
+def _paired(a: Results, b: Results) -> pd.DataFrame:
+    """Matches of ``a`` and ``b`` with the same dice seed and the same bots in
+    the same seats (one table of the schedule under two variants): their
+    rounds and whether the opener won, as ``*_x`` (``a``) and ``*_y`` (``b``)."""
+    def keyed(part: Results) -> pd.DataFrame:
+        m = part.matches
+        bots = part.seats.sort_values(["match", "seat"]).groupby("match", sort=False)["bot"].agg(tuple)
+        out = pd.DataFrame({"match": m["match"], "seed": m["seed"], "rounds": m["rounds_played"].astype(float),
+                            "opener_won": (m["winner"] == m["first"]).fillna(False).astype(float)})
+        out["bots"] = out["match"].map(bots)
+        return out.drop_duplicates(["seed", "bots"])
+    return keyed(a).merge(keyed(b), on=["seed", "bots"])
 
 
 def _typed(df: pd.DataFrame) -> pd.DataFrame:

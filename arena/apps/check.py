@@ -7,7 +7,9 @@ scripted double):
 
 1. the handshake (``hello`` -> ``ready``);
 2. thousands of fuzzed turns: matches under every preset, with random
-   variant keys (dice 1-10, calza and palifico settings, penalty) and 2 to 10
+   variant keys (dice 1-10, calza and palifico settings, penalty; dead man's
+   calza and veteran palifico for a bot that declares them, so that a bot
+   out of a match is asked for its dead man's calza) and 2 to 10
    players, where every other seat plays random legal moves from a seeded
    generator. Only what the bot supports is fuzzed (its ``supports``
    declaration, :mod:`arena.botfile.supports`), narrowed further by the caller
@@ -41,7 +43,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from arena.botfile.supports import ADMIN_KEYS, Supports
+from arena.botfile.supports import ADMIN_KEYS, OPT_IN_KEYS, Supports
 from arena.engine.dice import roll_table
 from arena.engine.records import derive_seed
 from arena.engine.rules import PRESETS, Bid, Rules, State, apply, deal, legal_actions, new_match, why_illegal
@@ -72,7 +74,8 @@ FRESH_IN_REPEAT: frozenset[int] = frozenset(range(1, 6))  # matches the repeat p
 ADVICE: dict[str, str] = {
     FaultKind.ILLEGAL: "choose from turn.legal (Python: turn.legal.actions() or turn.legal.is_legal(action); "
                "protocol: a face in legal.min_quantity, a quantity from its minimum to max_quantity, "
-               "dudo/calza only where legal.dudo/legal.calza are true)",
+               "dudo/calza only where legal.dudo/legal.calza are true; pass only where legal.pass is: "
+               "a dead man's turn)",
     FaultKind.MALFORMED: 'reply with exactly one JSON object on one line: {"action": "bid", "quantity": Q, '
                  '"face": F} with JSON integers, {"action": "dudo"} or {"action": "calza"}',
     FaultKind.TIMEOUT: "reply within time_ms of CPU time; a decision should take well under a millisecond",
@@ -330,10 +333,10 @@ def _span(values: Sequence[int]) -> str:
 def _forced(supports: Supports, preset: str, rng: random.Random | None, over: dict[str, Any]) -> dict[str, Any]:
     """``over`` with every key the bot restricts set to a value it allows (drawn
     with ``rng``, or the first allowed value), when it is not one already."""
-    base = Rules.preset(preset).to_dict()
+    base = Rules.preset(preset)
     out = dict(over)
     for key, allowed in (supports.rules or {}).items():
-        if out.get(key, base[key]) not in allowed:
+        if out.get(key, getattr(base, key)) not in allowed:
             choices = sorted(allowed, key=repr)
             out[key] = rng.choice(choices) if rng is not None else choices[0]
     return out
@@ -448,6 +451,15 @@ def fuzz_rules(rng: random.Random, index: int, space: FuzzSpace = FULL_SPACE) ->
         if rng.random() < 0.2:
             over["penalty"] = "difference"
     over["first"] = rng.choice(("roll", "seat0"))
+    # The protocol 2 variants, for a bot that declares them (drawn only then, so
+    # a bot without them fuzzes the matches it always did): half the matches.
+    for key in OPT_IN_KEYS:
+        if True in (space.supports.rules or {}).get(key, ()) and rng.random() < 0.5:
+            over[key] = True
+            if key == "dead_mans_calza":
+                over["dead_mans_dice"] = rng.randint(1, 3)
+            else:
+                over["veteran_from"] = rng.choice(("own", "any"))
     rules = Rules.preset(preset, _forced(space.supports, preset, rng, over))
     if space.supports.why_not(rules.to_dict(), players) is not None:
         # A drawn key the declaration rules out in a way _forced cannot mend (a
@@ -471,7 +483,8 @@ def _random_move(state: State, rng: random.Random) -> Any:
 
 
 def _table(preset: str, rules: Rules, state: State, seat: int) -> str:
-    changed = {k: v for k, v in rules.to_dict().items() if v != Rules.preset(preset).to_dict()[k]}
+    base = Rules.preset(preset)
+    changed = {k: v for k, v in rules.to_dict().items() if v != getattr(base, k)}
     over = "" if not changed else " with " + ", ".join(f"{k}={v}" for k, v in changed.items())
     return (f"preset {preset}{over}; {len(state.counts)} players; you are seat {seat}; "
             f"round {state.round}{' (palifico)' if state.palifico else ''}")

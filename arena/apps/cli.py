@@ -104,7 +104,8 @@ def rules_cmd(preset: str | None, sets: tuple[str, ...]) -> None:
         _echo("\nShow one: arena rules PRESET [--set key=value ...]")
         return
     rules = Rules.preset(preset, parse_sets(sets))
-    for key, value in rules.to_dict().items():
+    for key in KEYS:  # every key, the variant keys too (records leave those out when off)
+        value = getattr(rules, key)
         shown = str(value).lower() if isinstance(value, bool) else value
         _echo(f"{key}: {shown}")
 

@@ -149,6 +149,10 @@ class HumanPlayer:
         extras = [f"{r.dice} dice each", "1s wild" if r.wild_ones else "1s not wild",
                   "calza" if r.calza else "no calza", "palifico" if r.palifico else "no palifico",
                   "may open on 1s" if r.open_on_ones else "no opening on 1s"]
+        if r.dead_mans_calza:
+            extras.append(f"dead man's calza (back with {min(r.dead_mans_dice, r.dice)} dice)")
+        if r.veteran_palifico:
+            extras.append("veteran palifico" + (" (any survivor)" if r.veteran_from == "any" else ""))
         self.say(f"Match {info.match}: {info.players} players, {', '.join(extras)}.")
         for s, name in enumerate(info.names):
             mark = "  <- you" if s == info.seat else ""
@@ -157,11 +161,17 @@ class HumanPlayer:
 
     def _show_turn(self, turn: Turn) -> None:
         pal = " (palifico: 1s not wild, the face is fixed)" if turn.palifico else ""
+        standing = turn.standing
+        if turn.palifico and standing is not None and set(turn.legal.min_quantity) - {standing.face}:
+            pal = " (palifico: 1s not wild; you may change the face)"
         self.say("")
-        self.say(f"== Round {turn.round}, your turn{pal}")
+        if turn.dead:
+            self.say(f"== Round {turn.round}: you are out; a dead man's calza (right: you come back), or pass{pal}")
+        else:
+            self.say(f"== Round {turn.round}, your turn{pal}")
         self.say("Dice: " + ", ".join(f"{self._name(s)} {c or 'out'}" for s, c in enumerate(turn.counts))
                  + f"  (dice in play: {turn.total})")
-        self.say("Your dice: " + " ".join(str(d) for d in turn.dice))
+        self.say("Your dice: " + (" ".join(str(d) for d in turn.dice) or "none (out)"))
         if turn.history:
             self.say("Bids: " + self._bids(turn.history))
         else:
@@ -212,12 +222,17 @@ class HumanPlayer:
         elif end.bid is not None and end.call is not None and end.change is not None:
             bidder, b = end.bid
             caller, call = end.call
-            self.say(f"  {self._name(caller)} called {call} on {self._possessive(bidder)} {b.quantity}x{b.face}: "
-                     f"there were {end.count}")
+            dead = not end.dice[caller]  # the caller was out: a dead man's calza
+            self.say(f"  {self._name(caller)} called {'a dead man' + chr(39) + 's ' if dead else ''}{call} on "
+                     f"{self._possessive(bidder)} {b.quantity}x{b.face}: there were {end.count}")
             seat, delta = end.change
             who = self._name(seat)
             verb = "lose" if who == "you" else "loses"
-            if delta < 0:
+            if dead:
+                self.say(f"  {who} {'come' if who == 'you' else 'comes'} back with {delta} "
+                         f"{'die' if delta == 1 else 'dice'}" if delta else
+                         f"  {who} {'stay' if who == 'you' else 'stays'} out (the call is spent)")
+            elif delta < 0:
                 self.say(f"  {who} {verb} {-delta} {'die' if delta == -1 else 'dice'}")
             elif delta > 0:
                 self.say(f"  {who} {'regain' if who == 'you' else 'regains'} a die")
@@ -256,7 +271,8 @@ class HumanPlayer:
             try:
                 action = parse_action(text)
             except InvalidAction:
-                self.say(f"{text!r} is not a move: write QxF for a bid (5x3 = five 3s), dudo or calza.")
+                self.say(f"{text!r} is not a move: write QxF for a bid (5x3 = five 3s), dudo or calza"
+                         f"{' (or pass, when you are out)' if turn.rules.dead_mans_calza else ''}.")
                 continue
             reason = illegal_reason(action, turn)
             if reason is not None:
@@ -270,6 +286,8 @@ class HumanPlayer:
         self.say("'calza' claims it is exactly right. 'quit' leaves the table (you forfeit).")
         for line in aces_help(turn.rules.ones):
             self.say(line)
+        if turn.rules.dead_mans_calza:
+            self.say("Out of the match, you may once call calza on a bid (right: you come back) or 'pass'.")
         self.say("Legal now: " + self._legal_text(turn.legal))
 
     def _leave(self, why: str) -> None:

@@ -16,6 +16,12 @@ Both take the same mapping, every key optional (absent: anything)::
       presets: [neller]       # rule sets equal to one of these presets
       rules: {calza: [false]} # rule key -> the values allowed
 
+The rule variants of protocol 2 (``dead_mans_calza``, ``veteran_palifico``:
+``OPT_IN_KEYS``) are the exception to "absent: anything": a bot plays a table
+with one of them on only if it lists the key with ``true`` in ``rules``
+(``rules: {dead_mans_calza: [true, false]}``), since a bot written before
+them cannot answer a dead man's turn, or may assume the palifico face fixed.
+
 A rule set matches a preset when every rule key but ``dice``, ``seating``,
 ``first`` and ``max_rounds`` has the preset's value: the starting dice have
 their own key, and the other three change who sits where and when a match is
@@ -32,9 +38,16 @@ from arena.engine.rules import KEYS, PRESETS, Rules
 from arena.errors import ArenaError, ConfigError
 from arena.untrusted import short_repr
 
-__all__ = ["Supports", "ADMIN_KEYS"]
+__all__ = ["Supports", "ADMIN_KEYS", "OPT_IN_KEYS", "opt_in"]
 
 ADMIN_KEYS = frozenset({"dice", "seating", "first", "max_rounds"})
+# Rule switches a bot must declare it plays before it is seated where they are on.
+OPT_IN_KEYS = ("dead_mans_calza", "veteran_palifico")
+
+
+def opt_in(rules: Mapping[str, Any]) -> tuple[str, ...]:
+    """The switches of ``OPT_IN_KEYS`` that are on in ``rules``."""
+    return tuple(k for k in OPT_IN_KEYS if rules.get(k) is True)
 _KEYS = ("players", "dice", "presets", "rules")
 
 
@@ -117,7 +130,11 @@ class Supports:
 
     @property
     def restricted(self) -> bool:
-        return any(v is not None for v in (self.players, self.dice, self.presets, self.rules))
+        """It rules some table out. Declaring that it plays a variant of
+        ``OPT_IN_KEYS`` (on or off) widens what it plays, it restricts nothing."""
+        if any(v is not None for v in (self.players, self.dice, self.presets)):
+            return True
+        return any(k not in OPT_IN_KEYS or False not in v for k, v in (self.rules or {}).items())
 
     def why_not(self, rules: Mapping[str, Any], players: int | None = None) -> str | None:
         """``None`` if a table of ``players`` under ``rules`` (a full rule dict)
@@ -130,9 +147,13 @@ class Supports:
             if not any(_is_preset(rules, p) for p in self.presets):
                 return f"the rules are none of its presets {', '.join(self.presets)} (supports.presets)"
         for key, allowed in (self.rules or {}).items():
-            if rules.get(key) not in allowed:
+            if rules.get(key, KEYS[key].default) not in allowed:
                 return (f"it plays only {key} = {_list(allowed)} (supports.rules.{key}), "
-                        f"not {rules.get(key)!r}")
+                        f"not {rules.get(key, KEYS[key].default)!r}")
+        for key in opt_in(rules):
+            if key not in (self.rules or {}):
+                return (f"it does not declare that it plays {key}, a variant of protocol 2 (a bot declares "
+                        f"it with supports: {{rules: {{{key}: [true, false]}}}})")
         return None
 
     def to_data(self) -> dict[str, Any]:

@@ -25,7 +25,7 @@ from typing import Any, NamedTuple
 
 import orjson
 
-from arena.engine.rules import CALZA, DUDO, Action, Bid, Calza, Dudo, Rules, State
+from arena.engine.rules import CALZA, DUDO, PASS, Action, Bid, Calza, Dudo, Pass, Rules, State
 from arena.errors import ArenaError, FaultKind, RulesError, StateError
 
 __all__ = ["ActionRecord", "DiceChange", "EndReason", "FaultKind", "FaultRecord", "MatchRecord", "MatchSpec",
@@ -116,8 +116,9 @@ class RecordError(ArenaError):
 
 class ActionRecord(NamedTuple):
     """One action of a round: ``seat`` did ``action`` (the engine's
-    :class:`Bid`, ``DUDO`` or ``CALZA``). JSON ``[seat, "bid", quantity, face]``,
-    ``[seat, "dudo"]`` or ``[seat, "calza"]``.
+    :class:`Bid`, ``DUDO``, ``CALZA`` or ``PASS``). JSON ``[seat, "bid", quantity, face]``,
+    ``[seat, "dudo"]``, ``[seat, "calza"]`` or ``[seat, "pass"]`` (a player who is
+    out letting a bid go by, under ``dead_mans_calza``).
 
     A ``NamedTuple``, not a dataclass like the rest: a record holds one per
     decision (about 50 a match), and loading thousands of matches builds them
@@ -129,7 +130,7 @@ class ActionRecord(NamedTuple):
 
     @property
     def kind(self) -> str:
-        """``"bid"``, ``"dudo"`` or ``"calza"``."""
+        """``"bid"``, ``"dudo"``, ``"calza"`` or ``"pass"``."""
         return "bid" if type(self.action) is Bid else str(self.action)
 
     def to_json(self) -> list[Any]:
@@ -141,7 +142,8 @@ class ActionRecord(NamedTuple):
 
 class DiceChange(NamedTuple):
     """The dice a call cost or gave: ``seat`` changed by ``delta`` (0 where a
-    right calza could not add a die above the maximum)."""
+    right calza could not add a die above the maximum, or for a wrong dead
+    man's calza; a right one's delta is the dice the player returns with)."""
 
     seat: int
     delta: int
@@ -229,7 +231,9 @@ def seat_outcome(dice: int, players: int, rounds: tuple[RoundRecord, ...],
             left[seat] = min(dice, max(0, left[seat] + change.delta))
         else:
             continue
-        if not left[seat] and out[seat] is None:
+        if left[seat]:
+            out[seat] = None  # back by a dead man's calza, if it was out
+        elif out[seat] is None:
             out[seat] = rnd.round
     for f in faults:
         left[f.seat] = 0
@@ -345,7 +349,7 @@ class MatchRecord:
                 from None
 
 
-_WORDS: dict[type, str] = {Dudo: "dudo", Calza: "calza"}
+_WORDS: dict[type, str] = {Dudo: "dudo", Calza: "calza", Pass: "pass"}
 
 
 @lru_cache(maxsize=64)
@@ -370,7 +374,7 @@ def canonical(record: MatchRecord) -> dict[str, Any]:
 # ---------------------------------------------------------------------------
 
 _REQUIRED = ("match", "variant", "rules", "seed", "bots", "first", "rounds", "placements")
-_CALLS: dict[str, Action] = {"dudo": DUDO, "calza": CALZA}
+_CALLS: dict[str, Action] = {"dudo": DUDO, "calza": CALZA, "pass": PASS}
 _FACES = frozenset(range(1, 7))
 _KINDS: frozenset[str] = frozenset(FaultKind)
 _LIST_TYPE = frozenset({list})
@@ -475,8 +479,8 @@ def _action(item: object, n: int, number: int, known: dict[tuple[Any, ...], Acti
                 rec = _new(ActionRecord, (seat, call))
                 known[tuple(item)] = rec
                 return rec
-    raise RecordError(f"round {number}: action {item!r} is not [seat, \"bid\", quantity, face], [seat, \"dudo\"] "
-                      f"or [seat, \"calza\"] for a seat of the table")
+    raise RecordError(f"round {number}: action {item!r} is not [seat, \"bid\", quantity, face], [seat, \"dudo\"], "
+                      f"[seat, \"calza\"] or [seat, \"pass\"] for a seat of the table")
 
 
 def _round(entry: object, n: int) -> RoundRecord:

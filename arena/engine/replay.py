@@ -56,7 +56,14 @@ def replay(record: MatchRecord, *, check_dice: bool = True) -> Iterator[tuple[Ro
             state = deal(state, entry.dice)
         except ArenaError as exc:
             raise ReplayMismatch(f"{where}: {exc}") from None
+        # Faults of players who were out (asked for a dead man's calza): in the
+        # match's faults list only, since they void nothing. Each took the place
+        # of the seat's answer the first time it was asked and did not answer.
+        dead = [f.seat for f in record.faults if f.round == entry.round and not entry.dice[f.seat]]
         for seat, action in entry.actions:
+            while dead and state.to_act in dead and seat != state.to_act:
+                dead.remove(state.to_act)
+                state = fault(state, state.to_act)
             if state.dice is None:
                 raise ReplayMismatch(f"{where}: seat {seat} acted after the round was resolved")
             if seat != state.to_act:
@@ -65,6 +72,11 @@ def replay(record: MatchRecord, *, check_dice: bool = True) -> Iterator[tuple[Ro
             if reason is not None:
                 raise ReplayMismatch(f"{where}: seat {seat} {action} is illegal: {reason}")
             state = apply(state, action)
+        while dead and state.dice is not None and state.to_act in dead:
+            dead.remove(state.to_act)
+            state = fault(state, state.to_act)
+        if dead:
+            raise ReplayMismatch(f"{where}: a fault by seat {dead[0]}, which was out and not asked")
         if entry.fault is not None:
             if state.dice is None:
                 raise ReplayMismatch(f"{where}: a fault after the round was already resolved")
@@ -127,13 +139,20 @@ def render(record: MatchRecord, *, check_dice: bool = True) -> Iterator[str]:
         moves = [f"{names[s]} {action}" for s, action in entry.actions]
         if moves:
             yield "  " + ", ".join(moves)
+        for f in record.faults:
+            if f.round == entry.round and not entry.dice[f.seat]:
+                yield f"  FAULT seat {f.seat} ({names[f.seat]}, out): {f.kind}: {f.detail}; the round goes on"
         if entry.fault is not None:
             f = entry.fault
             yield f"  FAULT seat {f.seat} ({names[f.seat]}): {f.kind}: {f.detail}; round void"
         elif entry.change is not None:
             seat, delta = entry.change
-            what = (f"loses {-delta} di{'e' if delta == -1 else 'ce'}" if delta < 0
-                    else "regains a die" if delta > 0 else "is right but already holds the maximum")
+            if not entry.dice[seat]:  # the caller was out: a dead man's calza
+                what = (f"made a dead man's calza, right: back with {delta} di{'e' if delta == 1 else 'ce'}"
+                        if delta else "made a dead man's calza, wrong: stays out, the call spent")
+            else:
+                what = (f"loses {-delta} di{'e' if delta == -1 else 'ce'}" if delta < 0
+                        else "regains a die" if delta > 0 else "is right but already holds the maximum")
             yield f"  count {entry.count}: seat {seat} ({names[seat]}) {what}"
         yield "  dice left: " + " ".join(str(c) for c in state.counts)
     places = record.placements

@@ -43,6 +43,7 @@ CalzaReward = Literal["regain", "bidder_loses"]
 Penalty = Literal["one", "difference"]
 Seating = Literal["roll", "fixed"]
 First = Literal["roll", "seat0"]
+VeteranFrom = Literal["own", "any"]
 
 
 def _by_fields(obj: Any) -> tuple[Any, tuple[Any, ...]]:
@@ -118,8 +119,23 @@ KEYS: Final[dict[str, KeySpec]] = {
         KeySpec("first", str, "roll", "the opener of round 1: by a dice roll, or seat 0",
                 choices=("roll", "seat0")),
         KeySpec("max_rounds", int, 1000, "safety cap on rounds; then rank by dice left", low=1),
+        # The variant keys (protocol 2) come last and are written out only
+        # when not at their default (OPTIONAL_KEYS), so that a rule set without
+        # them reads, records and messages exactly as it did before they existed.
+        KeySpec("dead_mans_calza", bool, False, "a player who is out may call calza once per match; "
+                "right, they return to the match"),
+        KeySpec("dead_mans_dice", int, 2, "the dice a right dead man's calza returns with (at most dice)",
+                low=1, high=10),
+        KeySpec("veteran_palifico", bool, False, "a veteran of a palifico round may change face in a later one"),
+        KeySpec("veteran_from", str, "own", "a veteran survived their own palifico round, or any",
+                choices=("own", "any")),
     )
 }
+
+# Keys written out (to_dict: records, match_start, run configs) only when not at
+# their default; a bot must declare it plays the variant a switch turns on
+# (arena/botfile/supports.py, OPT_IN_KEYS).
+OPTIONAL_KEYS: Final = ("dead_mans_calza", "dead_mans_dice", "veteran_palifico", "veteran_from")
 
 PRESETS: Final[dict[str, dict[str, Any]]] = {
     "classic": {},
@@ -168,6 +184,10 @@ class Rules:
     seating: Seating = "roll"
     first: First = "roll"
     max_rounds: int = 1000
+    dead_mans_calza: bool = False
+    dead_mans_dice: int = 2
+    veteran_palifico: bool = False
+    veteran_from: VeteranFrom = "own"
 
     def __post_init__(self) -> None:
         for f in dataclasses.fields(self):
@@ -213,8 +233,13 @@ class Rules:
         return rules
 
     def to_dict(self) -> dict[str, Any]:
-        """Every key with its value, in the rule book's order (docs/rules.md, Keys; the form records carry)."""
-        return {name: getattr(self, name) for name in KEYS}
+        """Every key with its value, in the rule book's order (docs/rules.md, Keys; the form records carry),
+        but the variant keys (``OPTIONAL_KEYS``) only where they are not at their default."""
+        out = {name: getattr(self, name) for name in KEYS}
+        for name in OPTIONAL_KEYS:
+            if out[name] == KEYS[name].default:
+                del out[name]
+        return out
 
     def replace(self, **overrides: Any) -> Rules:
         return self.from_dict({**self.to_dict(), **overrides})
@@ -292,9 +317,22 @@ class Calza:
         return "calza"
 
 
-Action = Bid | Dudo | Calza
+@dataclass(frozen=True, slots=True)
+class Pass:
+    """A player who is out lets a bid go by without a dead man's calza
+    (``dead_mans_calza``). Text ``"pass"``."""
+
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        return _by_fields(self)
+
+    def __str__(self) -> str:
+        return "pass"
+
+
+Action = Bid | Dudo | Calza | Pass
 DUDO: Final = Dudo()
 CALZA: Final = Calza()
+PASS: Final = Pass()
 MAX_QUANTITY: Final = MAX_PLAYERS * 10
 
 
@@ -309,7 +347,7 @@ def bid(quantity: int, face: int) -> Bid:
 
 
 def parse_action(text: object) -> Action:
-    """Parse the one text form of an action: ``"5x3"``, ``"dudo"`` or ``"calza"``."""
+    """Parse the one text form of an action: ``"5x3"``, ``"dudo"``, ``"calza"`` or ``"pass"``."""
     if type(text) is not str:
         raise InvalidAction(f"{text!r} is not an action; an action is text such as '5x3', 'dudo' or 'calza'")
     t = text.strip().lower()
@@ -317,6 +355,8 @@ def parse_action(text: object) -> Action:
         return DUDO
     if t == "calza":
         return CALZA
+    if t == "pass":
+        return PASS
     q, sep, f = t.partition("x")
     if sep and q.isdigit() and f.isdigit() and q.isascii() and f.isascii():
         quantity, face = int(q), int(f)
@@ -324,7 +364,7 @@ def parse_action(text: object) -> Action:
             return bid(quantity, face)
     raise InvalidAction(
         f"{text!r} is not an action; write QxF for a bid (e.g. '5x3': five 3s, "
-        f"face 1-6), 'dudo' or 'calza'"
+        f"face 1-6), 'dudo', 'calza' or (a player who is out) 'pass'"
     )
 
 
@@ -448,6 +488,8 @@ class State(NamedTuple):
     ladder: _Ladder  # every bid for the dice in play, in order (cached, shared)
     last: RoundResult | None  # the round resolved most recently
     placements: tuple[int, ...] | None
+    spent: tuple[bool, ...]  # per seat: may no longer make a dead man's calza (made one, or faulted)
+    veterans: tuple[bool, ...]  # per seat: has survived a palifico round (veteran_palifico)
 
     @property
     def total(self) -> int:
@@ -498,8 +540,9 @@ def new_match(rules: Rules, players: int, opener: int = 0) -> State:
     if not isinstance(rules, Rules):
         raise StateError(f"rules: {rules!r} is not a Rules (use Rules.preset)")
     n = rules.dice
-    state = _new(State, (rules, (n,) * players, 1, opener, False, (False,) * players, (),
-                         None, (), -1, -1, _LADDERS[rules.ones][n * players], None, None))
+    no = (False,) * players
+    state = _new(State, (rules, (n,) * players, 1, opener, False, no, (),
+                         None, (), -1, -1, _LADDERS[rules.ones][n * players], None, None, no, no))
     if len(_INITIAL) >= 1024:  # bounded: a long run may build many Rules objects
         _INITIAL.clear()
     _INITIAL[(id(rules), players, opener)] = state
@@ -508,7 +551,7 @@ def new_match(rules: Rules, players: int, opener: int = 0) -> State:
 
 def deal(state: State, dice: Sequence[Sequence[int]]) -> State:
     """Start the round with the rolled dice (one list per seat; empty for seats out)."""
-    r, counts, rnd, opener, pal, used, out, old, _, _, _, ladder, last, places = state
+    r, counts, rnd, opener, pal, used, out, old, _, _, _, ladder, last, places, spent, vets = state
     if places is not None:
         raise StateError("the match is over; there is no round to deal")
     if old is not None:
@@ -516,7 +559,8 @@ def deal(state: State, dice: Sequence[Sequence[int]]) -> State:
     hands = tuple(map(tuple, dice))  # tuple(t) is t for a tuple: no copy
     if tuple(map(len, hands)) != counts or not _FACE_SET.issuperset(_chain(hands)):
         _bad_deal(counts, hands)
-    return _new(State, (r, counts, rnd, opener, pal, used, out, hands, (), opener, -1, ladder, last, None))
+    return _new(State, (r, counts, rnd, opener, pal, used, out, hands, (), opener, -1, ladder, last, None,
+                        spent, vets))
 
 
 def _bad_deal(counts: tuple[int, ...], hands: tuple[tuple[Any, ...], ...]) -> None:
@@ -527,17 +571,30 @@ def _bad_deal(counts: tuple[int, ...], hands: tuple[tuple[Any, ...], ...]) -> No
             raise StateError(f"deal: seat {seat} holds {c} dice, got {h!r} (faces are 1-6)")
 
 
+def _may_change_face(state: State) -> bool:
+    """The player to act may change face in this palifico round: one die and
+    ``palifico_change_face``, or a veteran under ``veteran_palifico``."""
+    r, seat = state.rules, state.to_act
+    return (r.palifico_change_face and state.counts[seat] == 1) or (r.veteran_palifico and state.veterans[seat])
+
+
+def _dead_turn(state: State) -> bool:
+    """A player who is out is asked for a dead man's calza (``dead_mans_calza``)."""
+    return state.to_act >= 0 and not state.counts[state.to_act]
+
+
 def _palifico_raises(state: State) -> tuple[Bid, ...]:
     """Legal bids in a palifico round: any opening bid, then more of the same face.
 
-    With ``palifico_change_face`` a player holding one die may also change face,
-    with the ordinary (plain) order since aces are not wild.
+    With ``palifico_change_face`` a player holding one die (with
+    ``veteran_palifico`` a veteran) may also change face, with the ordinary
+    (plain) order since aces are not wild.
     """
     total = state.total
     if not state.history:
         return _LADDERS["plain"][total].bids
     standing = state.history[-1][1]
-    if state.rules.palifico_change_face and state.counts[state.to_act] == 1:
+    if _may_change_face(state):
         ladder = _LADDERS["plain"][total]
         return ladder.bids[ladder.rank[standing] + 1:]
     return _column(standing.face, total)[standing.quantity:]
@@ -545,7 +602,7 @@ def _palifico_raises(state: State) -> tuple[Bid, ...]:
 
 def legal_bids(state: State) -> tuple[Bid, ...]:
     """Every bid the player to act may make now, lowest first."""
-    if state.to_act < 0 or state.dice is None:
+    if state.to_act < 0 or state.dice is None or not state.counts[state.to_act]:
         return ()
     if state.palifico:
         return _palifico_raises(state)
@@ -555,8 +612,11 @@ def legal_bids(state: State) -> tuple[Bid, ...]:
 
 
 def calza_allowed(state: State) -> bool:
-    """Calza may be called now: enabled, after a bid, with enough players in."""
+    """Calza may be called now: enabled, after a bid, with enough players in
+    (or a dead man's calza: a player who is out is asked only while they may make one)."""
     r = state.rules
+    if _dead_turn(state):
+        return bool(state.history)
     # Every seat out appears once in ``out``, so the players in are n - len(out).
     return (r.calza and bool(state.history) and state.to_act >= 0
             and len(state.counts) - len(state.out) >= r.calza_min_players)
@@ -564,6 +624,9 @@ def calza_allowed(state: State) -> bool:
 
 def legal_actions(state: State) -> tuple[Action, ...]:
     """Every action the player to act may take now (bids lowest first, then calls)."""
+    seat = state.to_act
+    if seat >= 0 and not state.counts[seat]:  # a dead man's turn: calza or let the bid go
+        return _DEAD_ACTIONS
     top = state.top
     if top >= 0:
         # A standing bid in an ordinary round (palifico rounds keep top at -1):
@@ -590,6 +653,7 @@ class LegalSummary(NamedTuple):
     calza: bool
     min_quantity: dict[int, int]  # face -> smallest legal quantity; absent = may not bid
     max_quantity: int
+    may_pass: bool  # a dead man's turn: calza or pass, nothing else
 
 
 def legal_summary(state: State) -> LegalSummary:
@@ -602,13 +666,15 @@ def legal_summary(state: State) -> LegalSummary:
     """
     total = state.total
     mins: dict[int, int] = {}
+    if _dead_turn(state):
+        return LegalSummary(False, bool(state.history), mins, total, True)
     if state.to_act >= 0 and state.dice is not None:
         hist = state.history
         if state.palifico:
             ladder, top = _LADDERS["plain"][total], -1
             if hist:
                 standing = hist[-1][1]
-                if state.rules.palifico_change_face and state.counts[state.to_act] == 1:
+                if _may_change_face(state):
                     top = ladder.rank[standing]
                 else:
                     ladder = None  # type: ignore[assignment]  # the face is fixed
@@ -623,7 +689,7 @@ def legal_summary(state: State) -> LegalSummary:
                 k = _bisect_right(positions[f], top)  # f's bids at or below the standing bid
                 if k < total and not (f == 1 and skip_aces):
                     mins[f] = k + 1
-    return LegalSummary(bool(state.history), calza_allowed(state), mins, total)
+    return LegalSummary(bool(state.history), calza_allowed(state), mins, total, False)
 
 
 def why_illegal(state: State, action: object) -> str | None:
@@ -634,6 +700,12 @@ def why_illegal(state: State, action: object) -> str | None:
         return "the match is over"
     if state.dice is None or state.to_act < 0:
         return "the round has not been dealt"
+    if _dead_turn(state):
+        if isinstance(action, (Calza, Pass)):
+            return None
+        return "a player who is out may only call calza (dead man's calza) or pass"
+    if isinstance(action, Pass):
+        return "only a player who is out passes (dead man's calza); a player in bids or calls"
     if isinstance(action, Bid):
         q, f = action.quantity, action.face
         if not (type(q) is int and type(f) is int) or f not in FACES:
@@ -648,9 +720,7 @@ def why_illegal(state: State, action: object) -> str | None:
                 return "the opening bid may not be on aces (open_on_ones is false)"
             return "not a legal opening bid"
         standing = state.history[-1][1]
-        if state.palifico and f != standing.face and not (
-            r.palifico_change_face and state.counts[state.to_act] == 1
-        ):
+        if state.palifico and f != standing.face and not _may_change_face(state):
             return f"in a palifico round the face is fixed at {standing.face}; raise the quantity"
         if r.ones == "convert" and f == 1 and standing.face != 1 and not state.palifico:
             return (f"switching to aces after {standing} needs at least "
@@ -681,9 +751,11 @@ def _refuse(state: State, action: object) -> None:
 def apply(state: State, action: object) -> State:
     """The state after the player to act takes ``action``; raises :class:`IllegalAction`
     (anything but an action included: see :func:`why_illegal`)."""
-    r, counts, rnd, opener, pal, used, out, dice, hist, seat, top, ladder, last, _ = state
+    r, counts, rnd, opener, pal, used, out, dice, hist, seat, top, ladder, last, _, spent, vets = state
     if seat < 0:
         raise IllegalAction(action, why_illegal(state, action) or "no player is to act")
+    if not counts[seat]:
+        return _dead_man(state, action)
     if type(action) is Bid:
         if pal:
             if action not in _palifico_raises(state):
@@ -707,8 +779,10 @@ def apply(state: State, action: object) -> State:
             nxt += 1
             if nxt == n:
                 nxt = 0
+        if r.dead_mans_calza:  # the players who are out may call it first
+            nxt = _asker(counts, spent, seat, seat, nxt)
         return _new(State, (r, counts, rnd, opener, pal, used, out, dice, hist + ((seat, b),),
-                            nxt, idx, ladder, last, None))
+                            nxt, idx, ladder, last, None, spent, vets))
     # A call: judge the standing bid; _next_round sets up the next round.
     if not hist:
         _refuse(state, action)
@@ -748,26 +822,87 @@ def apply(state: State, action: object) -> State:
         now = was - 1
     delta = now - was
     result = _new(RoundResult, (rnd, opener, pal, dice, hist, (caller, kind), count, (seat, delta), None))
-    return _next_round(r, counts, rnd, opener, used, out, ladder, seat, now, ladder.total + delta, result)
+    return _next_round(r, counts, rnd, opener, used, out, ladder, seat, now, ladder.total + delta, result,
+                       spent, vets)
+
+
+_DEAD_ACTIONS: Final[tuple[Action, ...]] = (CALZA, PASS)
+
+
+def _next_in(counts: tuple[int, ...], seat: int) -> int:
+    """The next seat after ``seat``, clockwise, that holds dice."""
+    n = len(counts)
+    nxt = seat + 1 if seat + 1 < n else 0
+    while not counts[nxt]:
+        nxt = nxt + 1 if nxt + 1 < n else 0
+    return nxt
+
+
+def _asker(counts: tuple[int, ...], spent: tuple[bool, ...], bidder: int, after: int, live: int) -> int:
+    """Who acts on ``bidder``'s bid after seat ``after``: the next player who is
+    out and may still make a dead man's calza, clockwise before the bidder comes
+    round again, else ``live`` (the next player still in after the bidder)."""
+    n = len(counts)
+    s = after + 1 if after + 1 < n else 0
+    while s != bidder:
+        if not counts[s] and not spent[s]:
+            return s
+        s = s + 1 if s + 1 < n else 0
+    return live
+
+
+def _dead_man(state: State, action: object) -> State:
+    """A player who is out answers a bid: ``pass`` or a dead man's calza, which
+    ends the round: right, they return with ``dead_mans_dice`` dice (at most
+    ``dice``) and open the next round; wrong, no die moves, the call is spent,
+    and the next player still in after them opens."""
+    r, counts, rnd, opener, pal, used, out, dice, hist, seat, top, ladder, last, _, spent, vets = state
+    if type(action) is Pass:
+        bidder = hist[-1][0]
+        nxt = _asker(counts, spent, bidder, seat, _next_in(counts, bidder))
+        return _new(State, (r, counts, rnd, opener, pal, used, out, dice, hist, nxt, top, ladder, last, None,
+                            spent, vets))
+    if type(action) is not Calza or not hist:
+        _refuse(state, action)
+    q, f = hist[-1][1]
+    count = count_matching(dice, f, f != 1 and r.wild_ones and not pal)  # type: ignore[arg-type]  # dealt
+    now = min(r.dead_mans_dice, r.dice) if count == q else 0
+    result = RoundResult(rnd, opener, pal, dice, hist, (seat, "calza"), count, (seat, now), None)  # type: ignore[arg-type]
+    spent = spent[:seat] + (True,) + spent[seat + 1:]
+    return _next_round(r, counts, rnd, opener, used, out, ladder, seat, now, ladder.total + now, result,
+                       spent, vets)
 
 
 def fault(state: State, seat: int) -> State:
-    """``seat`` faulted: it is out at once, the round is void, the next seat in opens."""
+    """``seat`` faulted: it is out at once, the round is void, the next seat in opens.
+
+    A player who is out and faults when asked for a dead man's calza holds no
+    dice in the round, so nothing is voided: its call is spent and the round
+    goes on with the next player asked (a player out cannot stop a round)."""
     if state.placements is not None:
         raise StateError("the match is over")
     if state.dice is None:
         raise StateError("a fault voids the round in progress; deal the round first")
-    if type(seat) is not int or not (0 <= seat < len(state.counts)) or not state.counts[seat]:
+    if type(seat) is not int or not (0 <= seat < len(state.counts)) or not (
+            state.counts[seat] or seat == state.to_act):  # a player who is out faults only when asked
         raise StateError(f"seat {seat!r} is not in the match")
+    r, counts, rnd, opener, pal, used, out, dice, hist, _, top, ladder, last, _, spent, vets = state
+    # A seat that faulted is out for good: no dead man's calza either.
+    spent = spent[:seat] + (True,) + spent[seat + 1:]
+    if not counts[seat]:
+        bidder = hist[-1][0]
+        nxt = _asker(counts, spent, bidder, seat, _next_in(counts, bidder))
+        return _new(State, (r, counts, rnd, opener, pal, used, out, dice, hist, nxt, top, ladder, last, None,
+                            spent, vets))
     result = RoundResult(state.round, state.opener, state.palifico, state.dice, state.history,
                          None, None, None, seat)
-    r, counts, rnd, opener, _, used, out, _, _, _, _, ladder, _, _ = state
-    return _next_round(r, counts, rnd, opener, used, out, ladder, seat, 0, ladder.total - counts[seat], result)
+    return _next_round(r, counts, rnd, opener, used, out, ladder, seat, 0, ladder.total - counts[seat], result,
+                       spent, vets)
 
 
 def _next_round(r: Rules, before: tuple[int, ...], rnd: int, last_opener: int, used: tuple[bool, ...],
                 out: tuple[int, ...], ladder: _Ladder, seat: int, now: int, total: int,
-                result: RoundResult) -> State:
+                result: RoundResult, spent: tuple[bool, ...], vets: tuple[bool, ...]) -> State:
     """The state after round ``rnd`` (opened by ``last_opener``; ``before``, ``used``,
     ``out`` and ``ladder`` as the round's state had them): ``seat`` now holds
     ``now`` dice, ``total`` are in play. The fields come unpacked, as the
@@ -776,7 +911,10 @@ def _next_round(r: Rules, before: tuple[int, ...], rnd: int, last_opener: int, u
     counts = before if now == was else before[:seat] + (now,) + before[seat + 1:]
     n = len(counts)
     if not now:
-        out = out + (seat,)
+        if was:
+            out = out + (seat,)
+    elif not was:  # back by a dead man's calza: no longer placed
+        out = tuple(s for s in out if s != seat)
     alive = n - len(out)
     palifico = False
     if now == 1 and was > 1 and not used[seat]:
@@ -793,8 +931,21 @@ def _next_round(r: Rules, before: tuple[int, ...], rnd: int, last_opener: int, u
         placements = _placements(counts, out, last_opener)
     if total != ladder.total:
         ladder = _LADDERS[r.ones][total]
+    if r.veteran_palifico and result.palifico and result.fault is None:
+        vets = _veterans(r.veteran_from, before, counts, last_opener, vets)
     return _new(State, (r, counts, rnd + 1, opener, palifico, used, out, None, (), -1, -1,
-                        ladder, result, placements))
+                        ladder, result, placements, spent, vets))
+
+
+def _veterans(which: str, before: tuple[int, ...], after: tuple[int, ...], opener: int,
+              vets: tuple[bool, ...]) -> tuple[bool, ...]:
+    """``vets`` after a palifico round decided by a call: its palifico player (the
+    opener) if still in (``own``), or everyone who played it and is still in (``any``)."""
+    if which == "own":
+        if after[opener] and not vets[opener]:
+            return vets[:opener] + (True,) + vets[opener + 1:]
+        return vets
+    return tuple(v or bool(b and a) for v, b, a in zip(vets, before, after))
 
 
 _SOLE: dict[tuple[int, ...], tuple[int, ...]] = {}  # out (one survivor left) -> placements

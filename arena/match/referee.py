@@ -120,6 +120,10 @@ def play_match(spec: MatchSpec, players: Sequence[Player], names: Sequence[str],
                 lapse = FaultRecord(seat, exc.kind, clip(exc.detail, 300), state.round)
                 faulted_seats.add(seat)
                 state = fault(state, seat)
+                if state.dice is not None:  # a player who was out, asked for a dead man's calza: the round goes on
+                    faults.append(lapse)
+                    lapse = None
+                    continue
                 break
             actions.append(_new(ActionRecord, (seat, action)))  # ActionRecord(seat, action), in C
             state = after

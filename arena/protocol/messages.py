@@ -23,7 +23,7 @@ from typing import Final, Literal, NotRequired, TypedDict
 
 import orjson
 
-from arena.engine.rules import Action, Bid, Calza, Dudo, State, calza_allowed, legal_summary, parse_action
+from arena.engine.rules import Action, Bid, Calza, Dudo, Pass, State, calza_allowed, legal_summary, parse_action
 from arena.errors import FaultKind, InvalidAction, StateError
 
 __all__ = [
@@ -34,7 +34,10 @@ __all__ = [
     "match_end_message", "ready_message", "reply_message", "encode_reply",
 ]
 
-PROTOCOL_VERSION: Final = 1
+# 2 added the dead man's turn (a ``turn`` whose ``legal`` carries ``pass``, the
+# reply ``pass``) and the rule keys of the two variants; a table without them
+# sends exactly what version 1 sent, but for this number (docs/protocol.md).
+PROTOCOL_VERSION: Final = 2
 
 RuleValue = bool | int | str  # a rule's value, as Rules.to_dict() gives it
 
@@ -53,15 +56,19 @@ class MatchStartMessage(TypedDict):
     seat: int
     players: int
     names: list[str]
-    rules: dict[str, RuleValue]  # every key of the rule book (Rules.to_dict())
+    rules: dict[str, RuleValue]  # the rule book's keys (Rules.to_dict(): the variant keys where on)
     seed: int  # for the bot's own randomness; never the dice seed
 
 
-class LegalMessage(TypedDict):
-    dudo: bool
-    calza: bool
-    min_quantity: dict[str, int]  # face (as a JSON key) -> smallest legal quantity; absent: may not bid
-    max_quantity: int
+# The functional form, since ``pass`` is a Python keyword. ``pass`` is present
+# (and true) only in a dead man's turn: every other turn is as in version 1.
+LegalMessage = TypedDict("LegalMessage", {
+    "dudo": bool,
+    "calza": bool,
+    "min_quantity": dict[str, int],  # face (as a JSON key) -> smallest legal quantity; absent: may not bid
+    "max_quantity": int,
+    "pass": NotRequired[bool],
+})
 
 
 class TurnView(TypedDict):
@@ -91,7 +98,7 @@ class TurnMessage(TypedDict):
 
 class CallNotice(TypedDict):
     seat: int
-    kind: str  # "dudo" | "calza"
+    kind: str  # "dudo" | "calza" (a dead man's calza too: the caller's seat is out)
 
 
 class ChangeNotice(TypedDict):
@@ -162,9 +169,12 @@ def turn_view(state: State, seat: int) -> TurnView:
 def _legal_message(state: State) -> LegalMessage:
     """The ``legal`` part of a turn for the seat to act."""
     legal = legal_summary(state)
-    return {"dudo": legal.dudo, "calza": legal.calza,
-            "min_quantity": {_FACE_TEXT[f]: q for f, q in legal.min_quantity.items()},
-            "max_quantity": legal.max_quantity}
+    out: LegalMessage = {"dudo": legal.dudo, "calza": legal.calza,
+                         "min_quantity": {_FACE_TEXT[f]: q for f, q in legal.min_quantity.items()},
+                         "max_quantity": legal.max_quantity}
+    if legal.may_pass:
+        out["pass"] = True
+    return out
 
 
 _NOT_VIEW: Final = frozenset({"type", "match", "time_ms"})
@@ -205,7 +215,7 @@ _LEGAL_CAP = 4096  # starts over when full (not Final: a test shrinks it, and co
 def turn_message(match: str, state: State, time_ms: int) -> TurnMessage:
     """``turn`` for the seat to act in ``state``."""
     seat = state.to_act
-    if state.palifico or state.dice is None or seat < 0:
+    if state.palifico or state.dice is None or seat < 0 or not state.counts[seat]:
         return {"type": "turn", "match": match, **turn_view(state, seat), "time_ms": time_ms}  # type: ignore[typeddict-item]  # legal is set: the seat is to act
     ladder = state.ladder
     key = (id(ladder), state.top, state.rules.open_on_ones, calza_allowed(state))
@@ -263,7 +273,7 @@ class BidReply(TypedDict):
 
 
 class CallReply(TypedDict):
-    action: Literal["dudo", "calza"]
+    action: Literal["dudo", "calza", "pass"]
 
 
 ReplyMessage = BidReply | CallReply
@@ -277,6 +287,8 @@ def reply_message(action: Action) -> ReplyMessage:
     """The reply to a ``turn`` for ``action``."""
     if type(action) is Bid:
         return {"action": "bid", "quantity": action.quantity, "face": action.face}
+    if isinstance(action, Pass):
+        return {"action": "pass"}
     return {"action": "dudo" if isinstance(action, Dudo) else "calza"}
 
 
@@ -287,6 +299,7 @@ _dumps = orjson.dumps
 _BID_LINE: Final = b'{"action":"bid","quantity":%d,"face":%d}\n'
 _DUDO_LINE: Final = _dumps({"action": "dudo"}, option=_OPT)
 _CALZA_LINE: Final = _dumps({"action": "calza"}, option=_OPT)
+_PASS_LINE: Final = _dumps({"action": "pass"}, option=_OPT)
 _MAX_TEXT = 1000  # characters of a bot's junk passed on to the referee's fault detail
 
 
@@ -335,6 +348,8 @@ def encode_reply(returned: object) -> bytes:
         return _DUDO_LINE
     if kind is Calza:
         return _CALZA_LINE
+    if kind is Pass:
+        return _PASS_LINE
     if isinstance(returned, str):
         try:
             return encode_reply(parse_action(returned))

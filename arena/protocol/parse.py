@@ -28,7 +28,7 @@ from collections.abc import Callable, Mapping
 from itertools import chain
 from typing import Any, Final, TypeVar
 
-from arena.engine.rules import CALZA, DUDO, KEYS, Action, Bid, Rules, bid
+from arena.engine.rules import CALZA, DUDO, KEYS, OPTIONAL_KEYS, PASS, Action, Bid, Rules, bid
 from arena.errors import ArenaError, ProtocolError, RulesError
 from arena.protocol.messages import PROTOCOL_VERSION, ReadyMessage, ready_message
 from arena.protocol.wire import clip, json_text
@@ -58,7 +58,7 @@ def _reply_integer(obj: RawMessage, key: str) -> int:
 
 
 def parse_reply(obj: RawMessage) -> Action:
-    """A ``turn`` reply as an action: ``Bid``, ``DUDO`` or ``CALZA``.
+    """A ``turn`` reply as an action: ``Bid``, ``DUDO``, ``CALZA`` or ``PASS``.
 
     Only the shape is checked here; a bid out of range (quantity 0, a
     100-digit quantity, face 7) is returned as a :class:`Bid` for the referee
@@ -74,9 +74,11 @@ def parse_reply(obj: RawMessage) -> Action:
         return DUDO
     if action == "calza":
         return CALZA
+    if action == "pass":
+        return PASS
     raise ProtocolError(
-        f'expected {{"action": "bid", "quantity": Q, "face": F}}, {{"action": "dudo"}} or '
-        f'{{"action": "calza"}}, got {clip(json_text(obj))}', "malformed")
+        f'expected {{"action": "bid", "quantity": Q, "face": F}}, {{"action": "dudo"}}, '
+        f'{{"action": "calza"}} or {{"action": "pass"}}, got {clip(json_text(obj))}', "malformed")
 
 
 MAX_NAME: Final = 200  # characters in a bot's name or version as it reports them
@@ -178,8 +180,9 @@ MAX_SEATS: Final = 10  # docs/rules.md: a table seats 2 to 10
 
 def parse_match_start(msg: RawMessage) -> MatchInfo:
     """``match_start`` as a :class:`~arena.sdk.MatchInfo`. ``rules`` must hold
-    every key of the rule book with an allowed value (keys it does not know
-    are ignored: a newer referee may add some)."""
+    every key of the rule book with an allowed value, but the variant keys
+    (``OPTIONAL_KEYS``), which are absent where at their default (keys it does
+    not know are ignored: a newer referee may add some)."""
     what = "match_start"
     _type(msg, what)
     players = _int(msg, "players", what, 2, MAX_SEATS)
@@ -188,11 +191,12 @@ def parse_match_start(msg: RawMessage) -> MatchInfo:
     if type(names) is not list or len(names) != players or any(type(n) is not str for n in names):
         raise _problem(what, msg, f"'names' must be a list of {players} JSON strings, got {clip(json_text(names))}")
     rules = _object(msg, "rules", what)
-    missing = [k for k in KEYS if k not in rules]
+    missing = [k for k in KEYS if k not in rules and k not in OPTIONAL_KEYS]
     if missing:
-        raise _problem(what, msg, f"'rules' lacks {', '.join(map(repr, missing))} (it carries every key)")
+        raise _problem(what, msg, f"'rules' lacks {', '.join(map(repr, missing))} (it carries every key "
+                                  f"but the variant keys at their default)")
     try:
-        resolved = Rules.from_dict({k: rules[k] for k in KEYS})
+        resolved = Rules.from_dict({k: rules[k] for k in KEYS if k in rules})
     except RulesError as exc:
         raise _problem(what, msg, f"'rules': {exc}") from None
     return MatchInfo(_typed(msg, "match", what, str), seat, players, tuple(names), resolved, _int(msg, "seed", what))
@@ -238,11 +242,12 @@ def parse_turn(msg: RawMessage, match: MatchInfo, rng: random.Random) -> Turn:
         dice, counts, history = msg["dice"], msg["counts"], msg["history"]
         rnd, seat, time_ms, top = msg["round"], msg["seat"], msg["time_ms"], legal["max_quantity"]
         palifico, dudo, calza = msg["palifico"], legal["dudo"], legal["calza"]
+        may_pass = legal.get("pass", False)  # a dead man's turn only (protocol 2)
     except (KeyError, TypeError, ValueError, AttributeError):
         raise _turn_problem(msg, match) from None
     if not (type(dice) is list and type(counts) is list and type(history) is list and type(mins) is dict
             and type(rnd) is int and type(seat) is int and type(time_ms) is int and type(top) is int
-            and type(palifico) is bool and type(dudo) is bool and type(calza) is bool
+            and type(palifico) is bool and type(dudo) is bool and type(calza) is bool and type(may_pass) is bool
             and seat == match.seat and len(counts) == match.players):
         raise _turn_problem(msg, match)
     hand: list[Any] = dice
@@ -273,7 +278,7 @@ def parse_turn(msg: RawMessage, match: MatchInfo, rng: random.Random) -> Turn:
             raise _turn_problem(msg, match)
         bids.append((s, bid(q, f)))
     return _build_turn(match, rnd, seat, tuple(hand), tuple(seats), palifico, tuple(bids),
-                       _build_legal(dudo, calza, min_quantity, top), time_ms, rng)
+                       _build_legal(dudo, calza, min_quantity, top, may_pass), time_ms, rng)
 
 
 def _turn_problem(msg: object, match: MatchInfo) -> MessageError:
@@ -296,6 +301,8 @@ def _turn_problem(msg: object, match: MatchInfo) -> MessageError:
         legal = _object(turn, "legal", what)
         _bool(legal, "dudo", "turn.legal")
         _bool(legal, "calza", "turn.legal")
+        if "pass" in legal:
+            _bool(legal, "pass", "turn.legal")
         _int(legal, "max_quantity", "turn.legal")
         mins = _object(legal, "min_quantity", "turn.legal")
         if any(k not in _FACE_KEYS or type(v) is not int for k, v in mins.items()):

@@ -22,7 +22,7 @@ import random
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from arena.botfile.supports import Supports
+from arena.botfile.supports import Supports, opt_in
 from arena.engine.records import MatchSpec, derive_seed, match_id
 from arena.errors import ConfigError
 
@@ -52,7 +52,7 @@ def seat_plan(labels: Sequence[str], supports: Sequence[Supports], sizes: Sequen
     Pure: a function of the declarations, the sizes and the variants only.
     """
     everyone = tuple(range(len(labels)))
-    if not any(s.restricted for s in supports):
+    if not any(s.restricted for s in supports) and not any(opt_in(v) for v in variants.values()):
         return {size: everyone for size in dict.fromkeys(sizes)}
     reasons: list[dict[int, str]] = [{} for _ in labels]
     plan: dict[int, tuple[int, ...]] = {}

@@ -35,17 +35,17 @@ from arena.engine.odds import (
     probability,
     probability_exact,
 )
-from arena.engine.rules import CALZA, DUDO, Action, Bid, Calza, Dudo, Rules, bid, parse_action
+from arena.engine.rules import CALZA, DUDO, PASS, Action, Bid, Calza, Dudo, Pass, Rules, bid, parse_action
 
 __all__ = [
-    "Action", "Bid", "Bot", "CALZA", "Calza", "DUDO", "Dudo", "Legal", "MatchInfo",
-    "RoundEnd", "Turn", "bid", "parse_action",
+    "Action", "Bid", "Bot", "CALZA", "Calza", "DUDO", "Dudo", "Legal", "MatchInfo", "PASS", "Pass",
+    "RoundEnd", "Turn", "bid", "dead_mans_call", "parse_action",
     # the odds helpers (arena.engine.odds)
     "expected_count", "face_probability", "matching", "p_at_least", "p_exactly",
     "probability", "probability_exact",
 ]
 
-Reply = Action | str  # an action, or its text form ("5x3", "dudo", "calza")
+Reply = Action | str  # an action, or its text form ("5x3", "dudo", "calza", "pass")
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,12 +62,15 @@ class MatchInfo:
 
 @dataclass(frozen=True, slots=True)
 class Legal:
-    """What may be done now: ``turn.legal``."""
+    """What may be done now: ``turn.legal``. ``may_pass`` (``pass`` in the
+    message) marks a dead man's turn: you are out, and may call calza (if
+    ``calza``) or pass, nothing else (docs/rules.md, Dead man's calza)."""
 
     dudo: bool
     calza: bool
     min_quantity: Mapping[int, int]  # face -> smallest legal quantity; absent: may not bid
     max_quantity: int
+    may_pass: bool = False
 
     def can_bid(self, quantity: int, face: int) -> bool:
         low = self.min_quantity.get(face)
@@ -78,6 +81,8 @@ class Legal:
             return self.can_bid(action.quantity, action.face)
         if isinstance(action, Dudo):
             return self.dudo
+        if isinstance(action, Pass):
+            return self.may_pass
         return isinstance(action, Calza) and self.calza
 
     def bids(self) -> Iterator[Bid]:
@@ -87,12 +92,14 @@ class Legal:
                 yield bid(q, face)
 
     def actions(self) -> list[Action]:
-        """Every legal action: the bids, then dudo and calza where allowed."""
+        """Every legal action: the bids, then dudo, calza and pass where allowed."""
         out: list[Action] = list(self.bids())
         if self.dudo:
             out.append(DUDO)
         if self.calza:
             out.append(CALZA)
+        if self.may_pass:
+            out.append(PASS)
         return out
 
 
@@ -114,6 +121,11 @@ class Turn:
     @property
     def rules(self) -> Rules:
         return self.match.rules
+
+    @property
+    def dead(self) -> bool:
+        """You are out and asked for a dead man's calza: ``CALZA`` or ``PASS`` (``legal.may_pass``)."""
+        return self.legal.may_pass
 
     @property
     def standing(self) -> Bid | None:
@@ -185,6 +197,27 @@ class RoundEnd:
     palifico: bool = False  # the round was a palifico round
 
 
+def dead_mans_call(turn: Turn, confident: float = 0.4, last_chance: float = 0.15) -> Action:
+    """A sound answer to a dead man's turn (``turn.dead``): ``CALZA`` or ``PASS``.
+
+    The call is free but made once, so it is worth making on a bid that is
+    exact with a good chance, and on a fair one when no later chance may come.
+    With no dice of one's own, the chance is binomial over every die in play
+    (``turn.p_exact``); it peaks near 0.44 with two or three dice in play and
+    falls towards 0.25 with ten, so waiting for ``confident`` (0.4) waits for
+    the end game, where a return matters most. The match can end with this
+    round when only two players are in and one holds a single die: then any
+    bid exact with ``last_chance`` is called.
+    """
+    standing = turn.standing
+    if standing is None or not turn.legal.calza:
+        return PASS
+    p = turn.p_exact(standing)
+    alive = [c for c in turn.counts if c]
+    last = len(alive) <= 2 and min(alive) == 1
+    return CALZA if p >= confident or (last and p >= last_chance) else PASS
+
+
 class Bot:
     """Base class for a Python bot. Override :meth:`act`; the rest is optional.
 
@@ -199,7 +232,7 @@ class Bot:
         """The match begins (after ``self.match`` and ``self.rng`` are set)."""
 
     def act(self, turn: Turn) -> Reply:
-        """Your move: a :class:`Bid`, ``DUDO``, ``CALZA``, or their text form."""
+        """Your move: a :class:`Bid`, ``DUDO``, ``CALZA``, ``PASS`` (a dead man's turn), or their text form."""
         raise NotImplementedError("a bot must define act(turn)")
 
     def round_end(self, result: RoundEnd) -> None:

@@ -180,7 +180,10 @@ class SolvedPolicies:
     def action(self, turn: Turn, rng: _Rng) -> Action | None:
         """The solved strategy's action at this turn, drawn with ``rng`` (the mixing is what
         makes an equilibrium unexploitable; a seeded ``rng`` makes it reproducible), or
-        None where no policy applies or the drawn action is not legal here."""
+        None where no policy applies or the drawn action is not legal here (a dead man's
+        turn, ``turn.dead``, is in no solved round)."""
+        if turn.dead:
+            return None
         solved = self.round_for(turn)
         if solved is None:
             return None

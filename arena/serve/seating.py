@@ -23,7 +23,7 @@ from typing import Any
 from arena.botfile.spec import BotSpec
 from arena.engine.odds import probability_exact
 from arena.engine.records import MatchSpec, derive_seed
-from arena.engine.rules import Action, Bid, Calza, Dudo, Rules
+from arena.engine.rules import Action, Bid, Calza, Dudo, Pass, Rules
 from arena.errors import ArenaError, BotFault, RunError
 from arena.match.referee import MatchOutcome, play_match
 from arena.protocol.messages import ReadyMessage
@@ -58,6 +58,10 @@ def illegal_reason(action: Action, turn: Turn) -> str | None:
     """
     legal, rules = turn.legal, turn.rules
     standing = turn.standing
+    if turn.dead and not isinstance(action, (Calza, Pass)):
+        return "you are out: call calza (a dead man's calza, once a match) or pass"
+    if isinstance(action, Pass):
+        return None if legal.may_pass else "only a player who is out passes; bid or call"
     if isinstance(action, Dudo):
         if legal.dudo:
             return None
@@ -143,7 +147,7 @@ def legal_text(legal: Legal) -> str:
     """The legal moves in words: ``bid 2x3 1x1 ... or more (quantity up to 8); dudo, calza``."""
     parts = [f"{q}x{f}" for f, q in sorted(legal.min_quantity.items()) if q <= legal.max_quantity]
     text = ("bid " + " ".join(parts) + f" or more (quantity up to {legal.max_quantity})") if parts else "no bid"
-    calls = [c for c, ok in (("dudo", legal.dudo), ("calza", legal.calza)) if ok]
+    calls = [c for c, ok in (("dudo", legal.dudo), ("calza", legal.calza), ("pass", legal.may_pass)) if ok]
     return text + ("; " + ", ".join(calls) if calls else "")
 
 
@@ -301,5 +305,14 @@ def play_setup(*, bots: Sequence[str] = (), preset: str | None = None, config: s
         label = preset or "classic"
     if bots or not opponents:
         opponents = resolve_opponents(list(bots) or list(DEFAULT_BOTS))
+    # The protocol 2 variants: an opponent that does not declare one could not answer it.
+    from arena.botfile.supports import opt_in
+
+    for key in opt_in(rules.to_dict()):
+        refused = [label for label, spec in opponents if True not in (spec.supports.rules or {}).get(key, ())]
+        if refused:
+            raise RunError(f"{key}: {', '.join(refused)} {'does' if len(refused) == 1 else 'do'} not declare that "
+                           f"{'it plays' if len(refused) == 1 else 'they play'} it (supports: {{rules: {{{key}: "
+                           f"[true, false]}}}}); choose other --bots, or leave {key} off")
     return PlaySetup(rules=rules, bots=opponents, variant=label, seed=seed, human_name=name.strip(),
                      time=time_control, sandbox=limits)

@@ -11,6 +11,10 @@
 //  - Later: the most likely true raise is the smallest legal quantity of the
 //    face with the best odds; call dudo when the standing bid is true with
 //    probability below DOUBT_BELOW and less likely than that raise.
+//  - Out of the match, asked for a dead man's calza (protocol 2: a turn whose
+//    legal has "pass"): calza when the standing bid is exact with probability
+//    >= DEAD_CONFIDENT, or >= DEAD_LAST_CHANCE when the match may end this
+//    round (arena.sdk.dead_mans_call's rule); else pass.
 // Deterministic: it uses no randomness at all, so the same match is played
 // the same way every time. It writes to stdout only in answer to hello and
 // turn, and exits when stdin closes.
@@ -20,6 +24,8 @@ const readline = require("readline");
 
 const OPEN_CONFIDENCE = 0.6;
 const DOUBT_BELOW = 0.5;
+const DEAD_CONFIDENT = 0.4;
+const DEAD_LAST_CHANCE = 0.15;
 
 let rules = null; // the match_start rules
 const tailCache = new Map();
@@ -58,8 +64,24 @@ function view(turn) {
   };
 }
 
+// A dead man's turn: no dice of our own, so the chance of an exact count is binomial over all dice in play.
+function deadMan(turn) {
+  const legal = turn.legal;
+  const history = turn.history;
+  if (!legal.calza || history.length === 0) return { action: "pass" };
+  const [, q, face] = history[history.length - 1];
+  const wild = rules !== null && rules.wild_ones && !turn.palifico;
+  const p = wild && face !== 1 ? 1 / 3 : 1 / 6;
+  const total = turn.counts.reduce((a, b) => a + b, 0);
+  const exact = q > total ? 0 : choose(total, q) * Math.pow(p, q) * Math.pow(1 - p, total - q);
+  const alive = turn.counts.filter((c) => c > 0);
+  const last = alive.length <= 2 && Math.min(...alive) === 1;
+  return exact >= DEAD_CONFIDENT || (last && exact >= DEAD_LAST_CHANCE) ? { action: "calza" } : { action: "pass" };
+}
+
 function decide(turn) {
   const legal = turn.legal;
+  if (legal.pass === true) return deadMan(turn);
   const v = view(turn);
   const faces = Object.keys(legal.min_quantity).map(Number).sort((a, b) => a - b);
   const history = turn.history;
