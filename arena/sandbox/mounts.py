@@ -68,7 +68,9 @@ def python_view_args() -> tuple[tuple[str, ...], str, tuple[str, ...], tuple[str
     # which holds all of its site-packages.)
     stdlib = os.path.realpath(paths["stdlib"])
     parts = (*runtime, exe, *([stdlib] if os.path.isfile(os.path.join(stdlib, "os.py")) else []))
-    programs = (quotas.PRLIMIT,) if quotas.PRLIMIT else ()
+    # The quota launcher, and a POSIX shell: subprocess.run(..., shell=True), os.system and
+    # /bin/sh -c are the standard library's own way to run a command (an honest bot's).
+    programs = tuple(p for p in (quotas.PRLIMIT, "/bin/sh") if p and os.path.lexists(p))
     return tuple(dict.fromkeys(parts)), os.path.realpath(os.path.join(pkg, "arena")), sites, programs
 
 

@@ -238,7 +238,7 @@ def _package_files(site: str) -> Iterator[str]:
 def _python_sources(runtime: Iterable[str], sites: Iterable[str], programs: Iterable[str]) -> list[str]:
     """The host paths of the Python view before the ELF closure: the
     installation's parts, the host's packages and the sandbox's own
-    ``programs`` (the quota launcher, run before the bot)."""
+    ``programs`` (the quota launcher, run before the bot, and the shell)."""
     out: list[str] = []
     for p in programs:
         out.extend(_hops(p))
