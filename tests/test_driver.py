@@ -125,8 +125,8 @@ def test_hello_unknown_types_and_messages_out_of_order() -> None:
     for early in (turn, messages[-2], messages[-1]):  # a turn, a round_end, a match_end before match_start
         with pytest.raises(MessageError, match="before match_start|outside a match"):
             driver.handle(early)
-    with pytest.raises(MessageError, match="protocol 1 is not spoken here"):  # the referee speaks 2
-        driver.handle({"type": "hello", "protocol": 1})
+    with pytest.raises(MessageError, match="protocol 3 is not spoken here"):  # the referee speaks 1 and 2
+        driver.handle({"type": "hello", "protocol": 3})
     with pytest.raises(MessageError, match="expected a JSON object"):
         driver.handle([1, 2])  # type: ignore[arg-type]
     replies(driver, messages)

@@ -333,3 +333,29 @@ def test_a_sandboxed_run_plays_the_dead_mans_turn_through_real_processes(tmp_pat
     r = subprocess.run([sys.executable, "-m", "arena", "run", str(path), "--out", str(tmp_path / "refused")],
                        cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert r.returncode != 0 and "'steady'" in r.stderr and "dead_mans_calza" in r.stderr, r.stderr
+
+
+def test_a_program_that_insists_on_protocol_1_is_greeted_with_it_and_plays_as_before(tmp_path: Path) -> None:
+    """tests/bots/v1_strict.yaml exits at a hello of any version but 1: a bot
+    that declares none of version 2's variants is greeted with version 1 (and
+    then sent nothing version 1 lacks); one that declares one, and every Python
+    bot (the arena's own host), with version 2."""
+    from arena.botfile.spec import load_bot
+    from arena.botfile.supports import hello_version
+    from arena.match.process import BotProcess, TimeControl
+    from arena.sandbox import SandboxLimits
+
+    strict = load_bot(ROOT / "tests" / "bots" / "v1_strict.yaml")
+    assert hello_version(strict.supports, python=False) == 1
+    assert hello_version(Supports.from_data({"rules": {"dead_mans_calza": [True, False]}}, "t"), python=False) == 2
+    assert hello_version(strict.supports, python=True) == 2
+    with BotProcess(strict, SandboxLimits(), TimeControl(hello_ms=30000)) as bot:
+        assert bot.start()["name"] == "v1_strict"
+    out = tmp_path / "run"
+    cfg = tmp_path / "v1.yaml"
+    cfg.write_text(f"name: v1\nseed: 4\nbots: [{ROOT / 'tests' / 'bots' / 'v1_strict.yaml'}, random]\nplayers: 2\n"
+                   f"matches: 4\nworkers: 1\nout: {out}\n")
+    result = CliRunner().invoke(main, ["run", str(cfg), "--no-live"])
+    assert result.exit_code == 0, result.output
+    records = [line for line in (out / "games.jsonl").read_text().splitlines() if line]
+    assert len(records) == 4 and all('"faults":[]' in r.replace(" ", "") for r in records), records[0][:400]

@@ -38,11 +38,20 @@ from arena.engine.rules import KEYS, PRESETS, Rules
 from arena.errors import ArenaError, ConfigError
 from arena.untrusted import short_repr
 
-__all__ = ["Supports", "ADMIN_KEYS", "OPT_IN_KEYS", "opt_in"]
+__all__ = ["Supports", "ADMIN_KEYS", "OPT_IN_KEYS", "hello_version", "opt_in"]
 
 ADMIN_KEYS = frozenset({"dice", "seating", "first", "max_rounds"})
 # Rule switches a bot must declare it plays before it is seated where they are on.
 OPT_IN_KEYS = ("dead_mans_calza", "veteran_palifico")
+
+
+def hello_version(supports: Supports, python: bool) -> int:
+    """The protocol version a bot is greeted with: 2 where it can meet a
+    version 2 message (a Python bot, whose host is the arena's own, or a bot
+    that declares one of ``OPT_IN_KEYS``), else 1, so that a program written
+    for version 1, even one that insists on it, plays on unchanged."""
+    rules = supports.rules or {}
+    return 2 if python or any(True in rules.get(k, ()) for k in OPT_IN_KEYS) else 1
 
 
 def opt_in(rules: Mapping[str, Any]) -> tuple[str, ...]:

@@ -36,6 +36,7 @@ from dataclasses import dataclass
 from mypy_extensions import mypyc_attr
 
 from arena.botfile.spec import BotSpec, owns
+from arena.botfile.supports import hello_version
 from arena.errors import BotCrashed, BotFault, BotTimeout, ConfigError, ProtocolError
 from arena.match import diagnose
 from arena.protocol.messages import Notification, ReadyMessage, TurnMessage, hello_message
@@ -179,7 +180,7 @@ class BotProcess:
         assert box is not None
         deadline = _time.monotonic() + self.time.hello_ms / 1000
         try:
-            hello = encode(hello_message())
+            hello = encode(hello_message(hello_version(self.spec.supports, self.spec.kind == "python")))
             if self._log:
                 self._log(f"[{self.pid}] > {hello[:-1].decode()}")
             self._send(hello, deadline, "hello")

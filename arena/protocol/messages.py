@@ -38,6 +38,7 @@ __all__ = [
 # reply ``pass``) and the rule keys of the two variants; a table without them
 # sends exactly what version 1 sent, but for this number (docs/protocol.md).
 PROTOCOL_VERSION: Final = 2
+OLDEST_VERSION: Final = 1  # every version from this one on is spoken (docs/protocol.md, Versions)
 
 RuleValue = bool | int | str  # a rule's value, as Rules.to_dict() gives it
 
@@ -141,8 +142,10 @@ Notification = MatchStartMessage | RoundEndMessage | MatchEndMessage  # expects 
 RefereeMessage = HelloMessage | MatchStartMessage | TurnMessage | RoundEndMessage | MatchEndMessage
 
 
-def hello_message() -> HelloMessage:
-    return {"type": "hello", "protocol": PROTOCOL_VERSION}
+def hello_message(version: int = PROTOCOL_VERSION) -> HelloMessage:
+    """``hello`` saying ``version``: the newest, or version 1 to a bot that
+    declares none of version 2's variants (it is sent nothing version 1 lacks)."""
+    return {"type": "hello", "protocol": version}
 
 
 def match_start_message(match: str, seat: int, names: Sequence[str], rules: dict[str, RuleValue],

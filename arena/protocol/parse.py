@@ -30,7 +30,7 @@ from typing import Any, Final, TypeVar
 
 from arena.engine.rules import CALZA, DUDO, KEYS, OPTIONAL_KEYS, PASS, Action, Bid, Rules, bid
 from arena.errors import ArenaError, ProtocolError, RulesError
-from arena.protocol.messages import PROTOCOL_VERSION, ReadyMessage, ready_message
+from arena.protocol.messages import OLDEST_VERSION, PROTOCOL_VERSION, ReadyMessage, ready_message
 from arena.protocol.wire import clip, json_text
 from arena.sdk import Legal, MatchInfo, RoundEnd, Turn
 
@@ -167,11 +167,12 @@ def _type(msg: object, kind: str) -> RawMessage:
 
 
 def parse_hello(msg: RawMessage) -> int:
-    """``hello``: the protocol version, which must be the one spoken here."""
+    """``hello``: the protocol version, which must be one spoken here."""
     _type(msg, "hello")
     version = _int(msg, "protocol", "hello")
-    if version != PROTOCOL_VERSION:
-        raise _problem("hello", msg, f"protocol {version} is not spoken here: this is version {PROTOCOL_VERSION}")
+    if not OLDEST_VERSION <= version <= PROTOCOL_VERSION:
+        raise _problem("hello", msg, f"protocol {version} is not spoken here: this side speaks versions "
+                                     f"{OLDEST_VERSION} to {PROTOCOL_VERSION}")
     return version
 
 
