@@ -28,6 +28,7 @@ class Finished:
     bots: tuple[str, ...]
     placements: tuple[int, ...]
     faults: tuple[tuple[int, str], ...] = ()  # (seat, kind), in order
+    replays: tuple[str, ...] = ()  # the label of the bot a host stall held up, once per replay of the match
 
     @staticmethod
     def of(rec: MatchRecord) -> Finished:
