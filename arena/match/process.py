@@ -601,19 +601,19 @@ class BotProcess:
                 host, held = self._stalled(base, limit_s)
                 if cpu_budget_ns is None:
                     if host:
-                        raise HostStall(f"bot {self.spec.name} sent no {what} within {limit_name} {limit_ms} ms "
-                                        f"of wall-clock time while the host held it up{held}: the host's "
-                                        f"load, not the bot")
+                        raise HostStall(f"host stall, not the bot's fault: bot {self.spec.name} was held up past "
+                                        f"{limit_name} {limit_ms} ms before its {what}{held}")
                     raise self._timeout(f"bot {self.spec.name} sent no {what} within {limit_name} "
                                         f"{limit_ms} ms of wall-clock time (is it slow to start, or not "
                                         f"flushing its output?){held}")
                 cap = (f"the wall-clock cap of {limit_s:g} s ({limit_name} {limit_ms} ms x wall_factor "
-                       f"{self.time.wall_factor:g}) after using {used / 1e6:.0f} ms of CPU")
+                       f"{self.time.wall_factor:g})")
                 if host:
-                    raise HostStall(f"bot {self.spec.name} sent no {what} within {cap} while the host held "
-                                    f"it up{held}: the host's load, not the bot")
-                raise self._timeout(f"bot {self.spec.name} sent no {what} within {cap}: is it sleeping, "
-                                    f"blocked, or not flushing its output?{held}")
+                    raise HostStall(f"host stall, not the bot's fault: bot {self.spec.name} was held up past "
+                                    f"{cap}, {used / 1e6:.0f} ms of CPU used{held}")
+                raise self._timeout(f"bot {self.spec.name} sent no {what} within {cap} after using "
+                                    f"{used / 1e6:.0f} ms of CPU: is it sleeping, blocked, or not flushing "
+                                    f"its output?{held}")
             for fd, _ev in poll(max(1, int(wait * 1000) + 1)):
                 if fd == out:
                     self._fill()

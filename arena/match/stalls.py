@@ -52,10 +52,11 @@ class Stall:
         return min(self.window, self.cpu + self.frozen)
 
     def describe(self) -> str:
-        """``waited 4.52 s for a CPU held by others, frozen 0 s, 0.01 s on I/O, 0 s reclaiming memory``"""
-        return (f"it waited {self.cpu:.2f} s for a CPU held by others and was frozen {self.frozen:.2f} s "
-                f"(its own I/O: {self.io:.2f} s, memory reclaim: {self.memory:.2f} s) "
-                f"in {self.window:.2f} s measured")
+        """``waited 4.52 s for a CPU others held, frozen 0.00 s (own I/O 0.01 s, reclaim 0.00 s) of 4.60 s measured``
+
+        Short: a fault's detail is kept to 300 characters in the record."""
+        return (f"waited {self.cpu:.2f} s for a CPU others held, frozen {self.frozen:.2f} s "
+                f"(own I/O {self.io:.2f} s, reclaim {self.memory:.2f} s) of {self.window:.2f} s measured")
 
 
 def judge(before: StallSample | None, after: StallSample | None, limit_s: float,

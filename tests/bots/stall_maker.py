@@ -3,7 +3,8 @@
 A wall-clock limit reached while the host held a bot up is the arena's fault
 and the match is replayed, so a bot that could make itself look held up could
 void every match it is losing. This one plays plainly (doubt when it may, else
-the lowest bid) until it has fewer dice than some opponent; then, on that turn,
+the lowest bid) until it is behind (no longer ahead after the first round);
+then, on that turn,
 it does everything of its own that might pass for the host's load, and never
 replies:
 
@@ -90,6 +91,7 @@ def _stall() -> None:
 
 def act(turn):
     mine = turn.counts[turn.seat]
-    if any(n > mine for n in turn.counts):
+    best = max(n for seat, n in enumerate(turn.counts) if seat != turn.seat)
+    if best > mine or (best == mine and turn.round > 1):  # behind, or no longer ahead
         _stall()
     return "dudo" if turn.legal.dudo else next(turn.legal.bids())
