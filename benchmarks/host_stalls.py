@@ -42,6 +42,7 @@ sys.path.insert(0, str(ROOT))
 
 from arena.engine.records import canonical  # noqa: E402
 from arena.running.store import read_records  # noqa: E402
+from arena.sandbox import die_with_parent  # noqa: E402
 
 MIXES = ("busy", "run", "tests", "cold")
 PY = sys.executable
@@ -79,14 +80,16 @@ def start_mix(parts: set[str], busy: int, folder: Path) -> list[subprocess.Popen
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
 
     def spawn(argv: list[str]) -> None:
+        # Each part ends with this script, even killed outright (the parent-death signal).
         procs.append(subprocess.Popen(argv, cwd=ROOT, env=env, stdout=subprocess.DEVNULL,
-                                      stderr=subprocess.DEVNULL, start_new_session=True))
+                                      stderr=subprocess.DEVNULL, start_new_session=True,
+                                      preexec_fn=lambda: die_with_parent(signal.SIGKILL)))
 
     if "busy" in parts:
         for _ in range(busy):
             spawn([PY, "-c", "while True: pass"])
     if "run" in parts:
-        spawn(["sh", "-c", f"while :; do {PY} -m arena run configs/quick.yaml --set matches=100000 "
+        spawn(["sh", "-c", f"while :; do {PY} -m arena run configs/quick.yaml --set matches=400 "
                            f"--workers 2 --out {folder}/other --new --no-live >/dev/null 2>&1; done"])
     if "tests" in parts:
         spawn(["sh", "-c", f"while :; do {PY} -m pytest -q -p no:cacheprovider -m sandbox "
@@ -137,6 +140,8 @@ def main() -> None:
         raise SystemExit(f"--mix: unknown parts {sorted(parts - set(MIXES))}; choose from {', '.join(MIXES)}")
     if "cold" in parts and os.geteuid() != 0:
         print("note: the cold-file reader needs root (drop_caches); left out")
+    for sig in (signal.SIGTERM, signal.SIGHUP):  # stopped: the mix is stopped too (finally, below)
+        signal.signal(sig, lambda signum, frame: sys.exit(128 + signum))
     folder = Path(tempfile.mkdtemp(prefix="host-stalls-"))
     try:
         cfg = config(folder, args.matches, args.budget_ms, args.workers, args.seed)
