@@ -52,7 +52,7 @@ _MAX_PENDING = 1 << 20  # notification bytes queued for a bot that does not read
 _IN = select.POLLIN | select.POLLPRI
 _GONE = select.POLLHUP | select.POLLERR | select.POLLNVAL
 _DEFER = 1 << 15  # notification bytes held back for a frozen bot (less than a pipe holds)
-# A reply slower than this (wall clock) is a slow one: the stall counters are read
+# A reply slower than this (wall clock; less for a short cap) is a slow one: the stall counters are read
 # then (arena.match.stalls), never on the per-decision path; what held the bot
 # up before it is counted as its own time.
 _SLOW = 0.1
@@ -545,6 +545,9 @@ class BotProcess:
         out = self._out
         first = True
         used = 0
+        # When a wait becomes slow (the stall counters read): 100 ms, or a
+        # twentieth of a short cap, so that little of it goes unmeasured.
+        slow = min(_SLOW, limit_ms * self.time.wall_factor / 20000)
         if not buf and cpu_budget_ns is not None:
             # Fast path (per decision). A bot shares its referee's core and was
             # thawed just now, so it has often run and replied already (7 turns
@@ -553,7 +556,7 @@ class BotProcess:
             self._fill()
             if not buf:  # not yet: one poll, then the read
                 left = deadline - _time.monotonic()
-                events = poll(max(1, int(min(left, cpu_budget_ns / 1e9 / self._ncpu, _SLOW) * 1000) + 1))
+                events = poll(max(1, int(min(left, cpu_budget_ns / 1e9 / self._ncpu, slow) * 1000) + 1))
                 first = False
                 for fd, _ev in events:
                     if fd == out:
@@ -584,7 +587,7 @@ class BotProcess:
             if cpu_budget_ns is not None and first:
                 # Just sent: nothing used yet worth a read; the budget cannot
                 # run out before this, even on every core the bot may use.
-                wait = min(left, cpu_budget_ns / 1e9 / self._ncpu, _SLOW)
+                wait = min(left, cpu_budget_ns / 1e9 / self._ncpu, slow)
                 first = False
             elif cpu_budget_ns is not None:
                 used = box.cpu_ns(refresh=True) - cpu0
