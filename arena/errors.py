@@ -43,7 +43,8 @@ class FaultKind(StrEnum):
 
     The first five are the protocol's (docs/protocol.md, Faults) and are charged to the bot; ``arena``
     is administrative, a failure of the arena rather than of the bot (a
-    lost worker, a sandbox that could not start), which the analysis can
+    host stall: the bot held up by the machine's load past a wall-clock
+    limit, :class:`HostStall`; a lost worker), which the analysis can
     leave out (``--drop-admin-faults``). A ``StrEnum``: each member *is* its
     string, so records, messages and CSV files hold the same text as before.
     Defined here, beside :class:`BotFault` which carries one, because this
@@ -86,6 +87,14 @@ class BotTimeout(BotFault):
     """A bot did not answer within its time budget (or start-up limit)."""
 
     kind = FaultKind.TIMEOUT
+
+
+class HostStall(BotFault):
+    """A bot reached a wall-clock limit while the host held it up (waiting for a
+    CPU others held, or frozen): the arena's fault, not the bot's; the match
+    is replayed (docs/sandbox.md, "Host stalls")."""
+
+    kind = FaultKind.ARENA
 
 
 class BotCrashed(BotFault):

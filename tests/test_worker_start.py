@@ -12,6 +12,7 @@ resume), must equal the one made by reading the folder back.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import time
@@ -55,7 +56,9 @@ def test_a_table_with_broken_bots_is_launched_together_and_recorded(tmp_path: Pa
             assert res["rows"] and {row[0] for row in res["rows"]} == {spec.match}
             # What the run's observer is handed, made from the record in the worker's memory:
             # what the line says, faults and all.
-            assert res["finished"] == Finished.from_line(res["line"]) and res["finished"].faults
+            # (Less the replays a loaded machine may have caused: not in the line.)
+            seen = dataclasses.replace(res["finished"], replays=())
+            assert seen == Finished.from_line(res["line"]) and res["finished"].faults
         # The steady bots' processes were kept; the broken ones were not.
         live = {worker.labels[key[0]] for key, proc in worker.procs.items() if proc.alive}
         assert live == {"steady0", "steady4"}

@@ -316,12 +316,19 @@ def _run_and_report(cfg: RunConfig, config: str, ahead: EloAhead | None, *, forc
         rate = result.played / result.seconds if result.seconds else 0.0
         _echo(f"\n{result.played} matches played in {result.seconds:.1f} s ({rate:.1f} matches/s); "
               f"run folder: {cfg.out}", err=True)
+    if result.replayed:
+        _echo(_replayed(result), err=True)
     if result.status == "interrupted":
         _echo(f"interrupted{_by(result)}: {result.skipped + result.played}/{result.total} matches recorded. "
               f"Resume with: {resume}", err=True)
         sys.exit(_interrupted_status(result))
     if result.status == "failed":
         raise click.ClickException(printable(f"{result.error}\nResume with: {resume}"))
+
+
+def _replayed(result: RunResult) -> str:
+    return (f"the host was overloaded: {result.replayed} matches replayed after a bot was held up by other work "
+            f"past its wall-clock limit (not charged to it; run.json \"replays\" says which, docs/sandbox.md)")
 
 
 def _by(result: RunResult) -> str:
@@ -422,6 +429,8 @@ def sprt_cmd(a: str, b: str, field: tuple[str, ...], players: int | None, preset
     _echo(test.summary())
     _echo(test.outcomes())
     _echo(f"{result.skipped + result.played} matches recorded in {cfg.out} (arena ratings {cfg.out})")
+    if result.replayed:
+        _echo(_replayed(result), err=True)
     if result.status == "interrupted":
         _echo(f"interrupted{_by(result)}. Resume with: {resume}", err=True)
         sys.exit(_interrupted_status(result))

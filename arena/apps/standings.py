@@ -24,6 +24,10 @@ that remembers deals shows within dozens; ``arena ratings`` checks the whole run
 On a terminal each display redraws the last in place (a block of lines, the
 leaders and the bots followed); in a file or a CI log, which keeps every
 line, each display is one line.
+
+A host stall (a bot held up by the machine's load past a wall-clock limit,
+replayed rather than charged: docs/sandbox.md, "Host stalls") warns that the
+host is overloaded, at the first replay and again at 10, 100, 1000 ...
 """
 
 from __future__ import annotations
@@ -81,6 +85,8 @@ class LiveStandings:
         self.index: dict[str, int] = {}
         self.rankings: list[list[int]] = []
         self.warned: set[str] = set()
+        self.replayed = 0  # matches replayed after a host stall
+        self.replayed_by: Counter[str] = Counter()
         self.pending: list[str] = []
         self.started = clock()
         self.next_show = self.started + every
@@ -121,6 +127,12 @@ class LiveStandings:
         for seat, kind in rec.faults:
             if kind != ARENA_FAULT:  # the arena's own failures are not the bot's
                 faulty.setdefault(seat, kind)
+        if rec.replays:
+            before = self.replayed
+            self.replayed += len(rec.replays)
+            self.replayed_by.update(rec.replays)
+            if before == 0 or len(str(self.replayed)) > len(str(before)):  # 1, then each power of ten
+                self.pending.append(self.overloaded())
         for s, label in enumerate(rec.bots):
             bot = self.bots.setdefault(label, _Bot())
             bot.matches += 1
@@ -157,6 +169,12 @@ class LiveStandings:
                                     f"results cannot be trusted (docs/ratings.md, Integrity)")
         self.check_seconds += time.perf_counter() - t0
         self.checks += 1
+
+    def overloaded(self) -> str:
+        bots = ", ".join(f"{printable(label, newlines=False)} {n}" for label, n in self.replayed_by.most_common(3))
+        return (f"warning: the host is overloaded: {self.replayed} matches replayed so far (a bot held up by "
+                f"other work on this machine past its wall-clock limit, not charged to it; by bot: {bots}); "
+                f"fewer workers or a quieter machine make the run faster")
 
     def warning(self, label: str) -> str:
         bot = self.bots[label]
@@ -231,7 +249,8 @@ class LiveStandings:
         faults = sum(b.faulted for b in self.bots.values())
         minutes = int(elapsed) // 60
         lines = [f"live standings after {done}/{total} matches ({minutes}:{int(elapsed) % 60:02d}), "
-                 f"{faults} with faults; Elo (mean 1500) with a rough 95% interval:"]
+                 f"{faults} with faults" + (f", {self.replayed} replayed (host stalls)" if self.replayed else "")
+                 + "; Elo (mean 1500) with a rough 95% interval:"]
         width = min(24, max(len(printable(x, newlines=False)) for x in labels))
         for i in shown:
             bot = self.bots[labels[i]]

@@ -37,12 +37,13 @@ from mypy_extensions import mypyc_attr
 
 from arena.botfile.spec import BotSpec, owns
 from arena.botfile.supports import hello_version
-from arena.errors import BotCrashed, BotFault, BotTimeout, ConfigError, ProtocolError
-from arena.match import diagnose
+from arena.errors import BotCrashed, BotFault, BotTimeout, ConfigError, HostStall, ProtocolError
+from arena.match import diagnose, stalls
 from arena.protocol.messages import Notification, ReadyMessage, TurnMessage, hello_message
 from arena.protocol.parse import RawMessage, parse_ready
 from arena.protocol.wire import MAX_LINE, clip, decode, encode
 from arena.sandbox import Sandbox, SandboxLimits
+from arena.sandbox.cgroups import StallSample
 
 __all__ = ["TimeControl", "BotProcess"]
 
@@ -52,6 +53,10 @@ _MAX_PENDING = 1 << 20  # notification bytes queued for a bot that does not read
 _IN = select.POLLIN | select.POLLPRI
 _GONE = select.POLLHUP | select.POLLERR | select.POLLNVAL
 _DEFER = 1 << 15  # notification bytes held back for a frozen bot (less than a pipe holds)
+# A reply slower than this (wall clock; less for a short cap) is a slow one: the stall counters are read
+# then (arena.match.stalls), never on the per-decision path; what held the bot
+# up before it is counted as its own time.
+_SLOW = 0.1
 # The last notification encoded, and its line. Compared by identity, holding the
 # message itself, so an id is never reused under it; the referee never changes
 # a message once built.
@@ -179,12 +184,13 @@ class BotProcess:
         box = self._box
         assert box is not None
         deadline = _time.monotonic() + self.time.hello_ms / 1000
+        base = box.cgroups.stall_sample()  # start-up is not the per-decision path
         try:
             hello = encode(hello_message(hello_version(self.spec.supports, self.spec.kind == "python")))
             if self._log:
                 self._log(f"[{self.pid}] > {hello[:-1].decode()}")
             self._send(hello, deadline, "hello")
-            line = self._read_line(deadline, None, 0, "ready", "hello_ms", self.time.hello_ms)
+            line = self._read_line(deadline, None, 0, "ready", "hello_ms", self.time.hello_ms, base)
             try:
                 msg = decode(line)
             except ProtocolError as exc:
@@ -398,7 +404,7 @@ class BotProcess:
             self._frozen = False
             if n < len(data):  # the pipe is full: the rest as the bot reads, under the deadline
                 self._send(data[n:], deadline, str(msg.get("type", "request")))
-            line = self._read_line(deadline, budget * 1_000_000, cpu0, "reply", "time_ms", budget)
+            line = self._read_line(deadline, budget * 1_000_000, cpu0, "reply", "time_ms", budget, None)
             if self._cpu_fd >= 0:
                 stat = os.pread(self._cpu_fd, 64, 0)
                 # v2 cpu.stat starts with b"usage_usec N" (11 bytes before N); v1 cpuacct.usage is ns
@@ -528,7 +534,11 @@ class BotProcess:
                              f"(sandbox limit output_bytes)")
 
     def _read_line(self, deadline: float, cpu_budget_ns: int | None, cpu0: int,
-                   what: str, limit_name: str, limit_ms: int) -> bytes:
+                   what: str, limit_name: str, limit_ms: int, base: StallSample | None) -> bytes:
+        """One line from the bot by ``deadline``, within ``cpu_budget_ns`` of CPU
+        counted from ``cpu0`` (``None``: start-up, wall clock only). ``base``: the
+        stall counters at the start of the wait, or ``None`` to read them once the
+        wait is slow (:data:`_SLOW`)."""
         box = self._box
         assert box is not None
         buf = self._buf
@@ -536,6 +546,9 @@ class BotProcess:
         out = self._out
         first = True
         used = 0
+        # When a wait becomes slow (the stall counters read): 100 ms, or a
+        # twentieth of a short cap, so that little of it goes unmeasured.
+        slow = min(_SLOW, limit_ms * self.time.wall_factor / 20000)
         if not buf and cpu_budget_ns is not None:
             # Fast path (per decision). A bot shares its referee's core and was
             # thawed just now, so it has often run and replied already (7 turns
@@ -544,7 +557,7 @@ class BotProcess:
             self._fill()
             if not buf:  # not yet: one poll, then the read
                 left = deadline - _time.monotonic()
-                events = poll(max(1, int(min(left, cpu_budget_ns / 1e9 / self._ncpu) * 1000) + 1))
+                events = poll(max(1, int(min(left, cpu_budget_ns / 1e9 / self._ncpu, slow) * 1000) + 1))
                 first = False
                 for fd, _ev in events:
                     if fd == out:
@@ -570,10 +583,12 @@ class BotProcess:
             now = _time.monotonic()
             left = deadline - now
             wait = left
+            if base is None and not first:  # a slow wait: from here on, what holds the bot up is measured
+                base = box.cgroups.stall_sample()
             if cpu_budget_ns is not None and first:
                 # Just sent: nothing used yet worth a read; the budget cannot
                 # run out before this, even on every core the bot may use.
-                wait = min(left, cpu_budget_ns / 1e9 / self._ncpu)
+                wait = min(left, cpu_budget_ns / 1e9 / self._ncpu, slow)
                 first = False
             elif cpu_budget_ns is not None:
                 used = box.cpu_ns(refresh=True) - cpu0
@@ -586,19 +601,44 @@ class BotProcess:
                 if box.pids_capped():
                     raise BotTimeout(f"bot {self.spec.name} sent no {what} in time: "
                                      + diagnose.process_limit(self.limits.processes, self.limits.max_processes))
+                limit_s = limit_ms / 1000 * (1 if cpu_budget_ns is None else self.time.wall_factor)
+                host, held = self._stalled(base, limit_s)
                 if cpu_budget_ns is None:
+                    if host:
+                        raise HostStall(f"host stall, not the bot's fault: bot {self.spec.name} was held up past "
+                                        f"{limit_name} {limit_ms} ms before its {what}{held}")
                     raise self._timeout(f"bot {self.spec.name} sent no {what} within {limit_name} "
                                         f"{limit_ms} ms of wall-clock time (is it slow to start, or not "
-                                        f"flushing its output?)")
-                raise self._timeout(f"bot {self.spec.name} sent no {what} within the wall-clock cap of "
-                                    f"{limit_ms * self.time.wall_factor / 1000:g} s ({limit_name} {limit_ms} ms "
-                                    f"x wall_factor {self.time.wall_factor:g}) after using {used / 1e6:.0f} ms "
-                                    f"of CPU: is it sleeping, blocked, or not flushing its output?")
+                                        f"flushing its output?){held}")
+                cap = (f"the wall-clock cap of {limit_s:g} s ({limit_name} {limit_ms} ms x wall_factor "
+                       f"{self.time.wall_factor:g})")
+                if host:
+                    raise HostStall(f"host stall, not the bot's fault: bot {self.spec.name} was held up past "
+                                    f"{cap}, {used / 1e6:.0f} ms of CPU used{held}")
+                raise self._timeout(f"bot {self.spec.name} sent no {what} within {cap} after using "
+                                    f"{used / 1e6:.0f} ms of CPU: is it sleeping, blocked, or not flushing "
+                                    f"its output?{held}")
             for fd, _ev in poll(max(1, int(wait * 1000) + 1)):
                 if fd == out:
                     self._fill()
                 elif fd == self._err:
                     self._drain_err()
+
+    def _stalled(self, base: StallSample | None, limit_s: float) -> tuple[bool, str]:
+        """Whether the host held the bot up for most of a limit just reached
+        (:func:`arena.match.stalls.judge`), and what held it up, as a clause."""
+        box = self._box
+        if box is None or base is None:
+            return False, ""
+        after = box.cgroups.stall_sample()
+        if after is None:
+            return False, ""
+        host, held = stalls.judge(base, after, limit_s)
+        if host:  # only now: the bot's priorities are read only for a stall that would be excused
+            lowered = box.cgroups.lowered_priority()
+            if lowered:
+                host, held = stalls.judge(base, after, limit_s, lowered)
+        return host, held
 
     def _causes(self, extra: str = "") -> list[str]:
         """The causes the bot's stderr (and ``extra``, e.g. its stdout) names (arena.match.diagnose)."""

@@ -32,6 +32,7 @@ class Finished:
     faults: tuple[tuple[int, str], ...] = ()  # (seat, kind), in order
     deal: int | None = None  # the record's seed: the dice seed of its table
     variant: str = ""
+    replays: tuple[str, ...] = ()  # the label of the bot a host stall held up, once per replay of the match
 
     @staticmethod
     def of(rec: MatchRecord) -> Finished:

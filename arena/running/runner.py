@@ -50,6 +50,7 @@ class RunResult:
     plan: PoolPlan | None = None  # how the pool relates to the folder's history
     note: str | None = None
     stopped_by: int | None = None  # the signal that interrupted it: SIGINT (Ctrl-C) or SIGTERM
+    replayed: int = 0  # matches played again after a host stall (docs/sandbox.md, "Host stalls")
 
 
 class Terminated(KeyboardInterrupt):
@@ -250,6 +251,9 @@ def run(config: RunConfig, *, force: bool = False, new: bool = False, progress: 
                                    f"please report it); recorded matches are kept:\n{item['error']}")
                 store.append_line(item["line"], item.get("rows"), item.get("tables"))
                 _write_stderr(store, item)
+                if item.get("replays"):
+                    result.replayed += len(item["replays"])
+                    _note_replays(store, item["match"], item["replays"])
                 result.played += 1
                 if progress:
                     progress(result.skipped + result.played, result.total, time.monotonic() - start)
@@ -281,6 +285,21 @@ def run(config: RunConfig, *, force: bool = False, new: bool = False, progress: 
         if not store.status_written:
             result.error = f"{result.error}; {store.paths.run_json} still says running (the disk refused it too)"
     return result
+
+
+MAX_REPLAY_NOTES = 100  # replays described one by one in run.json; past it, only counted
+
+
+def _note_replays(store: RunStore, match: str, replays: list[tuple[str, str]]) -> None:
+    """Count host-stall replays in run.json (``replays``: totals, per bot, and
+    the first :data:`MAX_REPLAY_NOTES` with what held the bot up); a resumed
+    run adds to what its folder holds."""
+    notes = store.meta.setdefault("replays", {"matches": 0, "by_bot": {}, "first": []})
+    notes["matches"] += len(replays)
+    for label, detail in replays:
+        notes["by_bot"][label] = notes["by_bot"].get(label, 0) + 1
+        if len(notes["first"]) < MAX_REPLAY_NOTES:
+            notes["first"].append({"match": match, "bot": label, "detail": detail})
 
 
 def _write_stderr(store: RunStore, item: PlayResult | Drained) -> None:

@@ -36,16 +36,18 @@ writes after its last match is collected by :meth:`Worker.drain` at the end.
 from __future__ import annotations
 
 import collections
+import dataclasses
 import os
 import traceback
+from collections import Counter
 from collections.abc import Sequence
 from typing import TypedDict
 
 from arena.botfile.spec import BotSpec
 from arena.engine.records import MatchSpec, record_line
-from arena.errors import BotFault
+from arena.errors import BotFault, FaultKind
 from arena.match.process import BotProcess, TimeControl
-from arena.match.referee import play_match
+from arena.match.referee import MatchOutcome, play_match
 from arena.protocol.messages import Notification, ReadyMessage, TurnMessage
 from arena.protocol.parse import RawMessage
 from arena.protocol.player import Player
@@ -70,6 +72,7 @@ class PlayResult(TypedDict, total=False):
     finished: Finished  # what the run's observer sees of it (live standings, the SPRT), made here too
     tables: RecordTables | None  # and its rows of the analysis tables (None: the store derives them)
     stderr: list[StderrChunk]
+    replays: list[tuple[str, str]]  # (bot label, what held it up): each time the host stalled the match
     worker: str
     error: str
     pid: int
@@ -87,6 +90,16 @@ MAX_LIVE_PROCESSES = 96
 are more entrants (idle ones are frozen and small, about 10 MB each,
 more for a bot with large data loaded, but not free). 96 holds the 88 of
 configs/variants.yaml (8 entrants x 11 plays of a deal) on one worker."""
+
+MAX_REPLAYS_PER_MATCH = 3
+"""Plays of one match a host stall may void (the last one's record stands, its
+``arena`` fault with it): a machine that stalls one match four times over is
+not giving this run a fair hearing, and the warnings say so."""
+
+MAX_REPLAYS_PER_BOT = 25
+"""Replays one bot's stalls may cause in one worker process: a bot that is
+stalled far more than its table mates (one that times its waits to the host's
+load) cannot void its matches without end."""
 
 
 class _Unstartable:
@@ -131,6 +144,7 @@ class Worker:
         self._used: dict[Slot, int] = {}  # the match count at each live process's last match
         self._count = 0
         self.started = 0  # processes started over the worker's life (benchmarks/paired_play.py reports it)
+        self.replayed: Counter[str] = Counter()  # replays caused by each bot's stalls (MAX_REPLAYS_PER_BOT)
 
     def _take(self, out: list[StderrChunk], key: Slot, proc: BotProcess, match: str, note: str = "") -> None:
         data, lost = proc.take_stderr()
@@ -218,43 +232,73 @@ class Worker:
         pays for the encoding, and the parent, which every worker shares, only
         appends bytes (a nested dict costs far more to pickle across).
         ``stderr`` is a list of ``(label, match, note, bytes, lost)`` chunks.
+
+        A match in which the host held a bot up past a wall-clock limit (a
+        fault of kind ``arena``, :class:`~arena.errors.HostStall`) is played
+        again from its spec, with fresh processes (every process of the table
+        saw the deal), so its record is the one a quiet machine gives; within
+        :data:`MAX_REPLAYS_PER_MATCH` and :data:`MAX_REPLAYS_PER_BOT`, past
+        which the record keeps its ``arena`` fault (administrative: never
+        charged to the bot, ``--drop-admin-faults`` leaves the match out).
+        ``replays`` lists each replay as ``(bot label, what held it up)``.
         """
         try:
             stderr: list[StderrChunk] = []
-            keys = self._assign(spec, stderr)
-            self._count += 1
-            for key in keys:
-                # Written since this process's previous match ended: it belongs to that match.
-                proc = self.procs.get(key)
-                if proc is not None and key in self._last:
-                    self._take(stderr, key, proc, self._last[key], "after its end")
-            self._launch_missing(keys)
-            players = [self._player(key, spec, stderr) for key in keys]
-            names = [self.labels[e] for e in spec.entrants]
-            outcome = play_match(spec, players, names, self.time.budget_ms)
-            for pos, key in enumerate(keys):
-                proc = self.procs.get(key)
-                if proc is None:
-                    continue
-                self.deals[key].add(spec.dice_seed)  # seen revealed: never again for this process
-                self._used[key] = self._count
-                if pos in outcome.faulted or self.fresh:
-                    # A faulting bot is restarted before its next match; closed
-                    # first, so its last words are in this match's stderr.
-                    proc.close()
-                    self.procs.pop(key, None)
-                    self._last.pop(key, None)
-                    self.deals.pop(key, None)
-                    self._used.pop(key, None)
-                else:
-                    self._last[key] = spec.match
-                self._take(stderr, key, proc, spec.match)
+            replays: list[tuple[str, str]] = []
+            while True:
+                outcome = self._play_once(spec, stderr, len(replays))
+                stalled = [f for f in outcome.record.faults if f.kind is FaultKind.ARENA]
+                labels = [outcome.record.bots[f.seat] for f in stalled]
+                if (not stalled or len(replays) >= MAX_REPLAYS_PER_MATCH
+                        or any(self.replayed[label] >= MAX_REPLAYS_PER_BOT for label in labels)):
+                    break
+                for f, label in zip(stalled, labels, strict=True):
+                    self.replayed[label] += 1
+                    replays.append((label, f.detail))
+            finished = Finished.of(outcome.record)
+            if replays:
+                finished = dataclasses.replace(finished, replays=tuple(label for label, _ in replays))
             return {"match": spec.match, "line": record_line(outcome.record), "stderr": stderr,
                     "worker": self.tag, "rows": parquet_rows([outcome.record]),
-                    "tables": record_tables(outcome.record), "finished": Finished.of(outcome.record)}
+                    "tables": record_tables(outcome.record), "finished": finished, "replays": replays}
         except Exception:  # noqa: BLE001 - every spec must produce a result
             self._close_launched()
             return {"error": traceback.format_exc(), "match": spec.match, "pid": os.getpid()}
+
+    def _play_once(self, spec: MatchSpec, stderr: list[StderrChunk], attempt: int) -> MatchOutcome:
+        """One play of ``spec`` (``attempt`` 0, or the number of replays before it). A
+        replay gets processes that have not played its deal (the pool's rule), fresh ones."""
+        keys = self._assign(spec, stderr)
+        self._count += 1
+        for key in keys:
+            # Written since this process's previous match ended: it belongs to that match.
+            proc = self.procs.get(key)
+            if proc is not None and key in self._last:
+                self._take(stderr, key, proc, self._last[key], "after its end")
+        self._launch_missing(keys)
+        players = [self._player(key, spec, stderr) for key in keys]
+        names = [self.labels[e] for e in spec.entrants]
+        outcome = play_match(spec, players, names, self.time.budget_ms)
+        note = f"play {attempt + 1}" if attempt or any(f.kind is FaultKind.ARENA for f in outcome.record.faults) \
+            else ""
+        for pos, key in enumerate(keys):
+            proc = self.procs.get(key)
+            if proc is None:
+                continue
+            self.deals[key].add(spec.dice_seed)  # seen revealed: never again for this process
+            self._used[key] = self._count
+            if pos in outcome.faulted or self.fresh:
+                # A faulting bot is restarted before its next match; closed
+                # first, so its last words are in this match's stderr.
+                proc.close()
+                self.procs.pop(key, None)
+                self._last.pop(key, None)
+                self.deals.pop(key, None)
+                self._used.pop(key, None)
+            else:
+                self._last[key] = spec.match
+            self._take(stderr, key, proc, spec.match, note)
+        return outcome
 
     def drain(self) -> list[StderrChunk]:
         """Close the live processes and hand over what they wrote since their last

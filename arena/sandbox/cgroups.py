@@ -53,8 +53,8 @@ from typing import NamedTuple
 from arena.errors import SandboxError
 from arena.sandbox.limits import SandboxLimits
 
-__all__ = ["CONTROLLERS", "JOBS", "PREFER_ENV", "BotCgroups", "Plan", "Unified", "parents", "plan",
-           "reap_stale", "tag", "unified"]
+__all__ = ["CONTROLLERS", "JOBS", "PREFER_ENV", "BotCgroups", "Plan", "StallSample", "Unified", "cpu_parent",
+           "join_cpu_group", "leave_cpu_group", "parents", "plan", "reap_stale", "tag", "unified"]
 
 CONTROLLERS = ("pids", "memory", "cpuacct", "freezer")  # the v1 controllers used
 JOBS = ("cpu", "freeze", "kill", "memory", "pids")
@@ -118,6 +118,71 @@ def parents() -> list[tuple[str, str]]:
         if _probe_dir(parent):
             out.append((c, parent))
     return sorted(out)
+
+
+def _autogroups() -> bool:
+    try:
+        with open("/proc/sys/kernel/sched_autogroup_enabled") as f:
+            return f.read().strip() == "1"
+    except OSError:
+        return False
+
+
+def cpu_parent() -> str | None:
+    """Where a worker's CPU group goes: this process's own cgroup in the v1 ``cpu``
+    hierarchy, when it is the root one (where the scheduler groups tasks by
+    session, autogroups, instead), autogroups are on, and we may create
+    children there; otherwise None (nothing to fix, or no way to)."""
+    mnt = None
+    try:
+        with open("/proc/self/mounts") as f:
+            for line in f:
+                parts = line.split()
+                if len(parts) >= 4 and parts[2] == "cgroup" and "cpu" in parts[3].split(","):
+                    mnt = parts[1]
+        own = _own().get("cpu")
+    except OSError:
+        return None
+    if mnt is None or own != "/" or not _autogroups():
+        return None
+    return mnt if _probe_dir(mnt) else None
+
+
+def join_cpu_group() -> str | None:
+    """Move this worker process (its bots follow: they inherit it) into a v1
+    ``cpu`` cgroup of its own, ``arena-<pid>-t<start>-cpu``, of the default
+    weight (``cpu.shares`` 1024, a session's); return its folder, or None
+    where :func:`cpu_parent` finds nothing to do.
+
+    Why (docs/sandbox.md, "Host stalls"): bots stay in their referee's
+    session (docs/performance.md, "Sessions"), and the scheduler gives each
+    session one share of the machine, so a whole run (every worker and every
+    bot) had the share of one busy loop in a session of its own: at load 30
+    on two cores a bot waited 4.06 s of 4.09 for a CPU and used 46 ms of its
+    5 s cap. In a group of its own each worker, with its bots, has one
+    session's share, and a turn still passes from referee to bot inside one
+    group. Left to :func:`reap_stale` when the worker dies; removed by
+    :func:`leave_cpu_group` when it ends normally."""
+    parent = cpu_parent()
+    if parent is None:
+        return None
+    path = os.path.join(parent, f"{_prefix()}-cpu")
+    try:
+        os.makedirs(path, exist_ok=True)
+        _write(path, "cgroup.procs", str(os.getpid()))
+    except OSError:
+        _rmdir(path, tries=1)
+        return None
+    return path
+
+
+def leave_cpu_group(path: str) -> None:
+    """Back to the parent cgroup, and the group removed (once its bots have left it)."""
+    try:
+        _write(os.path.dirname(path), "cgroup.procs", str(os.getpid()))
+    except OSError:
+        return
+    _rmdir(path, tries=20)
 
 
 @dataclass(frozen=True)
@@ -276,13 +341,18 @@ def tag(serial: int, name: str) -> str:
     name the referee's alone: once it is dead, its pid can be another
     process's (it wraps at ``pid_max``, 32,768 here), which the sweep would
     have taken for the referee alive, leaving its cgroups for ever."""
+    return f"{_prefix()}-{serial}-{name}"
+
+
+def _prefix() -> str:
+    """``arena-<pid>-t<start>``: this process's part of a cgroup's name (:func:`tag`)."""
     pid = os.getpid()
     prefix = _TAGS.get(pid)
     if prefix is None:
         own = _state_and_start(pid)
         # Unreadable (no /proc here): the pid alone, which the sweep then checks alone.
         prefix = _TAGS[pid] = f"arena-{pid}-t{own[1]}" if own is not None else f"arena-{pid}"
-    return f"{prefix}-{serial}-{name}"
+    return prefix
 
 
 def _referee_alive(pid: str, start: str | None = None) -> bool:
@@ -420,6 +490,49 @@ class TurnFiles(NamedTuple):
     thaw: bytes  # what thaws it
     cpu_fd: int  # the CPU counter (v1 cpuacct.usage in ns, v2 cpu.stat from b"usage_usec "); -1: none
     cpu_v2: bool
+
+
+class StallSample(NamedTuple):
+    """What held a bot up, as cumulative counters of its cgroup v2 group
+    (pressure stall information, microseconds), read only when a bot is slow
+    (never per turn): two samples bound a wait (arena.match.stalls).
+
+    ``cpu_us`` is ``cpu.pressure`` *full*: time in which every runnable task
+    of the bot waited for a CPU that others held. A bot's own threads
+    competing with each other do not count (one of them runs), nor does its
+    sleeping or blocking (nothing runnable). ``io_us`` and ``memory_us`` are
+    the *full* lines of ``io.pressure`` and ``memory.pressure``: the bot's own
+    I/O and page-cache misses, reported but never excused. ``frozen_us`` is
+    ``frozen_usec`` of ``cgroup.stat.local`` (Linux 6.17) of the group frozen
+    per turn: time frozen, by the referee or anyone else; -1 where unknown."""
+
+    cpu_us: int
+    io_us: int
+    memory_us: int
+    frozen_us: int
+    at: float  # time.monotonic() when read
+
+
+def _autogroup(pid: str) -> tuple[str, int] | None:
+    """A process's scheduler session group and its nice value (``/proc/PID/autogroup``:
+    ``/autogroup-12 nice 0``); None without one (autogroups off, or the process gone)."""
+    try:
+        with open(f"/proc/{pid}/autogroup") as f:
+            name, word, nice = f.read().split()
+        return (name, int(nice)) if word == "nice" else None
+    except (OSError, ValueError):
+        return None
+
+
+def _full_total(folder: str, name: str) -> int:
+    """``total=`` of the ``full`` line of a pressure file; -1 when it cannot be read."""
+    try:
+        for line in _read(folder, name).splitlines():
+            if line.startswith("full "):
+                return int(line.rpartition("total=")[2])
+    except (OSError, ValueError):
+        pass
+    return -1
 
 
 class BotCgroups:
@@ -620,6 +733,60 @@ class BotCgroups:
             return _read(folder, "freezer.state").strip() == "FROZEN"
         except OSError:
             return False
+
+    def stall_sample(self) -> StallSample | None:
+        """The bot's stall counters now (:class:`StallSample`); ``None`` without a
+        cgroup v2 group or pressure accounting (no PSI: ``psi=0``, or Linux < 4.20)."""
+        v2 = self.paths.get(V2)
+        if v2 is None:
+            return None
+        cpu = _full_total(v2, "cpu.pressure")
+        if cpu < 0:
+            return None
+        frozen = -1
+        if self._freeze_v2 and self._target is not None:
+            frozen = _keyed(self._target, "cgroup.stat.local", "frozen_usec") if os.path.exists(
+                os.path.join(self._target, "cgroup.stat.local")) else -1
+        return StallSample(cpu, _full_total(v2, "io.pressure"), _full_total(v2, "memory.pressure"), frozen,
+                           time.monotonic())
+
+    def lowered_priority(self) -> str | None:
+        """How the bot lowered its own claim on the CPU, if it did: a task of it
+        at a nice value above 0, under ``SCHED_BATCH`` or ``SCHED_IDLE``, or its
+        scheduler session group (``/proc/PID/autogroup``) niced. Then a wait for
+        the CPU is of its own making (read when a stall is judged, never per turn)."""
+        # Relative to the referee, whose own nice value, policy and group the bot
+        # inherits: a run started under `nice` is the user's choice, not the bot's.
+        own_nice = os.getpriority(os.PRIO_PROCESS, 0)
+        own_policy = os.sched_getscheduler(0)
+        own_group = _autogroup("self")
+        folders = [f for f in (self._inner, self.paths.get(V2), self.paths.get("cpuacct"), self.paths.get("pids"))
+                   if f]
+        pids: set[int] = set()
+        for folder in folders:
+            pids.update(_pids(folder))
+        for pid in sorted(pids):
+            try:
+                tids = os.listdir(f"/proc/{pid}/task")
+            except OSError:
+                continue
+            for tid in tids:
+                try:
+                    with open(f"/proc/{pid}/task/{tid}/stat", "rb") as f:
+                        stat = f.read()
+                except OSError:
+                    continue
+                fields = stat[stat.rfind(b")") + 2:].split()  # field 3 (state) is fields[0]
+                if len(fields) > 38:
+                    nice, policy = int(fields[16]), int(fields[38])  # fields 19 and 41 of proc(5)
+                    if nice > own_nice:
+                        return f"task {tid} runs at nice {nice} (the referee at {own_nice})"
+                    if policy in (3, 5) and policy != own_policy:  # SCHED_BATCH, SCHED_IDLE
+                        return f"task {tid} runs under {'SCHED_BATCH' if policy == 3 else 'SCHED_IDLE'}"
+            group = _autogroup(str(pid))
+            if group is not None and own_group is not None and group[1] > own_group[1]:
+                return f"its scheduler session group runs at nice {group[1]} (the referee's at {own_group[1]})"
+        return None
 
     # -- after the fact ---------------------------------------------------------------
 

@@ -95,5 +95,6 @@ def _probe() -> Mechanisms:
             unshare = prefix
     found = tuple(cgroups.parents())
     v2 = cgroups.unified()
-    cgroups.reap_stale(found, v2.parent if v2 else None)
+    cpu = cgroups.cpu_parent()  # workers' CPU groups (cgroups.join_cpu_group) left by dead runs
+    cgroups.reap_stale(found + ((("cpu", cpu),) if cpu else ()), v2.parent if v2 else None)
     return Mechanisms(bwrap=bwrap, unshare=unshare, cgroups=found, root=root, unified=v2)

@@ -35,7 +35,7 @@ from arena.engine.records import MatchSpec
 from arena.errors import RunError
 from arena.match.process import TimeControl
 from arena.running.worker import Drained, Entrants, PlayResult, Worker
-from arena.sandbox import SandboxLimits, die_with_parent
+from arena.sandbox import SandboxLimits, cgroups, die_with_parent
 
 _worker: Worker | None = None
 _init_error: str | None = None
@@ -76,6 +76,9 @@ def _setup(entrants: Entrants, limits: SandboxLimits, time: TimeControl, fresh: 
     cores = _cores()
     if pin and cores and hasattr(os, "sched_setaffinity"):
         os.sched_setaffinity(0, {cores[k % len(cores)]})
+    # Each worker and its bots one scheduling group with a session's share, not
+    # the whole run one (docs/sandbox.md, "Host stalls").
+    group = cgroups.join_cpu_group() if limits.mode != "off" else None
     worker = _worker = Worker(entrants, limits, time, fresh)
 
     def _stop(signum: int, frame: object) -> None:
@@ -86,6 +89,8 @@ def _setup(entrants: Entrants, limits: SandboxLimits, time: TimeControl, fresh: 
     die_with_parent(signal.SIGTERM)  # an orphaned worker stops and closes its bots
     # Close the bots when the pool retires this worker normally.
     mp.util.Finalize(None, worker.close, exitpriority=10)
+    if group is not None:
+        mp.util.Finalize(None, cgroups.leave_cpu_group, (group,), exitpriority=5)  # after the bots are closed
 
 
 # A batch crosses the pool's pipes as bytes pickled here, by the C pickler.
