@@ -5,7 +5,7 @@
 
 Plays ``bayes``, ``equilibrium`` and ``tests/bots/cpu_half.py`` (a bot that
 burns half its CPU budget every turn) at three-player tables, ``--matches``
-of them with a fixed seed, twice: first beside the load mix of issue 33, then
+of them with a fixed seed, twice: first beside a load mix like the one stalls were seen in, then
 with the mix stopped (the reference). The mix, each part in a session of its
 own (``setsid``): ``busy`` loops (``--busy`` of them), a second sandboxed
 ``arena run`` (``run``), the project's sandbox tests of cgroups in a loop

@@ -1,5 +1,5 @@
 """Host stalls are the arena's fault, never the bot's, and never a bot's lever
-(docs/sandbox.md, "Host stalls"; issue 33).
+(docs/sandbox.md, "Host stalls").
 
 The attribution (:func:`arena.match.stalls.judge`) on pressure samples as
 the kernel gives them; then real matches: an honest bot held frozen past its
