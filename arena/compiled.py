@@ -83,8 +83,9 @@ def _why_pure() -> str | None:
             return f"{name} was not compiled"
         source = _source(name)
         if os.path.getmtime(source) > os.path.getmtime(built):
-            return (f"{os.path.relpath(source, _ROOT)} changed after it was compiled "
-                    f"(`pip install -e .` compiles it again)")
+            return (
+                f"{os.path.relpath(source, _ROOT)} changed after it was compiled (`pip install -e .` compiles it again)"
+            )
     return None
 
 
@@ -92,8 +93,9 @@ class _SourceFirst:
     """A meta path finder that loads :data:`MODULES` from their ``.py`` files."""
 
     @staticmethod
-    def find_spec(name: str, path: Sequence[str] | None = None,
-                  target: ModuleType | None = None) -> importlib.machinery.ModuleSpec | None:
+    def find_spec(
+        name: str, path: Sequence[str] | None = None, target: ModuleType | None = None
+    ) -> importlib.machinery.ModuleSpec | None:
         if name not in MODULES:
             return None
         return importlib.util.spec_from_file_location(name, _source(name))

@@ -67,8 +67,7 @@ class _NoAliasLoader(yaml.SafeLoader):
     def compose_node(self, parent: Any, index: Any) -> Any:
         if self.check_event(yaml.AliasEvent):
             event = self.peek_event()  # type: ignore[no-untyped-call]  # PyYAML's stubs leave it untyped
-            raise yaml.composer.ComposerError(None, None, "aliases (*name) are not allowed here",
-                                              event.start_mark)
+            raise yaml.composer.ComposerError(None, None, "aliases (*name) are not allowed here", event.start_mark)
         return super().compose_node(parent, index)
 
 

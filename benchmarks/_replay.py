@@ -41,9 +41,20 @@ def heuristic() -> BotFactory:
 def league_specs(matches: int, seed: int) -> list[MatchSpec]:
     """``matches`` 5-player ``classic`` matches, the five seats taken by :data:`NAMES`."""
     rules = Rules.preset("classic").to_dict()
-    return [MatchSpec(index=i, match=f"m-{i:06d}", variant="classic", rules=rules, entrants=tuple(range(5)),
-                      seed=derive_seed(seed, "bots", i), dice_seed=derive_seed(seed, "dice", i),
-                      table=0, rotation=0) for i in range(matches)]
+    return [
+        MatchSpec(
+            index=i,
+            match=f"m-{i:06d}",
+            variant="classic",
+            rules=rules,
+            entrants=tuple(range(5)),
+            seed=derive_seed(seed, "bots", i),
+            dice_seed=derive_seed(seed, "dice", i),
+            table=0,
+            rotation=0,
+        )
+        for i in range(matches)
+    ]
 
 
 class Recording:

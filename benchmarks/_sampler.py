@@ -52,4 +52,8 @@ class Sampler:
         self.system = system - self.cpu0[1]
 
     def to_data(self) -> dict[str, object]:
-        return {"cpu": self.cpu, "system": self.system, "samples": [[[list(f) for f in stack], n] for stack, n in self.samples.items()]}
+        return {
+            "cpu": self.cpu,
+            "system": self.system,
+            "samples": [[[list(f) for f in stack], n] for stack, n in self.samples.items()],
+        }

@@ -57,8 +57,15 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 from _markdown import replace_section  # noqa: E402
 
 # The stand-in policies for the league's bots (names as in bots/).
-POLICY_OF = {"random": "random", "bluffer": "reckless", "calza": "cautious", "cautious": "cautious",
-             "probabilistic": "sharp", "node_probabilistic": "sharp", "equilibrium": "sharp"}
+POLICY_OF = {
+    "random": "random",
+    "bluffer": "reckless",
+    "calza": "cautious",
+    "cautious": "cautious",
+    "probabilistic": "sharp",
+    "node_probabilistic": "sharp",
+    "equilibrium": "sharp",
+}
 TARGETS = {"end of run": 2.0, "arena ratings": 3.0, "arena stats": 5.0, "arena report": 10.0}
 
 
@@ -85,8 +92,9 @@ def build(folder: Path, name: str, seed: int = 15) -> Path:
             k = rng.choice(cfg["players"])
             table = rng.sample(bots, k)
             fault = (rng.randrange(k), 3, "timeout") if rng.random() < 0.01 else None
-            records.append(S.play(f"m-{len(records):06d}", variant, rules, table, rng.randrange(2**63),
-                                  fault, policy_of=POLICY_OF))
+            records.append(
+                S.play(f"m-{len(records):06d}", variant, rules, table, rng.randrange(2**63), fault, policy_of=POLICY_OF)
+            )
         print(f"  {name}: {variant}: {len(records)} matches", file=sys.stderr, flush=True)
     S.write_run(folder, records, resolved, name=name)
     (folder / "stamp.json").write_text(stamp)
@@ -125,8 +133,12 @@ def _children_cpu() -> float:
 
 def _cli(args: list[str]) -> tuple[float, float, bool]:
     t, c = time.perf_counter(), _children_cpu()
-    done = subprocess.run([sys.executable, "-m", "arena.apps.cli", *args], capture_output=True, text=True,
-                          env={**os.environ, "COLUMNS": "200"})
+    done = subprocess.run(
+        [sys.executable, "-m", "arena.apps.cli", *args],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "COLUMNS": "200"},
+    )
     seconds, cpu = time.perf_counter() - t, _children_cpu() - c
     if done.returncode != 0:
         raise SystemExit(f"arena {' '.join(args)} failed:\n{done.stderr}")
@@ -148,8 +160,16 @@ def measure(folder: Path, trials: int, out: Path) -> list[tuple[str, float, floa
             else:
                 seconds, cpu, shown = _cli([target.split()[1], str(folder), "--no-write"])
             rows[target].append((seconds, cpu, base, shown))
-    return [(t, statistics.median(x[0] for x in r), statistics.median(x[1] for x in r),
-             statistics.median(x[2] for x in r), r[-1][3]) for t, r in rows.items()]
+    return [
+        (
+            t,
+            statistics.median(x[0] for x in r),
+            statistics.median(x[1] for x in r),
+            statistics.median(x[2] for x in r),
+            r[-1][3],
+        )
+        for t, r in rows.items()
+    ]
 
 
 def main() -> None:
@@ -159,44 +179,58 @@ def main() -> None:
     ap.add_argument("--write-docs", action="store_true", help="Write the table into docs/performance.md.")
     args = ap.parse_args()
     args.data.mkdir(parents=True, exist_ok=True)
-    lines = ["| run folder | step | wall s | CPU s | target s | baseline s | wall / baseline | progress shown |",
-             "|---|---|---:|---:|---:|---:|---:|---|"]
+    lines = [
+        "| run folder | step | wall s | CPU s | target s | baseline s | wall / baseline | progress shown |",
+        "|---|---|---:|---:|---:|---:|---:|---|",
+    ]
     load_before = os.getloadavg()
     for name in ("league", "variants"):
         folder = build(args.data / name, name)
         matches = sum(1 for _ in open(folder / "games.jsonl", "rb"))
         for target, seconds, cpu, base, shown in measure(folder, args.trials, args.data):
             ok = "met" if seconds <= TARGETS[target] else "missed"
-            progress = ("n/a (under 1 s)" if seconds < 1 else "yes" if shown
-                        else "n/a (in-process; `arena run` shows it past 1 s)" if target == "end of run" else "no")
-            lines.append(f"| {name} ({matches:,} matches) | {target} | {seconds:.2f} | {cpu:.2f} | "
-                         f"{TARGETS[target]:.0f} ({ok}) | {base:.2f} | {seconds / base:.1f} | {progress} |")
+            progress = (
+                "n/a (under 1 s)"
+                if seconds < 1
+                else "yes"
+                if shown
+                else "n/a (in-process; `arena run` shows it past 1 s)"
+                if target == "end of run"
+                else "no"
+            )
+            lines.append(
+                f"| {name} ({matches:,} matches) | {target} | {seconds:.2f} | {cpu:.2f} | "
+                f"{TARGETS[target]:.0f} ({ok}) | {base:.2f} | {seconds / base:.1f} | {progress} |"
+            )
     load_after = os.getloadavg()
     load = f"load average {load_before[0]:.1f} before, {load_after[0]:.1f} after, on {os.cpu_count()} cores"
     table = "\n".join(lines)
     print(table)
     print(load)
     if args.write_docs:
-        text = ("## Analysis of a finished run\n\n"
-                "`python benchmarks/analysis.py --write-docs`: run folders shaped like configs/league.yaml and "
-                "configs/variants.yaml (matches played by the rules engine with stand-in policies), each step "
-                "as a user runs it. Baseline: parsing games.jsonl with `json.loads`, measured just before each "
-                "step; the ratio is the step's wall time over it. CPU s is the step's own CPU time (user + "
-                "system), which a loaded machine inflates less than wall time. Median of "
-                f"{args.trials} trial(s); {load}. Figures taken on a loaded machine are indicative only.\n\n"
-                + table + "\n\n"
-                "Where the time goes: every command is a new interpreter importing numpy, pandas, pyarrow and "
-                "scipy.optimize (the rating fit; scipy.stats is no longer imported: the few quantiles it gave "
-                "come from the same scipy.special functions), about a second of CPU. `arena ratings` and the "
-                "end of a run read only matches.parquet and fit each variant once, the bootstrap resamples in "
-                "batches whose gradient runs on rankings grouped by length. The end of a run also writes "
-                "tables/ (every match, seat, round, bid and fault), from the rows each worker derived from its "
-                "record while it played: the store only sorts, concatenates and writes them. `arena stats` "
-                "and `arena report` read those tables (a few hundredths of a second) instead of parsing every "
-                "record and tabulating every bid in Python, and a variant's bootstrap intervals are one matrix "
-                "product; the report's figures are then the largest part of what is left. Where the wall time "
-                "misses a target while the CPU time meets it, the machine's load is the difference: the "
-                "commands run on one core (but for numpy's matrix products).\n")
+        text = (
+            "## Analysis of a finished run\n\n"
+            "`python benchmarks/analysis.py --write-docs`: run folders shaped like configs/league.yaml and "
+            "configs/variants.yaml (matches played by the rules engine with stand-in policies), each step "
+            "as a user runs it. Baseline: parsing games.jsonl with `json.loads`, measured just before each "
+            "step; the ratio is the step's wall time over it. CPU s is the step's own CPU time (user + "
+            "system), which a loaded machine inflates less than wall time. Median of "
+            f"{args.trials} trial(s); {load}. Figures taken on a loaded machine are indicative only.\n\n"
+            + table
+            + "\n\n"
+            "Where the time goes: every command is a new interpreter importing numpy, pandas, pyarrow and "
+            "scipy.optimize (the rating fit; scipy.stats is no longer imported: the few quantiles it gave "
+            "come from the same scipy.special functions), about a second of CPU. `arena ratings` and the "
+            "end of a run read only matches.parquet and fit each variant once, the bootstrap resamples in "
+            "batches whose gradient runs on rankings grouped by length. The end of a run also writes "
+            "tables/ (every match, seat, round, bid and fault), from the rows each worker derived from its "
+            "record while it played: the store only sorts, concatenates and writes them. `arena stats` "
+            "and `arena report` read those tables (a few hundredths of a second) instead of parsing every "
+            "record and tabulating every bid in Python, and a variant's bootstrap intervals are one matrix "
+            "product; the report's figures are then the largest part of what is left. Where the wall time "
+            "misses a target while the CPU time meets it, the machine's load is the difference: the "
+            "commands run on one core (but for numpy's matrix products).\n"
+        )
         replace_section(ROOT / "docs" / "performance.md", "## Analysis of a finished run", text)
 
 

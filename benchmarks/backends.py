@@ -38,8 +38,12 @@ def measure(config: str, out: Path, backend: str, workers: int, matches: int, se
     if result.status != "complete":
         raise SystemExit(f"{backend} run did not complete: {result.error}")
     done = stamps[1:]  # the first call reports the start, before any match
-    return {"startup": done[0] - t0, "per_match_ms": 1000 * (done[-1] - done[0]) / max(1, len(done) - 1),
-            "wall": wall, "matches": result.played}
+    return {
+        "startup": done[0] - t0,
+        "per_match_ms": 1000 * (done[-1] - done[0]) / max(1, len(done) - 1),
+        "wall": wall,
+        "matches": result.played,
+    }
 
 
 def main() -> None:
@@ -66,24 +70,30 @@ def main() -> None:
 
     overhead = med("ray", "per_match_ms") - med("local", "per_match_ms")
     ratio = med("ray", "per_match_ms") / med("local", "per_match_ms")
-    cmd = (f"python benchmarks/backends.py --config {args.config} --matches {args.matches} "
-           f"--workers {args.workers} --trials {args.trials}")
-    text = "\n".join([
-        "## Backends",
-        "",
-        f"Measured {time.strftime('%Y-%m-%d')}, Python {platform.python_version()}, {args.workers} workers "
-        f"(CPUs) for both, {args.matches} matches of `{args.config}`, medians of {args.trials} alternated "
-        f"trials, with `{cmd}`.",
-        "",
-        "| backend | start-up to first record | steady time per match | wall time |",
-        "|---|---|---|---|",
-        *(f"| {b} | {med(b, 'startup'):.2f} s | {med(b, 'per_match_ms'):.1f} ms | {med(b, 'wall'):.1f} s |"
-          for b in ("local", "ray")),
-        "",
-        f"Ray's overhead per match: {overhead:+.1f} ms ({ratio:.2f}x the local backend's steady time per "
-        f"match); its start-up (a local Ray instance, actors, shipping the bot files) is paid once per run.",
-        "",
-    ])
+    cmd = (
+        f"python benchmarks/backends.py --config {args.config} --matches {args.matches} "
+        f"--workers {args.workers} --trials {args.trials}"
+    )
+    text = "\n".join(
+        [
+            "## Backends",
+            "",
+            f"Measured {time.strftime('%Y-%m-%d')}, Python {platform.python_version()}, {args.workers} workers "
+            f"(CPUs) for both, {args.matches} matches of `{args.config}`, medians of {args.trials} alternated "
+            f"trials, with `{cmd}`.",
+            "",
+            "| backend | start-up to first record | steady time per match | wall time |",
+            "|---|---|---|---|",
+            *(
+                f"| {b} | {med(b, 'startup'):.2f} s | {med(b, 'per_match_ms'):.1f} ms | {med(b, 'wall'):.1f} s |"
+                for b in ("local", "ray")
+            ),
+            "",
+            f"Ray's overhead per match: {overhead:+.1f} ms ({ratio:.2f}x the local backend's steady time per "
+            f"match); its start-up (a local Ray instance, actors, shipping the bot files) is paid once per run.",
+            "",
+        ]
+    )
     print(text)
     if args.write:
         from _markdown import replace_section

@@ -102,9 +102,18 @@ class Boxed:
             spec = load_bot(manifest)
             box = Sandbox(spec, SandboxLimits(mode="strict").for_bot(spec.limits, manifest))
             argv, env, cwd = box.command()
-            proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env, cwd=cwd,
-                                    close_fds=True, pass_fds=box.pass_fds, start_new_session=box.new_session,
-                                    process_group=None if box.new_session else 0, preexec_fn=box.preexec())
+            proc = subprocess.Popen(
+                argv,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                env=env,
+                cwd=cwd,
+                close_fds=True,
+                pass_fds=box.pass_fds,
+                start_new_session=box.new_session,
+                process_group=None if box.new_session else 0,
+                preexec_fn=box.preexec(),
+            )
             box.started(proc.pid)
             self.boxes.append(box)
             self.bots.append(proc)
@@ -125,8 +134,9 @@ class Boxed:
             box.cleanup()
 
 
-def play(bots: list[subprocess.Popen[bytes]], rng: random.Random, game: int, ndice: int,
-         boxed: Boxed | None = None) -> int:
+def play(
+    bots: list[subprocess.Popen[bytes]], rng: random.Random, game: int, ndice: int, boxed: Boxed | None = None
+) -> int:
     """One game; returns the decisions made."""
     n = len(bots)
     pipes = []
@@ -147,8 +157,20 @@ def play(bots: list[subprocess.Popen[bytes]], rng: random.Random, game: int, ndi
             w, r = pipes[seat]
             if boxed is not None and boxed.freeze:
                 boxed.boxes[seat].thaw()
-            w.write(json.dumps({"type": "decide", "game": game, "round": rnd, "seat": seat, "dice": dice[seat],
-                                "counts": counts, "bid": bid}).encode() + b"\n")
+            w.write(
+                json.dumps(
+                    {
+                        "type": "decide",
+                        "game": game,
+                        "round": rnd,
+                        "seat": seat,
+                        "dice": dice[seat],
+                        "counts": counts,
+                        "bid": bid,
+                    }
+                ).encode()
+                + b"\n"
+            )
             w.flush()
             line = r.readline()
             if boxed is not None:  # what the project's referee does around a reply: charge, freeze
@@ -190,8 +212,15 @@ def bots_cpu(bots: list[subprocess.Popen[bytes]], boxed: Boxed | None) -> float:
     return total / tick
 
 
-def referee(decisions: int, players: int, ndice: int, seed: int, ready_fd: int | None, sandbox: bool = False,
-            freeze: bool = True) -> None:
+def referee(
+    decisions: int,
+    players: int,
+    ndice: int,
+    seed: int,
+    ready_fd: int | None,
+    sandbox: bool = False,
+    freeze: bool = True,
+) -> None:
     import tempfile
 
     tmp = tempfile.TemporaryDirectory(prefix="bare-referee-")
@@ -220,8 +249,19 @@ def referee(decisions: int, players: int, ndice: int, seed: int, ready_fd: int |
         for b in bots:
             b.wait()
     tmp.cleanup()
-    print(json.dumps({"decisions": made, "games": games, "wall": wall, "referee_user": self1.ru_utime - self0.ru_utime,
-                      "referee_system": self1.ru_stime - self0.ru_stime, "bots_cpu": spent}), flush=True)
+    print(
+        json.dumps(
+            {
+                "decisions": made,
+                "games": games,
+                "wall": wall,
+                "referee_user": self1.ru_utime - self0.ru_utime,
+                "referee_system": self1.ru_stime - self0.ru_stime,
+                "bots_cpu": spent,
+            }
+        ),
+        flush=True,
+    )
 
 
 def main() -> None:
@@ -255,8 +295,19 @@ def main() -> None:
     for i in range(a.par):
         r, w = os.pipe()
         share = a.decisions // a.par + (1 if i < a.decisions % a.par else 0)
-        argv = [sys.executable, os.path.abspath(__file__), str(share), "--players", str(a.players),
-                "--dice", str(a.dice), "--seed", str(a.seed + i), "--child", str(w)]
+        argv = [
+            sys.executable,
+            os.path.abspath(__file__),
+            str(share),
+            "--players",
+            str(a.players),
+            "--dice",
+            str(a.dice),
+            "--seed",
+            str(a.seed + i),
+            "--child",
+            str(w),
+        ]
         argv += ["--sandbox"] * a.sandbox + ["--no-freeze"] * a.no_freeze
         if a.pin:
             argv += ["--cpu", str(cores[i % len(cores)])]
@@ -276,9 +327,17 @@ def main() -> None:
         outs.append(json.loads(p.stdout.read()))
         p.wait()
     t2 = time.perf_counter()
-    print(json.dumps({"decisions": sum(o["decisions"] for o in outs), "games": sum(o["games"] for o in outs),
-                      "match_wall": t2 - t1, "whole_wall": t2 - t0,
-                      **{k: sum(o[k] for o in outs) for k in ("referee_user", "referee_system", "bots_cpu")}}))
+    print(
+        json.dumps(
+            {
+                "decisions": sum(o["decisions"] for o in outs),
+                "games": sum(o["games"] for o in outs),
+                "match_wall": t2 - t1,
+                "whole_wall": t2 - t0,
+                **{k: sum(o[k] for o in outs) for k in ("referee_user", "referee_system", "bots_cpu")},
+            }
+        )
+    )
 
 
 if __name__ == "__main__":

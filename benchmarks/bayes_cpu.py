@@ -56,6 +56,7 @@ class Meter:
             for name in ("start", "act", "round_end", "match_end"):
                 setattr(bot, name, self._timed(getattr(bot, name), name == "act"))  # the bot's own calls, timed
             return bot
+
         return make
 
     def _timed(self, fn: Callable[..., Any], counts: bool) -> Callable[..., Any]:
@@ -69,6 +70,7 @@ class Meter:
             if counts:
                 self.actions.append(str(out))
             return out
+
         return call
 
 
@@ -85,8 +87,12 @@ def tables(matches: int, seed: int) -> list[tuple[int, list[str], int]]:
     return out
 
 
-def play(bayes: BotFactory, others: Mapping[str, BotFactory], plan: list[tuple[int, list[str], int]],
-         meter: Meter | None = None) -> Meter:
+def play(
+    bayes: BotFactory,
+    others: Mapping[str, BotFactory],
+    plan: list[tuple[int, list[str], int]],
+    meter: Meter | None = None,
+) -> Meter:
     meter = meter or Meter()
     timed = meter.wrap(bayes)
     rules = Rules.preset("classic")
@@ -96,8 +102,9 @@ def play(bayes: BotFactory, others: Mapping[str, BotFactory], plan: list[tuple[i
 
 
 def baseline_bot(ref: str, into: str) -> BotFactory:
-    blob = subprocess.run(["git", "-C", str(ROOT), "archive", ref, "bots/bayes.py", "bots/bayes"],
-                          check=True, capture_output=True).stdout
+    blob = subprocess.run(
+        ["git", "-C", str(ROOT), "archive", ref, "bots/bayes.py", "bots/bayes"], check=True, capture_output=True
+    ).stdout
     with tarfile.open(fileobj=io.BytesIO(blob)) as tar:
         tar.extractall(into, filter="data")
     return load_python_bot(os.path.join(into, "bots", "bayes.py"))
@@ -129,7 +136,9 @@ def main() -> None:
         # hundreds, so what either keeps from match to match is warm there too
         for bot in (base, current):
             play(bot, others, tables(args.warmup, args.seed - 1))
-        print(f"load: {os.getloadavg()[0]:.2f} (1 min)  matches per trial: {args.matches}, after {args.warmup} unmeasured")
+        print(
+            f"load: {os.getloadavg()[0]:.2f} (1 min)  matches per trial: {args.matches}, after {args.warmup} unmeasured"
+        )
         print(f"{'trial':>5} {'baseline ms':>12} {'current ms':>11} {'ratio':>7} {'decisions':>10}")
         ratios, per_base, per_cur = [], [], []
         same = played = 0
@@ -146,7 +155,7 @@ def main() -> None:
                     play(bot, others, [one], got[label])
                 # the same seeds and the same other bots: the match goes the same if, and only
                 # if, every one of the bot's decisions is the same
-                same += got["base"].actions[marks["base"]:] == got["cur"].actions[marks["cur"]:]
+                same += got["base"].actions[marks["base"] :] == got["cur"].actions[marks["cur"] :]
                 played += 1
             b = 1000 * got["base"].cpu / got["base"].decisions
             c = 1000 * got["cur"].cpu / got["cur"].decisions
@@ -154,9 +163,12 @@ def main() -> None:
             per_cur.append(c)
             ratios.append(b / c)
             print(f"{t:>5} {b:12.3f} {c:11.3f} {b / c:6.2f}x {got['cur'].decisions:>5}/{got['base'].decisions}")
-        print(f"median: baseline {statistics.median(per_base):.3f} ms, current {statistics.median(per_cur):.3f} ms,"
-              f" speed-up {statistics.median(ratios):.2f}x  (load now {os.getloadavg()[0]:.2f})")
+        print(
+            f"median: baseline {statistics.median(per_base):.3f} ms, current {statistics.median(per_cur):.3f} ms,"
+            f" speed-up {statistics.median(ratios):.2f}x  (load now {os.getloadavg()[0]:.2f})"
+        )
         print(f"identical decisions in {same} of {played} matches")
+
 
 if __name__ == "__main__":
     main()

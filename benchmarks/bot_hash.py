@@ -81,15 +81,17 @@ def main() -> None:
                 times[what].append(time.perf_counter() - t0)
         med = {k: statistics.median(v) for k, v in times.items()}
         ratio = statistics.median(b / a for a, b in zip(times["floor"], times["load_bot"]))
-        text = (f"## Bot loading\n\nMeasured {time.strftime('%Y-%m-%d')} on {os.cpu_count()} cores, Python "
-                f"{sys.version.split()[0]}, with `python benchmarks/bot_hash.py --trials {args.trials}`: a bot whose "
-                f"data folder is a venv with numpy ({files} files, {size / 2**20:.0f} MiB).\n\n"
-                f"| what | median |\n|---|---|\n"
-                f"| floor: one sha256 over every file's bytes | {med['floor'] * 1000:.0f} ms |\n"
-                f"| load_bot: list, check, hash (links as text), resolve the runtime | {med['load_bot'] * 1000:.0f} ms |\n"
-                f"| ratio to the floor (median of per-trial ratios) | {ratio:.2f}x |\n\n"
-                f"The hash is what makes a changed data folder a different bot; it is paid once per load "
-                f"(the config, and each Ray worker's copy).\n")
+        text = (
+            f"## Bot loading\n\nMeasured {time.strftime('%Y-%m-%d')} on {os.cpu_count()} cores, Python "
+            f"{sys.version.split()[0]}, with `python benchmarks/bot_hash.py --trials {args.trials}`: a bot whose "
+            f"data folder is a venv with numpy ({files} files, {size / 2**20:.0f} MiB).\n\n"
+            f"| what | median |\n|---|---|\n"
+            f"| floor: one sha256 over every file's bytes | {med['floor'] * 1000:.0f} ms |\n"
+            f"| load_bot: list, check, hash (links as text), resolve the runtime | {med['load_bot'] * 1000:.0f} ms |\n"
+            f"| ratio to the floor (median of per-trial ratios) | {ratio:.2f}x |\n\n"
+            f"The hash is what makes a changed data folder a different bot; it is paid once per load "
+            f"(the config, and each Ray worker's copy).\n"
+        )
         print(text)
         if args.write:
             from _markdown import replace_section

@@ -32,10 +32,22 @@ sys.path.insert(0, str(HERE.parent))
 from arena.match import diagnose  # noqa: E402
 
 HEAD, TAIL, LINE = 4096, 16384, 65536
-TRACEBACK = ('Traceback (most recent call last):\n  File "/bots/b.py", line 12, in act\n    raise ValueError("x")\n'
-             "ValueError: x\n")
-PATTERNS = ["\n", " \n", "\r", 'File "', ' File "x", line 1\n', "bwrap: execvp ", "Caused by: x\n",
-            "\tat a.b(C.java:1)\n", 'Exception in thread "', "Traceback (most recent call last):\n"]
+TRACEBACK = (
+    'Traceback (most recent call last):\n  File "/bots/b.py", line 12, in act\n    raise ValueError("x")\n'
+    "ValueError: x\n"
+)
+PATTERNS = [
+    "\n",
+    " \n",
+    "\r",
+    'File "',
+    ' File "x", line 1\n',
+    "bwrap: execvp ",
+    "Caused by: x\n",
+    "\tat a.b(C.java:1)\n",
+    'Exception in thread "',
+    "Traceback (most recent call last):\n",
+]
 
 
 def fill(piece: str, size: int) -> str:
@@ -44,9 +56,11 @@ def fill(piece: str, size: int) -> str:
 
 def shapes() -> dict[str, tuple[str, str, str]]:
     """name -> (head, tail, extra): what the referee holds when it diagnoses."""
-    out = {"traceback": (TRACEBACK, TRACEBACK, ""),
-           "20 KiB of newlines": (fill("\n", HEAD), fill("\n", TAIL), ""),
-           "4 + 16 + 64 KiB": (fill("\n", HEAD), fill("\n", TAIL), fill(" ", LINE))}
+    out = {
+        "traceback": (TRACEBACK, TRACEBACK, ""),
+        "20 KiB of newlines": (fill("\n", HEAD), fill("\n", TAIL), ""),
+        "4 + 16 + 64 KiB": (fill("\n", HEAD), fill("\n", TAIL), fill(" ", LINE)),
+    }
     for p in PATTERNS:
         out[f"pattern {p!r}"] = (fill(p, HEAD), fill(p, TAIL), fill(p, LINE))
     return out
@@ -54,8 +68,15 @@ def shapes() -> dict[str, tuple[str, str, str]]:
 
 def diagnose_once(head: str, tail: str, extra: str) -> float:
     start = time.process_time()
-    diagnose.causes(head + "\n" + tail + "\n" + extra, own=lambda p: p.startswith("/bots/"), program="python3",
-                    processes=16, max_processes=256, memory_mb=512, pids_capped=False)
+    diagnose.causes(
+        head + "\n" + tail + "\n" + extra,
+        own=lambda p: p.startswith("/bots/"),
+        program="python3",
+        processes=16,
+        max_processes=256,
+        memory_mb=512,
+        pids_capped=False,
+    )
     diagnose.excerpt(head, tail, False)
     return time.process_time() - start
 

@@ -153,18 +153,23 @@ def measure(trials: int, seconds: float, seed: int) -> dict[str, Any]:
     results: dict[str, list[Trial]] = {k: [] for k in work}
     order = list(work)
     for t in range(trials):
-        for name in (order if t % 2 == 0 else order[::-1]):
+        for name in order if t % 2 == 0 else order[::-1]:
             batch, chunk = work[name]
             results[name].append(trial(batch, seconds, chunk))
 
     def ratios(base: str, field: str) -> list[float]:
         return [getattr(a, field) / getattr(b, field) for a, b in zip(results["ours_neller"], results[base])]
 
-    med = {name: Trial(*(statistics.median(r[i] for r in rs) for i in range(len(Trial._fields))))
-           for name, rs in results.items()}
+    med = {
+        name: Trial(*(statistics.median(r[i] for r in rs) for i in range(len(Trial._fields))))
+        for name, rs in results.items()
+    }
     return {
-        "median": med, "trials": trials, "seconds": seconds,
-        "ratios": ratios("openspiel", "games_s"), "ratio": statistics.median(ratios("openspiel", "games_s")),
+        "median": med,
+        "trials": trials,
+        "seconds": seconds,
+        "ratios": ratios("openspiel", "games_s"),
+        "ratio": statistics.median(ratios("openspiel", "games_s")),
         "cpu_ratio": statistics.median(ratios("openspiel", "cpu_games_s")),
         "ratio2": statistics.median(ratios("openspiel_outcomes", "games_s")),
         "cpu_ratio2": statistics.median(ratios("openspiel_outcomes", "cpu_games_s")),
@@ -178,25 +183,36 @@ def machine() -> str:
         spiel = importlib.metadata.version("open-spiel")
     except importlib.metadata.PackageNotFoundError:
         spiel = "?"
-    return (f"{dt.date.today().isoformat()}, Python {platform.python_version()}, {platform.machine()}, "
-            f"{cores} usable core(s), load average {load:.1f} at the end, open-spiel {spiel}")
+    return (
+        f"{dt.date.today().isoformat()}, Python {platform.python_version()}, {platform.machine()}, "
+        f"{cores} usable core(s), load average {load:.1f} at the end, open-spiel {spiel}"
+    )
 
 
 def table(res: dict[str, Any]) -> str:
     med = res["median"]
     rows = [
         ("(a) `neller`, 2 players x 1 die, our engine", med["ours_neller"], ""),
-        ("(a') OpenSpiel `liars_dice`, chance by `choice(legal_actions())`", med["openspiel"],
-         f"**{res['ratio']:.2f}x** (CPU time {res['cpu_ratio']:.2f}x)"),
-        ("(a'') OpenSpiel `liars_dice`, chance by `chance_outcomes()`", med["openspiel_outcomes"],
-         f"{res['ratio2']:.2f}x (CPU time {res['cpu_ratio2']:.2f}x)"),
+        (
+            "(a') OpenSpiel `liars_dice`, chance by `choice(legal_actions())`",
+            med["openspiel"],
+            f"**{res['ratio']:.2f}x** (CPU time {res['cpu_ratio']:.2f}x)",
+        ),
+        (
+            "(a'') OpenSpiel `liars_dice`, chance by `chance_outcomes()`",
+            med["openspiel_outcomes"],
+            f"{res['ratio2']:.2f}x (CPU time {res['cpu_ratio2']:.2f}x)",
+        ),
         ("(b) `classic`, 6 players x 5 dice, our engine", med["ours_classic"], ""),
     ]
-    out = ["| workload | games/s | decisions/s | decisions per game | rounds per game | (a) / this row |",
-           "|---|---:|---:|---:|---:|---:|"]
+    out = [
+        "| workload | games/s | decisions/s | decisions per game | rounds per game | (a) / this row |",
+        "|---|---:|---:|---:|---:|---:|",
+    ]
     for label, t, ratio in rows:
-        out.append(f"| {label} | {t.games_s:,.0f} | {t.decisions_s:,.0f} | {t.per_game:.2f} | "
-                   f"{t.rounds:.1f} | {ratio} |")
+        out.append(
+            f"| {label} | {t.games_s:,.0f} | {t.decisions_s:,.0f} | {t.per_game:.2f} | {t.rounds:.1f} | {ratio} |"
+        )
     return "\n".join(out)
 
 
@@ -215,19 +231,19 @@ ways: (a') chance outcomes and actions both drawn with
 outcomes drawn from `state.chance_outcomes()` by their probabilities and
 actions from `state.legal_actions(state.current_player())`, the shape of
 OpenSpiel's documented loop (which uses `np.random.choice`; `rng.choices`
-here). {res['trials']} interleaved trials of about {res['seconds']:g} s per workload, the
+here). {res["trials"]} interleaved trials of about {res["seconds"]:g} s per workload, the
 order flipped every trial; medians. A decision is one player
 action (bid, dudo or calza); dealing and chance nodes are inside the timed
 loop but not counted as decisions.
 
 {table(res)}
 
-- (a) against (a'): median of the per-trial ratios **{res['ratio']:.2f}x**
+- (a) against (a'): median of the per-trial ratios **{res["ratio"]:.2f}x**
   (trials, sorted: {ratios}).
-- (a) against (a''): {res['ratio2']:.2f}x.
+- (a) against (a''): {res["ratio2"]:.2f}x.
 - By CPU time (`time.process_time`, which leaves out time the process spent
-  preempted on a loaded machine): {res['cpu_ratio']:.2f}x and
-  {res['cpu_ratio2']:.2f}x.
+  preempted on a loaded machine): {res["cpu_ratio"]:.2f}x and
+  {res["cpu_ratio2"]:.2f}x.
 - Machine: {machine()}.
 - (b) plays a whole 6-player match per game, every die lost one by one, so
   its games/s is not comparable with (a); its decisions/s is.
@@ -274,9 +290,16 @@ def main() -> None:
     if args.cpu is not None:
         os.sched_setaffinity(0, {args.cpu})
     command = "python benchmarks/engine.py" + "".join(
-        f" {flag} {value}" for flag, value in (("--trials", args.trials), ("--seconds", args.seconds),
-                                               ("--seed", args.seed), ("--cpu", args.cpu),
-                                               ("--write", args.write)) if value is not None)
+        f" {flag} {value}"
+        for flag, value in (
+            ("--trials", args.trials),
+            ("--seconds", args.seconds),
+            ("--seed", args.seed),
+            ("--cpu", args.cpu),
+            ("--write", args.write),
+        )
+        if value is not None
+    )
     res = measure(args.trials, args.seconds, args.seed)
     text = section(res, command)
     print(text)

@@ -76,7 +76,9 @@ def replay_timed(factory: BotFactory, tape: list[bytes], kinds: list[str], spent
 def main() -> None:
     args = options(__doc__.splitlines()[0], matches=300)
     factory = heuristic()
-    tapes = [seat.sent for seats in record(league_specs(args.matches, args.seed), factory, keep_sent=True) for seat in seats]
+    tapes = [
+        seat.sent for seats in record(league_specs(args.matches, args.seed), factory, keep_sent=True) for seat in seats
+    ]
     kinds = [[kind_of(line) for line in tape] for tape in tapes]
     lines = Counter(k for ks in kinds for k in ks)
     decisions = lines["turn"]
@@ -93,12 +95,16 @@ def main() -> None:
         if best is None or sum(spent.values()) < sum(best.values()):
             best = spent
     assert best is not None
-    print(f"{args.matches} matches, {decisions:,} decisions, {sum(lines.values()):,} lines: the bot side alone "
-          f"{whole / decisions * 1e6:.2f} us of CPU per decision (best of {args.repeats}); by kind of line, "
-          f"timed line by line:")
+    print(
+        f"{args.matches} matches, {decisions:,} decisions, {sum(lines.values()):,} lines: the bot side alone "
+        f"{whole / decisions * 1e6:.2f} us of CPU per decision (best of {args.repeats}); by kind of line, "
+        f"timed line by line:"
+    )
     for kind in ("turn", "round_end", "match_start", "match_end"):
-        print(f"  {kind:<12} {best[kind] / decisions / 1000:5.2f} us per decision "
-              f"({lines[kind] / decisions:.2f} lines each)")
+        print(
+            f"  {kind:<12} {best[kind] / decisions / 1000:5.2f} us per decision "
+            f"({lines[kind] / decisions:.2f} lines each)"
+        )
 
 
 if __name__ == "__main__":

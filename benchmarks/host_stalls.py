@@ -50,12 +50,26 @@ PY = sys.executable
 
 def config(folder: Path, matches: int, budget_ms: int, workers: int, seed: int) -> Path:
     path = folder / "stalls.yaml"
-    path.write_text(json.dumps({  # JSON is YAML
-        "name": "stalls", "bots": [str(ROOT / "bots/bayes.py"), str(ROOT / "bots/equilibrium.py"),
-                                   str(ROOT / "tests/bots/cpu_half.py")],
-        "players": 3, "matches": matches, "format": "round-robin", "seating": "roll",
-        "variants": {"classic": {"preset": "classic"}}, "seed": seed, "workers": workers,
-        "time": {"budget_ms": budget_ms, "wall_factor": 5}}))
+    path.write_text(
+        json.dumps(
+            {  # JSON is YAML
+                "name": "stalls",
+                "bots": [
+                    str(ROOT / "bots/bayes.py"),
+                    str(ROOT / "bots/equilibrium.py"),
+                    str(ROOT / "tests/bots/cpu_half.py"),
+                ],
+                "players": 3,
+                "matches": matches,
+                "format": "round-robin",
+                "seating": "roll",
+                "variants": {"classic": {"preset": "classic"}},
+                "seed": seed,
+                "workers": workers,
+                "time": {"budget_ms": budget_ms, "wall_factor": 5},
+            }
+        )
+    )
     return path
 
 
@@ -81,19 +95,39 @@ def start_mix(parts: set[str], busy: int, folder: Path) -> list[subprocess.Popen
 
     def spawn(argv: list[str]) -> None:
         # Each part ends with this script, even killed outright (the parent-death signal).
-        procs.append(subprocess.Popen(argv, cwd=ROOT, env=env, stdout=subprocess.DEVNULL,
-                                      stderr=subprocess.DEVNULL, start_new_session=True,
-                                      preexec_fn=lambda: die_with_parent(signal.SIGKILL)))
+        procs.append(
+            subprocess.Popen(
+                argv,
+                cwd=ROOT,
+                env=env,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                start_new_session=True,
+                preexec_fn=lambda: die_with_parent(signal.SIGKILL),
+            )
+        )
 
     if "busy" in parts:
         for _ in range(busy):
             spawn([PY, "-c", "while True: pass"])
     if "run" in parts:
-        spawn(["sh", "-c", f"while :; do {PY} -m arena run configs/quick.yaml --set matches=400 "
-                           f"--workers 2 --out {folder}/other --new --no-live >/dev/null 2>&1; done"])
+        spawn(
+            [
+                "sh",
+                "-c",
+                f"while :; do {PY} -m arena run configs/quick.yaml --set matches=400 "
+                f"--workers 2 --out {folder}/other --new --no-live >/dev/null 2>&1; done",
+            ]
+        )
     if "tests" in parts:
-        spawn(["sh", "-c", f"while :; do {PY} -m pytest -q -p no:cacheprovider -m sandbox "
-                           f"tests/test_cgroups.py >/dev/null 2>&1; done"])
+        spawn(
+            [
+                "sh",
+                "-c",
+                f"while :; do {PY} -m pytest -q -p no:cacheprovider -m sandbox "
+                f"tests/test_cgroups.py >/dev/null 2>&1; done",
+            ]
+        )
     if "cold" in parts and os.geteuid() == 0:
         files = " ".join(big_files())
         if files:
@@ -118,8 +152,13 @@ def stop_mix(procs: list[subprocess.Popen[bytes]]) -> None:
 def play(cfg: Path, out: Path) -> tuple[float, dict[str, object]]:
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     t0 = time.perf_counter()
-    proc = subprocess.run([PY, "-m", "arena", "run", str(cfg), "--out", str(out), "--no-live"], cwd=ROOT, env=env,
-                          capture_output=True, text=True)
+    proc = subprocess.run(
+        [PY, "-m", "arena", "run", str(cfg), "--out", str(out), "--no-live"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
     wall = time.perf_counter() - t0
     if proc.returncode != 0:
         raise SystemExit(f"arena run failed:\n{proc.stderr[-3000:]}")
@@ -174,24 +213,37 @@ def main() -> None:
                     (admin if f.kind == "arena" else charged)[f"{into} {r.bots[f.seat]} {f.kind}"] += 1
                     if f.kind != "arena" and len(examples) < 5:
                         examples.append(f"  {into} {r.match}: {f.detail}")
-        differ = sorted(m for m in loaded.keys() | quiet.keys()
-                        if m not in loaded or m not in quiet or canonical(loaded[m]) != canonical(quiet[m]))
-        print(f"$ python benchmarks/host_stalls.py --matches {args.matches} --budget-ms {args.budget_ms} "
-              f"--workers {args.workers} --mix {','.join(sorted(parts))} --busy {args.busy} --seed {args.seed}")
+        differ = sorted(
+            m
+            for m in loaded.keys() | quiet.keys()
+            if m not in loaded or m not in quiet or canonical(loaded[m]) != canonical(quiet[m])
+        )
+        print(
+            f"$ python benchmarks/host_stalls.py --matches {args.matches} --budget-ms {args.budget_ms} "
+            f"--workers {args.workers} --mix {','.join(sorted(parts))} --busy {args.busy} --seed {args.seed}"
+        )
         if loads:
-            print(f"load average (1 min) during the loaded run: mean {statistics.mean(loads):.1f}, "
-                  f"max {max(loads):.1f} on {os.cpu_count()} cores")
-        print(f"loaded run: {len(loaded)} matches in {loaded_wall:.0f} s; quiet run: {len(quiet)} in {quiet_wall:.0f} s")
+            print(
+                f"load average (1 min) during the loaded run: mean {statistics.mean(loads):.1f}, "
+                f"max {max(loads):.1f} on {os.cpu_count()} cores"
+            )
+        print(
+            f"loaded run: {len(loaded)} matches in {loaded_wall:.0f} s; quiet run: {len(quiet)} in {quiet_wall:.0f} s"
+        )
         for name, meta in (("loaded", loaded_meta), ("quiet", quiet_meta)):
             rep = meta.get("replays") or {}
-            print(f"{name}: {rep.get('matches', 0)} matches replayed after a host stall, by bot {rep.get('by_bot', {})}")
+            print(
+                f"{name}: {rep.get('matches', 0)} matches replayed after a host stall, by bot {rep.get('by_bot', {})}"
+            )
             for note in list(rep.get("first", []))[:5]:
                 print(f"  {note['match']} {note['bot']}: {note['detail'][:400]}")
         print(f"faults charged to the (honest) bots: {sum(charged.values())} {dict(charged)}")
         print("\n".join(examples))
         print(f"arena faults left in the records (past the replay caps): {sum(admin.values())} {dict(admin)}")
-        print(f"records identical to the quiet run's: {'yes' if not differ else 'NO'} "
-              f"({len(differ)} of {len(loaded | quiet)} differ{': ' + ', '.join(differ[:5]) if differ else ''})")
+        print(
+            f"records identical to the quiet run's: {'yes' if not differ else 'NO'} "
+            f"({len(differ)} of {len(loaded | quiet)} differ{': ' + ', '.join(differ[:5]) if differ else ''})"
+        )
     finally:
         shutil.rmtree(folder, ignore_errors=True)
 

@@ -59,18 +59,20 @@ def main() -> None:
             two.append((w2, n2))
             one.append((w1, n1))
             ratios.append((n2 / w2) / (n1 / w1))
-            print(f"trial {t + 1}: 2 workers {n2} matches in {w2:.1f} s, 1 worker {w1:.1f} s, "
-                  f"speed-up {ratios[-1]:.2f}x", file=sys.stderr)
+            print(
+                f"trial {t + 1}: 2 workers {n2} matches in {w2:.1f} s, 1 worker {w1:.1f} s, speed-up {ratios[-1]:.2f}x",
+                file=sys.stderr,
+            )
     full_wall, full_n = sorted(two)[len(two) // 2]
     one_wall, one_n = sorted(one)[len(one) // 2]
 
     cmd = f"python benchmarks/league.py --config {args.config} --trials {args.trials}" + (
-        f" --subset {args.subset}" if args.subset else "")
+        f" --subset {args.subset}" if args.subset else ""
+    )
     lines = [
         "## League",
         "",
-        f"Measured {time.strftime('%Y-%m-%d')} on {cores} cores, Python {platform.python_version()}, "
-        f"with `{cmd}`.",
+        f"Measured {time.strftime('%Y-%m-%d')} on {cores} cores, Python {platform.python_version()}, with `{cmd}`.",
         "",
         "| what | figure |",
         "|---|---|",

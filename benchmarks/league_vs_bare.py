@@ -93,7 +93,9 @@ def write_config(folder: Path, bot: Path, matches: int, seed: int, extra: str = 
         f"name: league_vs_bare\n"
         f"bots: [{', '.join([json.dumps(str(bot))] * 5)}]\n"
         f"players: [5]\nmatches: {matches}\nformat: league\nseed: {seed}\n"
-        f"variants:\n  classic: {{preset: classic}}\n{extra}", encoding="utf-8")
+        f"variants:\n  classic: {{preset: classic}}\n{extra}",
+        encoding="utf-8",
+    )
     return path
 
 
@@ -124,8 +126,11 @@ class CommandCpu:
     def __init__(self, tag: str) -> None:
         self.path: str | None = None
         self.source = "rusage of waited-for children (bots may be missing)"
-        for base, counter in (("/sys/fs/cgroup/cpuacct", "cpuacct.usage"), ("/sys/fs/cgroup/unified", "cpu.stat"),
-                              ("/sys/fs/cgroup", "cpu.stat")):
+        for base, counter in (
+            ("/sys/fs/cgroup/cpuacct", "cpuacct.usage"),
+            ("/sys/fs/cgroup/unified", "cpu.stat"),
+            ("/sys/fs/cgroup", "cpu.stat"),
+        ):
             if os.path.exists(os.path.join(base, counter)):
                 path = os.path.join(base, f"league_vs_bare-{os.getpid()}-{tag}")
                 try:
@@ -185,9 +190,13 @@ def run_project(config: Path, out: Path, workers: int) -> dict[str, float]:
     meter = CommandCpu("project")
     t0 = time.perf_counter()
     watcher.start()
-    proc = subprocess.run([sys.executable, "-m", "arena", "run", str(config), "--workers", str(workers),
-                           "--out", str(out)], cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                          preexec_fn=meter.preexec)
+    proc = subprocess.run(
+        [sys.executable, "-m", "arena", "run", str(config), "--workers", str(workers), "--out", str(out)],
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        preexec_fn=meter.preexec,
+    )
     whole = time.perf_counter() - t0
     cpu = meter.seconds()
     stop.set()
@@ -207,8 +216,14 @@ def run_project(config: Path, out: Path, workers: int) -> dict[str, float]:
             break
         at += len(line)
         skip += 1
-    return {"decisions": sum(per), "whole_wall": whole, "match_decisions": sum(per[skip:]),
-            "match_wall": t_last - t_first, "matches": len(lines), "cpu": cpu}
+    return {
+        "decisions": sum(per),
+        "whole_wall": whole,
+        "match_decisions": sum(per[skip:]),
+        "match_wall": t_last - t_first,
+        "matches": len(lines),
+        "cpu": cpu,
+    }
 
 
 # The bare referee's arms: (--sandbox, --no-freeze).
@@ -219,10 +234,14 @@ def run_bare(decisions: int, workers: int, arm: str = "bare") -> dict[str, float
     sandbox, unfrozen = ARMS[arm]
     meter = CommandCpu("bare")
     t0 = time.perf_counter()
-    out = subprocess.run([sys.executable, str(HERE / "bare_referee.py"), str(decisions), "--par", str(workers),
-                          "--pin"] + ["--sandbox"] * sandbox + ["--no-freeze"] * unfrozen, check=True,
-                         stdout=subprocess.PIPE,
-                         preexec_fn=meter.preexec).stdout
+    out = subprocess.run(
+        [sys.executable, str(HERE / "bare_referee.py"), str(decisions), "--par", str(workers), "--pin"]
+        + ["--sandbox"] * sandbox
+        + ["--no-freeze"] * unfrozen,
+        check=True,
+        stdout=subprocess.PIPE,
+        preexec_fn=meter.preexec,
+    ).stdout
     whole = time.perf_counter() - t0
     res: dict[str, float] = json.loads(out)
     res["whole_wall"] = whole  # the command as typed, interpreter start-up included
@@ -252,12 +271,21 @@ def throughput(args: argparse.Namespace) -> list[str]:
                     got[side] = run_bare(int(got["project"]["decisions"]), args.workers, side)
             p, b, x = got["project"], got["bare"], got["boxed"]
             row = {
-                "trial": t + 1, "load": os.getloadavg()[0], "decisions": p["decisions"], "bare_decisions": b["decisions"],
-                "p_match": p["match_decisions"] / p["match_wall"], "p_whole": p["decisions"] / p["whole_wall"],
-                "b_match": b["match_decisions"] / b["match_wall"], "b_whole": b["decisions"] / b["whole_wall"],
-                "p_cpu": p["cpu"] / p["decisions"] * 1e6, "b_cpu": b["cpu"] / b["decisions"] * 1e6,
-                "p_whole_s": p["whole_wall"], "p_match_s": p["match_wall"], "b_whole_s": b["whole_wall"],
-                "x_match": x["match_decisions"] / x["match_wall"], "x_cpu": x["cpu"] / x["decisions"] * 1e6,
+                "trial": t + 1,
+                "load": os.getloadavg()[0],
+                "decisions": p["decisions"],
+                "bare_decisions": b["decisions"],
+                "p_match": p["match_decisions"] / p["match_wall"],
+                "p_whole": p["decisions"] / p["whole_wall"],
+                "b_match": b["match_decisions"] / b["match_wall"],
+                "b_whole": b["decisions"] / b["whole_wall"],
+                "p_cpu": p["cpu"] / p["decisions"] * 1e6,
+                "b_cpu": b["cpu"] / b["decisions"] * 1e6,
+                "p_whole_s": p["whole_wall"],
+                "p_match_s": p["match_wall"],
+                "b_whole_s": b["whole_wall"],
+                "x_match": x["match_decisions"] / x["match_wall"],
+                "x_cpu": x["cpu"] / x["decisions"] * 1e6,
             }
             row["r_floor"] = row["x_match"] / row["b_match"]
             # The project against the ceiling: what its own referee, host and
@@ -274,13 +302,16 @@ def throughput(args: argparse.Namespace) -> list[str]:
             row["r_whole"] = row["p_whole"] / row["b_whole"]
             args.bare_decisions = int(p["decisions"])
             rows.append(row)
-            print(f"trial {t + 1} (load {row['load']:.1f}): project {row['p_match']:,.0f} decisions/s in the match "
-                  f"phase, {row['p_whole']:,.0f} whole ({p['whole_wall']:.1f} s, of which {p['match_wall']:.1f} s "
-                  f"match phase); bare {row['b_match']:,.0f} / {row['b_whole']:,.0f}; ratio "
-                  f"{row['r_match']:.2f} / {row['r_whole']:.2f}; bare in the sandbox {row['x_match']:,.0f} "
-                  f"({row['r_floor']:.2f} of bare; the project {row['r_ceiling']:.2f} of it)"
-                  + (f"; unfrozen {row['u_match']:,.0f} ({row['r_unfrozen']:.2f})" if args.parts else ""),
-                  file=sys.stderr, flush=True)
+            print(
+                f"trial {t + 1} (load {row['load']:.1f}): project {row['p_match']:,.0f} decisions/s in the match "
+                f"phase, {row['p_whole']:,.0f} whole ({p['whole_wall']:.1f} s, of which {p['match_wall']:.1f} s "
+                f"match phase); bare {row['b_match']:,.0f} / {row['b_whole']:,.0f}; ratio "
+                f"{row['r_match']:.2f} / {row['r_whole']:.2f}; bare in the sandbox {row['x_match']:,.0f} "
+                f"({row['r_floor']:.2f} of bare; the project {row['r_ceiling']:.2f} of it)"
+                + (f"; unfrozen {row['u_match']:,.0f} ({row['r_unfrozen']:.2f})" if args.parts else ""),
+                file=sys.stderr,
+                flush=True,
+            )
     lines = [
         f"`python benchmarks/league_vs_bare.py --matches {args.matches} --trials {args.trials} "
         f"--workers {args.workers}{' --parts' * args.parts}`, {time.strftime('%Y-%m-%d %H:%M')}, "
@@ -290,25 +321,35 @@ def throughput(args: argparse.Namespace) -> list[str]:
         "| trial | load | decisions | project, match phase (decisions/s) | project, whole command | "
         "bare, match phase | bare, whole command | ratio match phase | ratio whole command | "
         "CPU us per decision, project / bare (whole commands) | bare in the sandbox, match phase (x bare) | "
-        "its CPU us per decision | project / bare in the sandbox, match phase |" + (" the sandbox unfrozen, match phase (x bare) | its CPU us per decision |"
-                                        if args.parts else ""),
+        "its CPU us per decision | project / bare in the sandbox, match phase |"
+        + (" the sandbox unfrozen, match phase (x bare) | its CPU us per decision |" if args.parts else ""),
         "|---|---|---|---|---|---|---|---|---|---|---|---|---|" + "---|---|" * args.parts,
     ]
     for r in rows:
-        lines.append(f"| {r['trial']} | {r['load']:.1f} | {r['decisions']:,} | {r['p_match']:,.0f} | "
-                     f"{r['p_whole']:,.0f} ({r['p_whole_s']:.1f} s) | {r['b_match']:,.0f} | "
-                     f"{r['b_whole']:,.0f} ({r['b_whole_s']:.1f} s) | {r['r_match']:.2f} | {r['r_whole']:.2f} | "
-                     f"{r['p_cpu']:.0f} / {r['b_cpu']:.0f} | {r['x_match']:,.0f} ({r['r_floor']:.2f}) | "
-                     f"{r['x_cpu']:.0f} | {r['r_ceiling']:.2f} |"
-                     + (f" {r['u_match']:,.0f} ({r['r_unfrozen']:.2f}) | {r['u_cpu']:.0f} |" if args.parts else ""))
-    lines += ["", f"CPU time from {CommandCpu('probe').source_and_remove()}.",
-              "", f"Median ratio: match phase **{statistics.median(r['r_match'] for r in rows):.2f}**, "
-              f"whole command **{statistics.median(r['r_whole'] for r in rows):.2f}**; the bare referee with "
-              f"its bots in the sandbox, frozen between turns: **{statistics.median(r['r_floor'] for r in rows):.2f}** "
-              f"of the bare referee (the ceiling for any referee keeping the protections), and the project "
-              f"**{statistics.median(r['r_ceiling'] for r in rows):.2f}** of that ceiling"
-              + (f"; the same not frozen between turns: **{statistics.median(r['r_unfrozen'] for r in rows):.2f}**"
-                 if args.parts else "") + "."]
+        lines.append(
+            f"| {r['trial']} | {r['load']:.1f} | {r['decisions']:,} | {r['p_match']:,.0f} | "
+            f"{r['p_whole']:,.0f} ({r['p_whole_s']:.1f} s) | {r['b_match']:,.0f} | "
+            f"{r['b_whole']:,.0f} ({r['b_whole_s']:.1f} s) | {r['r_match']:.2f} | {r['r_whole']:.2f} | "
+            f"{r['p_cpu']:.0f} / {r['b_cpu']:.0f} | {r['x_match']:,.0f} ({r['r_floor']:.2f}) | "
+            f"{r['x_cpu']:.0f} | {r['r_ceiling']:.2f} |"
+            + (f" {r['u_match']:,.0f} ({r['r_unfrozen']:.2f}) | {r['u_cpu']:.0f} |" if args.parts else "")
+        )
+    lines += [
+        "",
+        f"CPU time from {CommandCpu('probe').source_and_remove()}.",
+        "",
+        f"Median ratio: match phase **{statistics.median(r['r_match'] for r in rows):.2f}**, "
+        f"whole command **{statistics.median(r['r_whole'] for r in rows):.2f}**; the bare referee with "
+        f"its bots in the sandbox, frozen between turns: **{statistics.median(r['r_floor'] for r in rows):.2f}** "
+        f"of the bare referee (the ceiling for any referee keeping the protections), and the project "
+        f"**{statistics.median(r['r_ceiling'] for r in rows):.2f}** of that ceiling"
+        + (
+            f"; the same not frozen between turns: **{statistics.median(r['r_unfrozen'] for r in rows):.2f}**"
+            if args.parts
+            else ""
+        )
+        + ".",
+    ]
     return lines
 
 
@@ -375,16 +416,18 @@ def breakdown(samples: list[tuple[list[list[Any]], int]], cpu: float, decisions:
 
 def profiled_bot(folder: Path) -> Path:
     """heuristic.py, the sampler and the profiling wrapper in one bot file."""
-    parts = [(HERE / name).read_text(encoding="utf-8") for name in ("bots/heuristic.py", "_sampler.py",
-                                                                     "_profiled_bot.py")]
+    parts = [
+        (HERE / name).read_text(encoding="utf-8") for name in ("bots/heuristic.py", "_sampler.py", "_profiled_bot.py")
+    ]
     text = "\n\n".join(p.replace("from __future__ import annotations\n", "") for p in parts)
     path = folder / "heuristic_profiled.py"
     path.write_text(text, encoding="utf-8")
     return path
 
 
-def profile_once(bot: Path, matches: int, seed: int, tmp: Path, sample: bool = True,
-                 perf: tuple[list[str], Path] | None = None) -> dict[str, Any]:
+def profile_once(
+    bot: Path, matches: int, seed: int, tmp: Path, sample: bool = True, perf: tuple[list[str], Path] | None = None
+) -> dict[str, Any]:
     """One worker, pinned with its bots, plays ``matches``; with ``sample``, the
     worker's stacks are sampled (which costs it a few per cent), else only its
     CPU is counted. With ``perf`` (its command and a data file), ``perf record``
@@ -444,30 +487,52 @@ def profile_once(bot: Path, matches: int, seed: int, tmp: Path, sample: bool = T
                 bot_side["decisions"] += got["decisions"]
                 bot_side["samples"] += got["samples"]
     ref = sampler.to_data()
-    return {"bot": bot, "decisions": decisions, "referee_cpu": ref["cpu"], "referee_system": ref["system"],
-            "referee": ref["samples"],
-            "think": think, "bot_side": bot_side, "matches": len(specs) - 5}
+    return {
+        "bot": bot,
+        "decisions": decisions,
+        "referee_cpu": ref["cpu"],
+        "referee_system": ref["system"],
+        "referee": ref["samples"],
+        "think": think,
+        "bot_side": bot_side,
+        "matches": len(specs) - 5,
+    }
 
 
 def profile(args: argparse.Namespace) -> list[str]:
-    lines = [f"`python benchmarks/league_vs_bare.py --profile --profile-matches {args.profile_matches}`, "
-             f"{time.strftime('%Y-%m-%d %H:%M')}; load average before: {args.load_before}. One worker in the "
-             f"benchmark's process and its bots pinned to one core; microseconds of CPU per decision.", ""]
+    lines = [
+        f"`python benchmarks/league_vs_bare.py --profile --profile-matches {args.profile_matches}`, "
+        f"{time.strftime('%Y-%m-%d %H:%M')}; load average before: {args.load_before}. One worker in the "
+        f"benchmark's process and its bots pinned to one core; microseconds of CPU per decision.",
+        "",
+    ]
     with tempfile.TemporaryDirectory(prefix="league_profile-") as tmp:
         profiled = profiled_bot(Path(tmp))
         for bot in (profiled, PROGRAM):
             res = profile_once(bot, args.profile_matches, args.seed, Path(tmp))
             d = res["decisions"]
-            name = "Python bot (heuristic.py with the sampler)" if bot == profiled else \
-                "program bot (bots/node_probabilistic.yaml, Node.js)"
-            lines += [f"### {name}", "",
-                      f"{res['matches']} matches, {d:,} decisions; referee (worker) CPU "
-                      f"{res['referee_cpu'] / d * 1e6:.1f} us per decision, the bots' CPU as their cgroups "
-                      f"count it {res['think'] / d * 1e6:.1f} us. Of the referee's CPU, "
-                      f"{res['referee_system'] / d * 1e6:.1f} us is the kernel's (system time)"
-                      + (f"; of the Python bot's, {res['bot_side']['system'] / res['bot_side']['decisions'] * 1e6:.1f} us"
-                         if res["bot_side"] else "") + ".", "",
-                      "| side | part | us per decision |", "|---|---|---|"]
+            name = (
+                "Python bot (heuristic.py with the sampler)"
+                if bot == profiled
+                else "program bot (bots/node_probabilistic.yaml, Node.js)"
+            )
+            lines += [
+                f"### {name}",
+                "",
+                f"{res['matches']} matches, {d:,} decisions; referee (worker) CPU "
+                f"{res['referee_cpu'] / d * 1e6:.1f} us per decision, the bots' CPU as their cgroups "
+                f"count it {res['think'] / d * 1e6:.1f} us. Of the referee's CPU, "
+                f"{res['referee_system'] / d * 1e6:.1f} us is the kernel's (system time)"
+                + (
+                    f"; of the Python bot's, {res['bot_side']['system'] / res['bot_side']['decisions'] * 1e6:.1f} us"
+                    if res["bot_side"]
+                    else ""
+                )
+                + ".",
+                "",
+                "| side | part | us per decision |",
+                "|---|---|---|",
+            ]
             for part, us in breakdown(res["referee"], res["referee_cpu"], d):
                 lines.append(f"| referee | {part} | {us:.1f} |")
             side = res["bot_side"]
@@ -478,11 +543,15 @@ def profile(args: argparse.Namespace) -> list[str]:
             if side is not None:
                 for part, us in breakdown(side["samples"], side["cpu"], side["decisions"]):
                     lines.append(f"| bot | {part} | {us:.1f} |")
-                lines.append(f"| bot | (total, the bot's own count: {side['decisions']:,} decisions) | "
-                             f"{side['cpu'] / side['decisions'] * 1e6:.1f} |")
+                lines.append(
+                    f"| bot | (total, the bot's own count: {side['decisions']:,} decisions) | "
+                    f"{side['cpu'] / side['decisions'] * 1e6:.1f} |"
+                )
             else:
-                lines.append(f"| bot | all (its cgroup's CPU counter; no breakdown inside a program) | "
-                             f"{res['think'] / d * 1e6:.1f} |")
+                lines.append(
+                    f"| bot | all (its cgroup's CPU counter; no breakdown inside a program) | "
+                    f"{res['think'] / d * 1e6:.1f} |"
+                )
             lines.append("")
             print("\n".join(lines[-40:]), file=sys.stderr, flush=True)
         split, referee_us = split_against_bare(args, Path(tmp))
@@ -496,19 +565,29 @@ def split_against_bare(args: argparse.Namespace, tmp: Path) -> tuple[list[str], 
     returns the referee's CPU per decision (us), unsampled."""
     res = profile_once(BOT, args.profile_matches, args.seed, tmp, sample=False)
     d = res["decisions"]
-    out = subprocess.run([sys.executable, str(HERE / "bare_referee.py"), str(d), "--pin", "--sandbox"],
-                         check=True, stdout=subprocess.PIPE).stdout
+    out = subprocess.run(
+        [sys.executable, str(HERE / "bare_referee.py"), str(d), "--pin", "--sandbox"],
+        check=True,
+        stdout=subprocess.PIPE,
+    ).stdout
     bare = json.loads(out)
     b = bare["decisions"]
-    rows = [("referee process, user", (res["referee_cpu"] - res["referee_system"]) / d, bare["referee_user"] / b),
-            ("referee process, kernel", res["referee_system"] / d, bare["referee_system"] / b),
-            ("bots (their cgroups' counters)", res["think"] / d, bare["bots_cpu"] / b)]
+    rows = [
+        ("referee process, user", (res["referee_cpu"] - res["referee_system"]) / d, bare["referee_user"] / b),
+        ("referee process, kernel", res["referee_system"] / d, bare["referee_system"] / b),
+        ("bots (their cgroups' counters)", res["think"] / d, bare["bots_cpu"] / b),
+    ]
     rows.append(("total", sum(r[1] for r in rows), sum(r[2] for r in rows)))
-    lines = ["### Referee and bots apart, against the bare referee in the sandbox", "",
-             f"Unsampled: the project's worker with five copies of benchmarks/bots/heuristic.py, "
-             f"{res['matches']} matches, {d:,} decisions; `bare_referee.py {d} --pin --sandbox`, {b:,} decisions. "
-             f"Both on one core; microseconds of CPU per decision.", "",
-             "| part | project | bare referee, sandboxed | difference |", "|---|---|---|---|"]
+    lines = [
+        "### Referee and bots apart, against the bare referee in the sandbox",
+        "",
+        f"Unsampled: the project's worker with five copies of benchmarks/bots/heuristic.py, "
+        f"{res['matches']} matches, {d:,} decisions; `bare_referee.py {d} --pin --sandbox`, {b:,} decisions. "
+        f"Both on one core; microseconds of CPU per decision.",
+        "",
+        "| part | project | bare referee, sandboxed | difference |",
+        "|---|---|---|---|",
+    ]
     for part, p, q in rows:
         lines.append(f"| {part} | {p * 1e6:.1f} | {q * 1e6:.1f} | {(p - q) * 1e6:+.1f} |")
     lines.append("")
@@ -534,11 +613,15 @@ SYSCALL_PARTS: list[tuple[str, str]] = [
 ]
 # Compiled modules (arena/compiled.py), by the module part of mypyc's names.
 MODULE_PARTS: dict[str, str] = {
-    "rules": "compiled: rules and dice", "dice": "compiled: rules and dice",
-    "messages": "compiled: views (messages.py)", "wire": "compiled: encoding (wire.py)",
-    "parse": "compiled: parsing (parse.py)", "referee": "compiled: referee loop (referee.py)",
+    "rules": "compiled: rules and dice",
+    "dice": "compiled: rules and dice",
+    "messages": "compiled: views (messages.py)",
+    "wire": "compiled: encoding (wire.py)",
+    "parse": "compiled: parsing (parse.py)",
+    "referee": "compiled: referee loop (referee.py)",
     "process": "compiled: pipes and time control (process.py)",
-    "tables": "compiled: records' table rows", "tablefiles": "compiled: records' table rows",
+    "tables": "compiled: records' table rows",
+    "tablefiles": "compiled: records' table rows",
 }
 
 
@@ -549,15 +632,19 @@ def perf_command() -> list[str] | None:
     perf = shutil.which("perf")
     if perf is None:
         return None
-    probe = subprocess.run([perf, "record", "-q", "-e", "cpu-clock", "-o", "/dev/null", "--", "true"],
-                           capture_output=True)
+    probe = subprocess.run(
+        [perf, "record", "-q", "-e", "cpu-clock", "-o", "/dev/null", "--", "true"], capture_output=True
+    )
     return [perf] if probe.returncode == 0 else None
 
 
 def perf_record(perf: list[str], data: Path) -> subprocess.Popen[bytes]:
     """``perf record`` on this process, call chains on, until SIGINT."""
-    proc = subprocess.Popen([*perf, "record", "-q", "-g", "-e", "cpu-clock", "-F", "999", "-p", str(os.getpid()),
-                             "-o", str(data)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [*perf, "record", "-q", "-g", "-e", "cpu-clock", "-F", "999", "-p", str(os.getpid()), "-o", str(data)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     time.sleep(0.5)  # it attaches before the first decision it must see
     return proc
 
@@ -592,8 +679,9 @@ def part_of_native(frames: list[tuple[str, str]]) -> str:
 
 def perf_samples(perf: list[str], data: Path) -> list[list[tuple[str, str]]]:
     """Each sample's frames, (symbol, dso) innermost first, from ``perf script``."""
-    text = subprocess.run([*perf, "script", "-i", str(data), "-F", "ip,sym,dso"], capture_output=True,
-                          text=True, check=True).stdout
+    text = subprocess.run(
+        [*perf, "script", "-i", str(data), "-F", "ip,sym,dso"], capture_output=True, text=True, check=True
+    ).stdout
     out = []
     for block in text.split("\n\n"):
         frames = []
@@ -617,8 +705,13 @@ def native_split(args: argparse.Namespace, tmp: Path, scale: float) -> list[str]
     heading = "### The referee through perf (kernel and compiled code)"
     perf = perf_command()
     if perf is None:
-        lines = [heading, "", "Not measured: `perf` is not installed, or may not sample this process "
-                 "(Debian: `apt-get install linux-perf`; `/proc/sys/kernel/perf_event_paranoid`).", ""]
+        lines = [
+            heading,
+            "",
+            "Not measured: `perf` is not installed, or may not sample this process "
+            "(Debian: `apt-get install linux-perf`; `/proc/sys/kernel/perf_event_paranoid`).",
+            "",
+        ]
         print("\n".join(lines), file=sys.stderr, flush=True)
         return lines
     data = tmp / "referee.perf"
@@ -627,15 +720,20 @@ def native_split(args: argparse.Namespace, tmp: Path, scale: float) -> list[str]
     samples = perf_samples(perf, data)
     parts: Counter[str] = Counter(part_of_native(frames) for frames in samples)
     total = sum(parts.values()) or 1
-    lines = [heading, "",
-             f"`perf record -g -e cpu-clock -F 999` on the worker's process (the referee alone, its bots "
-             f"apart), five copies of benchmarks/bots/heuristic.py, {res['matches']} matches, {d:,} "
-             f"decisions, {len(samples):,} samples, split in the samples' proportions of the referee's "
-             f"{scale:.1f} us of CPU per decision measured unsampled above ({res['referee_cpu'] / d * 1e6:.1f} "
-             f"while perf sampled it). A kernel sample is named by the system call it came through; a "
-             f"user-space one by its innermost frame (the CPython runtime's work for the compiled modules is a "
-             f"part of its own: without frame pointers, perf cannot say whose it was).", "",
-             "| part | us per decision | share |", "|---|---|---|"]
+    lines = [
+        heading,
+        "",
+        f"`perf record -g -e cpu-clock -F 999` on the worker's process (the referee alone, its bots "
+        f"apart), five copies of benchmarks/bots/heuristic.py, {res['matches']} matches, {d:,} "
+        f"decisions, {len(samples):,} samples, split in the samples' proportions of the referee's "
+        f"{scale:.1f} us of CPU per decision measured unsampled above ({res['referee_cpu'] / d * 1e6:.1f} "
+        f"while perf sampled it). A kernel sample is named by the system call it came through; a "
+        f"user-space one by its innermost frame (the CPython runtime's work for the compiled modules is a "
+        f"part of its own: without frame pointers, perf cannot say whose it was).",
+        "",
+        "| part | us per decision | share |",
+        "|---|---|---|",
+    ]
     for part, n in parts.most_common():
         if n / total >= 0.005:
             lines.append(f"| {part} | {scale * n / total:.1f} | {100 * n / total:.0f}% |")
@@ -654,8 +752,11 @@ def main() -> None:
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--seed", type=int, default=2026)
     ap.add_argument("--bare-decisions", type=int, default=200_000, help=argparse.SUPPRESS)
-    ap.add_argument("--parts", action="store_true",
-                    help="also the bare referee's sandbox without freezing: the price of freezing on its own")
+    ap.add_argument(
+        "--parts",
+        action="store_true",
+        help="also the bare referee's sandbox without freezing: the price of freezing on its own",
+    )
     ap.add_argument("--profile", action="store_true", help="where a decision's time goes, instead")
     ap.add_argument("--profile-matches", type=int, default=300)
     ap.add_argument("--top", action="store_true", help="with --profile: also print the busiest lines")

@@ -33,15 +33,16 @@ from arena.running.observe import Finished  # noqa: E402
 from arena.running.runner import run  # noqa: E402
 
 
-def timed(config: str, out: Path, matches: int | None, seed: int,
-          every: float | None) -> tuple[float, int, int, float]:
+def timed(config: str, out: Path, matches: int | None, seed: int, every: float | None) -> tuple[float, int, int, float]:
     cfg = load_config(config, (), workers=2, matches=matches, seed=seed, out=str(out))
     shown = [0]
     inside = [0.0]
     observer = progress = None
     if every is not None:
+
         def sink(text: str) -> None:
             shown[0] += 1
+
         standings = LiveStandings(sink, every=every, tty=True)
         tick = live_progress(lambda done, total, elapsed: None, standings)
 
@@ -55,6 +56,7 @@ def timed(config: str, out: Path, matches: int | None, seed: int,
             t = time.perf_counter()
             tick(done, total, elapsed)
             inside[0] += time.perf_counter() - t
+
     t0 = time.perf_counter()
     result = run(cfg, progress=progress, observer=observer)
     wall = time.perf_counter() - t0
@@ -80,12 +82,16 @@ def main() -> None:
             w1, n1, shown, inside = timed(args.config, Path(tmp) / f"on{t}", args.subset, args.seed, args.every)
             ratios.append((n1 / w1) / (n0 / w0))
             shares.append(inside / w1)
-            print(f"trial {t + 1}: without {n0 / w0:.1f} matches/s, with live standings {n1 / w1:.1f} matches/s "
-                  f"({shown} displays, {inside:.2f} s of {w1:.1f} s in them), ratio {ratios[-1]:.3f}",
-                  file=sys.stderr)
-    print(f"median ratio with/without live standings over {args.trials} trials: {statistics.median(ratios):.3f}; "
-          f"time in the standings: median {100 * statistics.median(shares):.2f}% of wall time "
-          f"(load {os.getloadavg()[0]:.1f})")
+            print(
+                f"trial {t + 1}: without {n0 / w0:.1f} matches/s, with live standings {n1 / w1:.1f} matches/s "
+                f"({shown} displays, {inside:.2f} s of {w1:.1f} s in them), ratio {ratios[-1]:.3f}",
+                file=sys.stderr,
+            )
+    print(
+        f"median ratio with/without live standings over {args.trials} trials: {statistics.median(ratios):.3f}; "
+        f"time in the standings: median {100 * statistics.median(shares):.2f}% of wall time "
+        f"(load {os.getloadavg()[0]:.1f})"
+    )
 
 
 if __name__ == "__main__":

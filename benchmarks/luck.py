@@ -64,8 +64,16 @@ def play(rules: Rules, a: str, b: str, n: int, seed: object, paired: bool) -> li
             factories = [(fa, fb)[k] for k in order]
             names = [(la, lb)[k] for k in order]
             # The bots' own seeds differ between the two plays of a deal, as in a run.
-            group.append(play_record(rules, factories, dice, names=names, match=f"m-{i:06d}",
-                                     bots_seed=derive_seed(seed, a, b, i, "bots", j)))
+            group.append(
+                play_record(
+                    rules,
+                    factories,
+                    dice,
+                    names=names,
+                    match=f"m-{i:06d}",
+                    bots_seed=derive_seed(seed, a, b, i, "bots", j),
+                )
+            )
         deals.append(group)
     return deals
 
@@ -86,13 +94,20 @@ def summary(deals: list[list[MatchRecord]]) -> dict[str, float]:
     n = len(deals)
     per = len(deals[0])
     sd, sdr = plain.std(ddof=1), red.std(ddof=1)
-    return {"matches": n * per, "deals": n, "mean": plain.mean(), "half": luck.Z95 * sd / math.sqrt(n),
-            "mean_r": red.mean(), "half_r": luck.Z95 * sdr / math.sqrt(n),
-            # Per match: a deal of two matches is worth two, so its sd scales by sqrt(2).
-            "sd": sd * math.sqrt(per), "sd_r": sdr * math.sqrt(per),
-            # A deterministic bot against itself on replayed deals wins exactly one of each two:
-            # nothing varies, plain or reduced, and there is no factor to speak of.
-            "factor": (sd / sdr) ** 2 if sdr > 1e-12 else math.nan}
+    return {
+        "matches": n * per,
+        "deals": n,
+        "mean": plain.mean(),
+        "half": luck.Z95 * sd / math.sqrt(n),
+        "mean_r": red.mean(),
+        "half_r": luck.Z95 * sdr / math.sqrt(n),
+        # Per match: a deal of two matches is worth two, so its sd scales by sqrt(2).
+        "sd": sd * math.sqrt(per),
+        "sd_r": sdr * math.sqrt(per),
+        # A deterministic bot against itself on replayed deals wins exactly one of each two:
+        # nothing varies, plain or reduced, and there is no factor to speak of.
+        "factor": (sd / sdr) ** 2 if sdr > 1e-12 else math.nan,
+    }
 
 
 def elo_matches(share: float, sd: float) -> str:
@@ -121,8 +136,10 @@ def calibrate(rules: Rules, n: int) -> None:
     xa, ya = np.array(x), np.array(y)
     beta, *_ = np.linalg.lstsq(xa - xa.mean(0), ya - ya.mean(), rcond=None)
     print(f"calibration: {n} matches of probabilistic against itself, seed 'calibrate'")
-    print(f"least-squares weights: strength {beta[0]:.3f}, cross {beta[1]:.3f} "
-          f"(in use: {luck.MODEL.strength}, {luck.MODEL.cross})")
+    print(
+        f"least-squares weights: strength {beta[0]:.3f}, cross {beta[1]:.3f} "
+        f"(in use: {luck.MODEL.strength}, {luck.MODEL.cross})"
+    )
 
 
 def main() -> None:
@@ -138,18 +155,22 @@ def main() -> None:
         return
     print(f"$ python benchmarks/luck.py --matches {args.matches} --seed {args.seed}")
     print(f"model {luck.MODEL.name} (strength {luck.MODEL.strength}, cross {luck.MODEL.cross}); classic, heads up\n")
-    print("| pair | deals | matches | share plain | share reduced | sd/match plain | reduced | factor "
-          "| matches for ±20 Elo plain | reduced |")
+    print(
+        "| pair | deals | matches | share plain | share reduced | sd/match plain | reduced | factor "
+        "| matches for ±20 Elo plain | reduced |"
+    )
     print("|---|---|---|---|---|---|---|---|---|---|")
     t0 = time.perf_counter()
     for pair in args.pairs.split(","):
         a, b = pair.split(":")
         for paired in (False, True):
             s = summary(play(rules, a, b, args.matches, args.seed, paired))
-            print(f"| {a} v {b}, {'paired' if paired else 'single'} | {s['deals']} | {s['matches']} "
-                  f"| {s['mean']:.3f} ± {s['half']:.3f} | {s['mean_r']:.3f} ± {s['half_r']:.3f} "
-                  f"| {s['sd']:.3f} | {s['sd_r']:.3f} | {s['factor']:.2f} "
-                  f"| {elo_matches(s['mean'], s['sd'])} | {elo_matches(s['mean'], s['sd_r'])} |")
+            print(
+                f"| {a} v {b}, {'paired' if paired else 'single'} | {s['deals']} | {s['matches']} "
+                f"| {s['mean']:.3f} ± {s['half']:.3f} | {s['mean_r']:.3f} ± {s['half_r']:.3f} "
+                f"| {s['sd']:.3f} | {s['sd_r']:.3f} | {s['factor']:.2f} "
+                f"| {elo_matches(s['mean'], s['sd'])} | {elo_matches(s['mean'], s['sd_r'])} |"
+            )
     print(f"\n{time.perf_counter() - t0:.0f} s")
 
 

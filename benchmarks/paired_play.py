@@ -52,7 +52,7 @@ def _children() -> dict[int, list[int]]:
                 stat = f.read()
         except OSError:
             continue
-        ppid = int(stat[stat.rindex(b")") + 2:].split()[1])
+        ppid = int(stat[stat.rindex(b")") + 2 :].split()[1])
         kids.setdefault(ppid, []).append(int(name))
     return kids
 
@@ -110,8 +110,9 @@ class MemoryPeak:
             self.peak_boxes = max(self.peak_boxes, boxes)
 
 
-def timed_run(config: str, out: Path, workers: int | None, matches: int, seed: int,
-              variants: dict[str, dict[str, object]]) -> tuple[float, int, MemoryPeak]:
+def timed_run(
+    config: str, out: Path, workers: int | None, matches: int, seed: int, variants: dict[str, dict[str, object]]
+) -> tuple[float, int, MemoryPeak]:
     cfg = load_config(config, (), workers=workers, matches=matches, seed=seed, out=str(out), variants=variants)
     with MemoryPeak() as mem:
         t0 = time.perf_counter()
@@ -137,7 +138,7 @@ def main() -> None:
 
     base = load_config(args.config, ())
     per_variant = args.matches or base.matches
-    variants = {k: dict(v) for k, v in list(base.variants.items())[:args.variants or len(base.variants)]}
+    variants = {k: dict(v) for k, v in list(base.variants.items())[: args.variants or len(base.variants)]}
     first = next(iter(variants))
     one = {first: variants[first]}
     n_variants = len(variants)
@@ -151,19 +152,24 @@ def main() -> None:
             got = {}
             for kind in order:
                 if kind == "paired":
-                    got[kind] = timed_run(args.config, Path(tmp) / f"paired{t}", args.workers, per_variant,
-                                          args.seed, variants)
+                    got[kind] = timed_run(
+                        args.config, Path(tmp) / f"paired{t}", args.workers, per_variant, args.seed, variants
+                    )
                 else:
-                    got[kind] = timed_run(args.config, Path(tmp) / f"single{t}", args.workers,
-                                          per_variant * n_variants, args.seed, one)
+                    got[kind] = timed_run(
+                        args.config, Path(tmp) / f"single{t}", args.workers, per_variant * n_variants, args.seed, one
+                    )
             paired.append(got["paired"])
             single.append(got["single"])
             (wp, np_, mp), (ws, ns, ms) = got["paired"], got["single"]
             ratios.append((np_ / wp) / (ns / ws))
-            print(f"trial {t + 1}: paired {np_} matches in {wp:.1f} s ({np_ / wp:.1f}/s, peak {mp.peak_kb / 1024:.0f} MB, "
-                  f"{mp.peak_boxes} sandboxes); one variant {ns} in {ws:.1f} s ({ns / ws:.1f}/s, peak "
-                  f"{ms.peak_kb / 1024:.0f} MB, {ms.peak_boxes} sandboxes); ratio {ratios[-1]:.2f}",
-                  file=sys.stderr, flush=True)
+            print(
+                f"trial {t + 1}: paired {np_} matches in {wp:.1f} s ({np_ / wp:.1f}/s, peak {mp.peak_kb / 1024:.0f} MB, "
+                f"{mp.peak_boxes} sandboxes); one variant {ns} in {ws:.1f} s ({ns / ws:.1f}/s, peak "
+                f"{ms.peak_kb / 1024:.0f} MB, {ms.peak_boxes} sandboxes); ratio {ratios[-1]:.2f}",
+                file=sys.stderr,
+                flush=True,
+            )
 
     def med(rows: list[tuple[float, int, MemoryPeak]]) -> tuple[float, int, float, int]:
         wall, n, _ = sorted(rows, key=lambda r: r[0])[len(rows) // 2]
@@ -171,9 +177,12 @@ def main() -> None:
 
     pw, pn, pmem, pbox = med(paired)
     sw, sn, smem, sbox = med(single)
-    cmd = f"python benchmarks/paired_play.py --config {args.config} --trials {args.trials}" + (
-        f" --matches {args.matches}" if args.matches else "") + (f" --workers {args.workers}" if args.workers else "") + (
-        f" --variants {args.variants}" if args.variants else "")
+    cmd = (
+        f"python benchmarks/paired_play.py --config {args.config} --trials {args.trials}"
+        + (f" --matches {args.matches}" if args.matches else "")
+        + (f" --workers {args.workers}" if args.workers else "")
+        + (f" --variants {args.variants}" if args.variants else "")
+    )
     lines = [
         "## Paired play",
         "",

@@ -58,15 +58,31 @@ from arena.protocol.wire import encode  # noqa: E402
 from arena.sandbox import SandboxLimits, available, cgroups, describe_sandbox  # noqa: E402
 
 TURN: dict[str, Any] = {
-    "type": "turn", "match": "m-000042", "round": 7, "seat": 2,
-    "dice": [1, 3, 3, 5], "counts": [5, 0, 4, 3], "palifico": False,
+    "type": "turn",
+    "match": "m-000042",
+    "round": 7,
+    "seat": 2,
+    "dice": [1, 3, 3, 5],
+    "counts": [5, 0, 4, 3],
+    "palifico": False,
     "history": [[1, 3, 4], [3, 4, 4]],
-    "legal": {"dudo": True, "calza": True,
-              "min_quantity": {"1": 2, "2": 5, "3": 5, "4": 5, "5": 4, "6": 4}, "max_quantity": 12},
+    "legal": {
+        "dudo": True,
+        "calza": True,
+        "min_quantity": {"1": 2, "2": 5, "3": 5, "4": 5, "5": 4, "6": 4},
+        "max_quantity": 12,
+    },
     "time_ms": 1000,
 }
-MATCH_START = {"type": "match_start", "match": "m-000042", "seat": 2, "players": 4,
-               "names": ["a", "b", "c", "d"], "rules": Rules().to_dict(), "seed": 1}
+MATCH_START = {
+    "type": "match_start",
+    "match": "m-000042",
+    "seat": 2,
+    "players": 4,
+    "names": ["a", "b", "c", "d"],
+    "rules": Rules().to_dict(),
+    "seed": 1,
+}
 
 ECHO = r"""
 import os, orjson
@@ -99,8 +115,13 @@ class FloorStdlib:
     def __init__(self) -> None:
         import json
 
-        self.proc = subprocess.Popen([os.path.realpath(sys.executable), "-c", ECHO_STDLIB],
-                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, bufsize=1)
+        self.proc = subprocess.Popen(
+            [os.path.realpath(sys.executable), "-c", ECHO_STDLIB],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+            bufsize=1,
+        )
         self.json = json
 
     def request(self, msg: dict[str, Any]) -> Any:
@@ -119,8 +140,9 @@ class Floor:
     def __init__(self) -> None:
         import orjson
 
-        self.proc = subprocess.Popen([os.path.realpath(sys.executable), "-c", ECHO],
-                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, bufsize=0)
+        self.proc = subprocess.Popen(
+            [os.path.realpath(sys.executable), "-c", ECHO], stdin=subprocess.PIPE, stdout=subprocess.PIPE, bufsize=0
+        )
         self.loads = orjson.loads
         self.dumps = orjson.dumps
         self.opt = orjson.OPT_APPEND_NEWLINE
@@ -138,8 +160,9 @@ class Floor:
         self.proc.wait()
 
 
-def per_decision(request: Callable[[dict[str, Any]], Any], n: int,
-                 child_cpu: Callable[[], int] | None = None) -> tuple[float, float]:
+def per_decision(
+    request: Callable[[dict[str, Any]], Any], n: int, child_cpu: Callable[[], int] | None = None
+) -> tuple[float, float]:
     """(wall, CPU) microseconds per round trip over n requests. CPU is this
     process's plus the bot's (its whole cgroup or process), so it leaves out
     the time spent waiting for a core that others' work had: the figure that
@@ -172,9 +195,11 @@ def switches() -> int:
 
 def schedstat(pid: int) -> Callable[[], int]:
     """A process's time on a CPU so far, in ns (``/proc/<pid>/schedstat``)."""
+
     def read() -> int:
         with open(f"/proc/{pid}/schedstat") as f:
             return int(f.read().split()[0])
+
     return read
 
 
@@ -227,8 +252,11 @@ def main() -> None:
     plain = BotProcess(load_bot(bot_file), SandboxLimits(mode="off"), clock)
     bots = [boxed, unfrozen, plain]
     arrangements: dict[str, Callable[[dict[str, Any]], Any]] = {
-        "floor": floor.request, "floor-stdlib": floor_stdlib.request,
-        "sandboxed": boxed.request, "unfrozen": unfrozen.request}
+        "floor": floor.request,
+        "floor-stdlib": floor_stdlib.request,
+        "sandboxed": boxed.request,
+        "unfrozen": unfrozen.request,
+    }
     # (seccomp: a "seccomp-off" arrangement would go here: a BotProcess with
     # the filter switched off, beside "unfrozen".)
     if cgroups.plan(available().cgroups, available().unified, "v1").freeze == "v1":
@@ -247,8 +275,10 @@ def main() -> None:
     if "v1-freezer" in arrangements:
         bots.append(v1)
     never_frozen(unfrozen)
-    cpu_of: dict[str, Callable[[], int]] = {"floor": schedstat(floor.proc.pid),
-                                             "floor-stdlib": schedstat(floor_stdlib.proc.pid)}
+    cpu_of: dict[str, Callable[[], int]] = {
+        "floor": schedstat(floor.proc.pid),
+        "floor-stdlib": schedstat(floor_stdlib.proc.pid),
+    }
     for name, bot in (("sandboxed", boxed), ("unfrozen", unfrozen), ("v1-freezer", bots[-1]), ("off", plain)):
         if name in arrangements:
             assert bot._box is not None and bot.pid is not None
@@ -273,20 +303,30 @@ def main() -> None:
     ratio = {k: statistics.median(t / f for t, f in zip(v, times["floor"])) for k, v in times.items()}
     cmed = {k: statistics.median(v) for k, v in cpus.items()}
     cratio = {k: statistics.median(t / f for t, f in zip(v, cpus["floor"])) for k, v in cpus.items()}
-    print(f"message: {len(encode(TURN))} bytes; pinned: {'core ' + str(args.cpu) if args.cpu >= 0 else 'no'}; "
-          f"{args.trials} interleaved trials x {args.decisions} decisions; load average "
-          f"{os.getloadavg()[0]:.1f} (figures under load are indicative)")
+    print(
+        f"message: {len(encode(TURN))} bytes; pinned: {'core ' + str(args.cpu) if args.cpu >= 0 else 'no'}; "
+        f"{args.trials} interleaved trials x {args.decisions} decisions; load average "
+        f"{os.getloadavg()[0]:.1f} (figures under load are indicative)"
+    )
     print(describe_sandbox(SandboxLimits()))
-    print(f"{'arrangement':<12} {'median us':>10} {'min':>8} {'max':>8} {'x floor':>8}   "
-          f"{'CPU us':>7} {'x floor':>8}   {'switches':>8}")
+    print(
+        f"{'arrangement':<12} {'median us':>10} {'min':>8} {'max':>8} {'x floor':>8}   "
+        f"{'CPU us':>7} {'x floor':>8}   {'switches':>8}"
+    )
     for name, v in times.items():
-        print(f"{name:<12} {med[name]:>10.1f} {min(v):>8.1f} {max(v):>8.1f} {ratio[name]:>8.2f}   "
-              f"{cmed[name]:>7.1f} {cratio[name]:>8.2f}   {statistics.median(sw[name]):>8.2f}")
-    print(f"freezing costs {med['sandboxed'] - med['unfrozen']:.1f} us per decision of wall time, "
-          f"{cmed['sandboxed'] - cmed['unfrozen']:.1f} us of CPU (sandboxed - unfrozen)")
+        print(
+            f"{name:<12} {med[name]:>10.1f} {min(v):>8.1f} {max(v):>8.1f} {ratio[name]:>8.2f}   "
+            f"{cmed[name]:>7.1f} {cratio[name]:>8.2f}   {statistics.median(sw[name]):>8.2f}"
+        )
+    print(
+        f"freezing costs {med['sandboxed'] - med['unfrozen']:.1f} us per decision of wall time, "
+        f"{cmed['sandboxed'] - cmed['unfrozen']:.1f} us of CPU (sandboxed - unfrozen)"
+    )
     r = ratio["sandboxed"]
-    print(f"sandboxed / floor = {r:.2f} wall, {cratio['sandboxed']:.2f} CPU (medians of per-trial ratios; "
-          f"target <= 2.00): {'OK' if r <= 2.0 else 'OVER TARGET'}")
+    print(
+        f"sandboxed / floor = {r:.2f} wall, {cratio['sandboxed']:.2f} CPU (medians of per-trial ratios; "
+        f"target <= 2.00): {'OK' if r <= 2.0 else 'OVER TARGET'}"
+    )
 
 
 if __name__ == "__main__":

@@ -45,10 +45,19 @@ def orders(matches: int, bots: int, seed: int) -> list[dict[str, Any]]:
         players = rng.choice(bots, k, replace=False)
         order = players[np.argsort(-(theta[players] + rng.gumbel(size=k)))]
         place = {int(p): j + 1 for j, p in enumerate(order)}
-        recs.append({"match": f"m{i:05d}", "variant": "classic", "rules": {}, "seed": i,
-                     "bots": [f"bot{p}" for p in players],
-                     "placements": [place[int(p)] for p in players], "first": 0, "rounds": [],
-                     "rounds_played": 0})
+        recs.append(
+            {
+                "match": f"m{i:05d}",
+                "variant": "classic",
+                "rules": {},
+                "seed": i,
+                "bots": [f"bot{p}" for p in players],
+                "placements": [place[int(p)] for p in players],
+                "first": 0,
+                "rounds": [],
+                "rounds_played": 0,
+            }
+        )
     return recs
 
 
@@ -79,11 +88,15 @@ def main() -> None:
             stats.variant_stats(played)
             stats_s.append(time.perf_counter() - t)
         rate, fit = statistics.median(rate_s), statistics.median(fit_s)
-        print(f"rating {args.matches} matches, {args.bots} bots, {args.resamples} resamples: {rate:.2f} s "
-              f"(one fit {fit * 1000:.1f} ms; the table costs {rate / fit:.0f} fits)")
-        print(f"loading {len(played.matches)} played matches ({len(played.rounds)} rounds, "
-              f"{len(played.actions)} actions): {statistics.median(load_s):.2f} s; "
-              f"variant statistics: {statistics.median(stats_s):.2f} s")
+        print(
+            f"rating {args.matches} matches, {args.bots} bots, {args.resamples} resamples: {rate:.2f} s "
+            f"(one fit {fit * 1000:.1f} ms; the table costs {rate / fit:.0f} fits)"
+        )
+        print(
+            f"loading {len(played.matches)} played matches ({len(played.rounds)} rounds, "
+            f"{len(played.actions)} actions): {statistics.median(load_s):.2f} s; "
+            f"variant statistics: {statistics.median(stats_s):.2f} s"
+        )
 
 
 if __name__ == "__main__":

@@ -69,9 +69,11 @@ def main() -> None:
             rec = play_match(spec, [Playback(t) for t in tape], NAMES, 1000).record
             decisions += sum(len(r.actions) for r in rec.rounds)
         best = min(best, time.process_time() - t0)
-    print(f"{args.matches} matches, {decisions:,} decisions: the referee alone {best / decisions * 1e6:.2f} us "
-          f"of CPU per decision (best of {args.repeats}); with the bots, first pass, "
-          f"{recorded / decisions * 1e6:.2f} us")
+    print(
+        f"{args.matches} matches, {decisions:,} decisions: the referee alone {best / decisions * 1e6:.2f} us "
+        f"of CPU per decision (best of {args.repeats}); with the bots, first pass, "
+        f"{recorded / decisions * 1e6:.2f} us"
+    )
 
 
 if __name__ == "__main__":

@@ -40,12 +40,12 @@ def main() -> None:
     from playwright.sync_api import sync_playwright
 
     with tempfile.TemporaryDirectory() as tmp:
-        run = S.wide(Path(tmp) / "wide", variants=args.variants, bots=args.bots,
-                     matches_per_variant=args.matches)
+        run = S.wide(Path(tmp) / "wide", variants=args.variants, bots=args.bots, matches_per_variant=args.matches)
         page_path = write_report(run)
         with sync_playwright() as pw:
-            browser = pw.chromium.launch(executable_path="/usr/bin/chromium",
-                                         args=["--headless", "--no-sandbox", "--disable-gpu"])
+            browser = pw.chromium.launch(
+                executable_path="/usr/bin/chromium", args=["--headless", "--no-sandbox", "--disable-gpu"]
+            )
             page = browser.new_page(viewport={"width": 1200, "height": 1100})
             page.goto(page_path.resolve().as_uri(), wait_until="load")
             page.evaluate("document.getElementById('ratings').scrollIntoView()")

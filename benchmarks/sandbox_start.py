@@ -49,10 +49,18 @@ from arena.sandbox import view as fileview  # noqa: E402
 
 LOOP = HERE / "bots" / "syscall_loop.py"
 TRIVIAL = HERE / "bots" / "trivial.py"
-TURN = {"type": "turn", "match": "m-1", "round": 1, "seat": 0, "dice": [1, 2, 3, 4, 5], "counts": [5, 5],
-        "palifico": False, "history": [], "legal": {"dudo": False, "calza": False,
-                                                     "min_quantity": {"2": 1}, "max_quantity": 10},
-        "time_ms": 60000}
+TURN = {
+    "type": "turn",
+    "match": "m-1",
+    "round": 1,
+    "seat": 0,
+    "dice": [1, 2, 3, 4, 5],
+    "counts": [5, 5],
+    "palifico": False,
+    "history": [],
+    "legal": {"dudo": False, "calza": False, "min_quantity": {"2": 1}, "max_quantity": 10},
+    "time_ms": 60000,
+}
 
 
 class Setting:
@@ -158,9 +166,13 @@ def main() -> None:
     build_ms = (time.perf_counter() - t) * 1000
     seccomp.program()
     view_first, view_again, view_bytes = view_build()
-    starts: dict[str, Setting] = {"bare": Setting(False, False), "+filter": Setting(True, False),
-                                  "+launcher": Setting(False, True), "full": Setting(True, True),
-                                  "host files": Setting(True, True, view_on=False)}
+    starts: dict[str, Setting] = {
+        "bare": Setting(False, False),
+        "+filter": Setting(True, False),
+        "+launcher": Setting(False, True),
+        "full": Setting(True, True),
+        "host files": Setting(True, True, view_on=False),
+    }
     calls: dict[str, Setting] = {"no filter": Setting(False, True), "filter": Setting(True, True)}
     for s in starts.values():
         start_ms(s)  # warm: page cache, the interpreter's files
@@ -172,28 +184,40 @@ def main() -> None:
         for name, s in calls.items():
             sc[name].append(syscall_ns(s, args.calls))
     print(describe_sandbox(SandboxLimits()))
-    print(f"pinned: {'core ' + str(args.cpu) if args.cpu >= 0 else 'no'}; {args.trials} interleaved trials; "
-          f"load average {os.getloadavg()[0]:.1f}")
-    print(f"filter: {len(seccomp.DENY)} rules, {len(prog) // 8} BPF instructions, built in {build_ms:.1f} ms "
-          f"(once per referee process)")
-    print(f"file view: {view_bytes / 1e6:.0f} MB, built in {view_first:.0f} ms, found again "
-          f"in {view_again:.0f} ms (a new referee process)")
+    print(
+        f"pinned: {'core ' + str(args.cpu) if args.cpu >= 0 else 'no'}; {args.trials} interleaved trials; "
+        f"load average {os.getloadavg()[0]:.1f}"
+    )
+    print(
+        f"filter: {len(seccomp.DENY)} rules, {len(prog) // 8} BPF instructions, built in {build_ms:.1f} ms "
+        f"(once per referee process)"
+    )
+    print(
+        f"file view: {view_bytes / 1e6:.0f} MB, built in {view_first:.0f} ms, found again "
+        f"in {view_again:.0f} ms (a new referee process)"
+    )
     med = {k: statistics.median(v) for k, v in st.items()}
     print(f"{'start-up to ready':<18} {'median ms':>10} {'min':>7} {'max':>7} {'x bare':>7} {'+ms':>6}")
     for name, v in st.items():
-        print(f"{name:<18} {med[name]:>10.1f} {min(v):>7.1f} {max(v):>7.1f} {med[name] / med['bare']:>7.2f} "
-              f"{med[name] - med['bare']:>6.1f}")
+        print(
+            f"{name:<18} {med[name]:>10.1f} {min(v):>7.1f} {max(v):>7.1f} {med[name] / med['bare']:>7.2f} "
+            f"{med[name] - med['bare']:>6.1f}"
+        )
     print(f"{'memory at ready':<18} {'Rss MB':>10} {'Pss MB':>7}")
     for name in ("full", "host files"):
         rows = MEMORY.get(name, [])
         if rows:
-            print(f"{name:<18} {statistics.median(r[0] for r in rows) / 1024:>10.1f} "
-                  f"{statistics.median(r[1] for r in rows) / 1024:>7.1f}")
+            print(
+                f"{name:<18} {statistics.median(r[0] for r in rows) / 1024:>10.1f} "
+                f"{statistics.median(r[1] for r in rows) / 1024:>7.1f}"
+            )
     cmed = {k: statistics.median(v) for k, v in sc.items()}
     print(f"{'getppid() in a loop':<18} {'median ns':>10} {'min':>7} {'max':>7} {'x none':>7} {'+ns':>6}")
     for name, v in sc.items():
-        print(f"{name:<18} {cmed[name]:>10.1f} {min(v):>7.1f} {max(v):>7.1f} "
-              f"{cmed[name] / cmed['no filter']:>7.2f} {cmed[name] - cmed['no filter']:>6.1f}")
+        print(
+            f"{name:<18} {cmed[name]:>10.1f} {min(v):>7.1f} {max(v):>7.1f} "
+            f"{cmed[name] / cmed['no filter']:>7.2f} {cmed[name] - cmed['no filter']:>6.1f}"
+        )
 
 
 if __name__ == "__main__":

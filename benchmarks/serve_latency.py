@@ -57,8 +57,11 @@ def watch_replies() -> None:
         out = original(self, msg)
         if self.entrant not in self.table.people:
             reply = out[0]
-            key = (msg["round"], -1) if reply.get("action") in ("dudo", "calza") else \
-                (msg["round"], len(msg["history"]) + 1)
+            key = (
+                (msg["round"], -1)
+                if reply.get("action") in ("dudo", "calza")
+                else (msg["round"], len(msg["history"]) + 1)
+            )
             replies[key] = time.monotonic()
         return out
 
@@ -102,8 +105,16 @@ def main() -> None:
     port = free_port()
     with tempfile.TemporaryDirectory() as tmp:
         opts = ServeOptions(port=port, out=Path(tmp) / "table-bench")
-        server = uvicorn.Server(uvicorn.Config(make_app(opts), host="127.0.0.1", port=port, log_level="warning",
-                                               access_log=False, ws="websockets-sansio"))
+        server = uvicorn.Server(
+            uvicorn.Config(
+                make_app(opts),
+                host="127.0.0.1",
+                port=port,
+                log_level="warning",
+                access_log=False,
+                ws="websockets-sansio",
+            )
+        )
         thread = threading.Thread(target=server.run, daemon=True)
         thread.start()
         while not server.started:
@@ -113,10 +124,16 @@ def main() -> None:
 
         lat: list[float] = []
         for _ in range(args.matches):
-            body = json.dumps({"preset": "classic", "dice": args.dice,
-                               "seats": [{"person": "bench"}] + [{"bot": b} for b in args.bots]}).encode()
-            req = urllib.request.Request(base + "/api/tables", data=body, method="POST",
-                                         headers={"Content-Type": "application/json"})
+            body = json.dumps(
+                {
+                    "preset": "classic",
+                    "dice": args.dice,
+                    "seats": [{"person": "bench"}] + [{"bot": b} for b in args.bots],
+                }
+            ).encode()
+            req = urllib.request.Request(
+                base + "/api/tables", data=body, method="POST", headers={"Content-Type": "application/json"}
+            )
             with urllib.request.urlopen(req, timeout=60) as resp:
                 table = json.loads(resp.read())
             replies.clear()
@@ -128,11 +145,14 @@ def main() -> None:
         thread.join(10)
     lat.sort()
     p95 = lat[min(len(lat) - 1, int(0.95 * len(lat)))] if lat else float("nan")
-    print(f"$ python benchmarks/serve_latency.py --matches {args.matches} --dice {args.dice} "
-          f"--bots {' '.join(args.bots)}")
-    print(f"bot moves seen by the page: {len(lat)}; from the referee's hands to the page's socket: "
-          f"median {statistics.median(lat) if lat else float('nan'):.2f} ms, 95th percentile {p95:.2f} ms, "
-          f"largest {max(lat) if lat else float('nan'):.2f} ms")
+    print(
+        f"$ python benchmarks/serve_latency.py --matches {args.matches} --dice {args.dice} --bots {' '.join(args.bots)}"
+    )
+    print(
+        f"bot moves seen by the page: {len(lat)}; from the referee's hands to the page's socket: "
+        f"median {statistics.median(lat) if lat else float('nan'):.2f} ms, 95th percentile {p95:.2f} ms, "
+        f"largest {max(lat) if lat else float('nan'):.2f} ms"
+    )
 
 
 if __name__ == "__main__":

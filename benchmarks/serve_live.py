@@ -44,8 +44,10 @@ def main() -> None:
     rng = random.Random(3)
     rules = Rules.preset("classic")
     names = list(synth_records.POLICIES)
-    base = [synth_records.play(f"d-{i}", "classic", rules, rng.sample(names, rng.randint(2, 4)), rng.randrange(2**31))
-            for i in range(args.distinct)]
+    base = [
+        synth_records.play(f"d-{i}", "classic", rules, rng.sample(names, rng.randint(2, 4)), rng.randrange(2**31))
+        for i in range(args.distinct)
+    ]
     lines = []
     for i in range(args.matches + args.append):
         rec = dict(base[i % len(base)])
@@ -65,17 +67,21 @@ def main() -> None:
             cpu.append(time.process_time() - c)
             assert state["recorded"] == args.matches
             with open(folder / "games.jsonl", "a") as fh:
-                fh.write("".join(lines[args.matches:]))
+                fh.write("".join(lines[args.matches :]))
             t = time.perf_counter()
             state = watch.snapshot()
             later.append(time.perf_counter() - t)
             assert state["recorded"] == args.matches + args.append
-    print(f"$ python benchmarks/serve_live.py --matches {args.matches} --distinct {args.distinct} "
-          f"--append {args.append} --trials {args.trials}")
-    print(f"first look at {args.matches} records: median {statistics.median(first):.2f} s "
-          f"(of {', '.join(f'{x:.2f}' for x in first)}), CPU {statistics.median(cpu):.2f} s; "
-          f"a look after {args.append} more: "
-          f"median {1000 * statistics.median(later):.1f} ms")
+    print(
+        f"$ python benchmarks/serve_live.py --matches {args.matches} --distinct {args.distinct} "
+        f"--append {args.append} --trials {args.trials}"
+    )
+    print(
+        f"first look at {args.matches} records: median {statistics.median(first):.2f} s "
+        f"(of {', '.join(f'{x:.2f}' for x in first)}), CPU {statistics.median(cpu):.2f} s; "
+        f"a look after {args.append} more: "
+        f"median {1000 * statistics.median(later):.1f} ms"
+    )
 
 
 if __name__ == "__main__":

@@ -34,8 +34,10 @@ def main(out: str = str(ROOT / "docs" / "solver.png")) -> None:
             name = game.rsplit("-", 1)[0] if game.endswith(("-1", "-2")) else game
             label = f"{name}, round {rnd}" + (f" (last {path.stem.split('-recall')[1]} bids)" if recall else "")
             ax.plot([p[0] for p in pts], [p[1] for p in pts], marker=".", label=label)
-    for ax, title in ((exact, "exact rounds, CFR+: the round's exploitability"),
-                      (abstract, "last bids remembered: the match from that round on, certified exactly")):
+    for ax, title in (
+        (exact, "exact rounds, CFR+: the round's exploitability"),
+        (abstract, "last bids remembered: the match from that round on, certified exactly"),
+    ):
         ax.axhline(1e-3, color="grey", linestyle="--", linewidth=1)
         ax.set_xscale("log")
         ax.set_yscale("log")

@@ -31,15 +31,17 @@ def main(game: str = "neller", recalls: str = "1,2,3,4,5", iterations: str = "40
     for label, abstract_from in runs:
         t0 = time.perf_counter()
         recall = 3 if label == "exact" else int(label)
-        sol = solve_match(rules, int(iterations), every=int(every), recall=recall, abstract_from=abstract_from,
-                          upto=3)
+        sol = solve_match(rules, int(iterations), every=int(every), recall=recall, abstract_from=abstract_from, upto=3)
         data = to_policy(sol)
         for counts, rs in sol.rounds.items():
             name = f"{counts[0]}-{counts[1]}"
             entry = data["rounds"][name]
             states = rs.abstract.n_nodes if rs.abstract is not None else rs.game.n_nodes
-            print(f"{game},{name},{label},{entry['iterations']},{entry['exploitability']:.6f},{entry['value']:.6f},"
-                  f"{states},{len(entry['infosets'])},{time.perf_counter() - t0:.1f}", flush=True)
+            print(
+                f"{game},{name},{label},{entry['iterations']},{entry['exploitability']:.6f},{entry['value']:.6f},"
+                f"{states},{len(entry['infosets'])},{time.perf_counter() - t0:.1f}",
+                flush=True,
+            )
 
 
 if __name__ == "__main__":

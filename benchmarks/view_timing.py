@@ -54,8 +54,9 @@ BOT = HERE.parent / "tests" / "bots" / "cache_timer.py"
 def run_once(spec: BotSpec, setting: str) -> str:
     """Start the bot with ``ARENA_CACHE_TIMER=setting`` (it works at import),
     and return its stderr."""
-    bot = BotProcess(dataclasses.replace(spec, env={"ARENA_CACHE_TIMER": setting}), SandboxLimits(),
-                     TimeControl(hello_ms=60000))
+    bot = BotProcess(
+        dataclasses.replace(spec, env={"ARENA_CACHE_TIMER": setting}), SandboxLimits(), TimeControl(hello_ms=60000)
+    )
     try:
         bot.start()
     finally:
@@ -112,8 +113,10 @@ def main() -> None:
     Path(host_file).write_bytes(os.urandom(24 << 20))
     spec = load_bot(scratch / BOT.name)
     results: dict[str, dict[str, list[list[int]]]] = {
-        "view": {"read": [[], []], "lookup": [[], []]}, "view, none marked": {"read": [[], []], "lookup": [[], []]},
-        "host files": {"read": [[], []], "lookup": [[], []]}}
+        "view": {"read": [[], []], "lookup": [[], []]},
+        "view, none marked": {"read": [[], []], "lookup": [[], []]},
+        "host files": {"read": [[], []], "lookup": [[], []]},
+    }
     for _ in range(args.trials):
         for name in results:
             got = trial(spec, name != "host files", args.n, host_file, mark=name != "view, none marked")
@@ -127,8 +130,10 @@ def main() -> None:
     for name, r in results.items():
         for what in ("read", "lookup"):
             marked, unmarked = r[what]
-            print(f"{name:<18} {what:<7} {statistics.median(marked):>10.0f} {statistics.median(unmarked):>12.0f} "
-                  f"{faster_share(marked, unmarked):>14.2f}")
+            print(
+                f"{name:<18} {what:<7} {statistics.median(marked):>10.0f} {statistics.median(unmarked):>12.0f} "
+                f"{faster_share(marked, unmarked):>14.2f}"
+            )
 
 
 if __name__ == "__main__":

@@ -124,6 +124,7 @@ class Kept(dict[K, V]):
         self[key] = value
         return value
 
+
 P_ONE = 1.0 / 6.0
 P_WILD = 1.0 / 3.0
 
@@ -143,7 +144,7 @@ class _Binom:
         p, q = self.p, 1.0 - self.p
         while len(self.pmf) <= n:
             m = len(self.pmf)
-            row = [math.comb(m, k) * p ** k * q ** (m - k) for k in range(m + 1)]
+            row = [math.comb(m, k) * p**k * q ** (m - k) for k in range(m + 1)]
             tail = [0.0] * (m + 2)
             acc = 0.0
             for k in range(m, -1, -1):
@@ -259,7 +260,7 @@ def exact_hands(n: int) -> _Hands:
     h = _EXACT_HANDS.get(n)
     if h is None:
         counts = _compositions(n, 6)
-        norm = 6.0 ** n
+        norm = 6.0**n
         fact = math.factorial(n)
         prior = []
         for c in counts:
@@ -364,7 +365,7 @@ def p_seen(unseen: int, p: float, need: int, credited: int, kappa: float) -> flo
         for j in range(c + 1):
             r = need - j
             t = 1.0 if r <= 0 else (rest[r] if r <= unseen - c else 0.0)
-            got += math.comb(c, j) * kappa ** j * (1.0 - kappa) ** (c - j) * t
+            got += math.comb(c, j) * kappa**j * (1.0 - kappa) ** (c - j) * t
         _CREDITED.put(key, got)
     return got
 
@@ -386,7 +387,7 @@ def seen_row(unseen: int, p: float, credited: int, kappa: float) -> np.ndarray:
     if row is None:
         row = np.zeros(unseen + 1 + 2 * PAD)
         row[:PAD] = 1.0
-        row[PAD:PAD + unseen + 1] = [p_seen(unseen, p, need, credited, kappa) for need in range(unseen + 1)]
+        row[PAD : PAD + unseen + 1] = [p_seen(unseen, p, need, credited, kappa) for need in range(unseen + 1)]
         _SEEN_ROWS[key] = row
     return row
 
@@ -436,7 +437,7 @@ def exact_row(unseen: int, p: float) -> np.ndarray:
     row = _EXACT_ROWS.get(key)
     if row is None:
         row = np.zeros(unseen + 1 + 2 * PAD)
-        row[PAD:PAD + unseen + 1] = BINOM[p].pmf_array(unseen)
+        row[PAD : PAD + unseen + 1] = BINOM[p].pmf_array(unseen)
         _EXACT_ROWS[key] = row
     return row
 
@@ -450,10 +451,10 @@ def padded(dists: np.ndarray, tails: bool) -> np.ndarray:
     out = np.zeros((faces, max(n, 64) + 2 * PAD))
     if tails:
         out[:, :PAD] = 1.0
-        out[:, PAD:PAD + n] = np.minimum(1.0, np.cumsum(dists[:, ::-1], axis=1)[:, ::-1])
+        out[:, PAD : PAD + n] = np.minimum(1.0, np.cumsum(dists[:, ::-1], axis=1)[:, ::-1])
         out[:, PAD] = 1.0
     else:
-        out[:, PAD:PAD + n] = dists
+        out[:, PAD : PAD + n] = dists
     return out
 
 
@@ -470,8 +471,9 @@ def convolve6(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     size = la + lb - 1
     cells = _CONV.get((la, lb))
     if cells is None:
-        cells = _CONV[(la, lb)] = (np.add.outer(np.arange(la), np.arange(lb)).ravel()
-                                   + size * np.arange(6)[:, None]).ravel()
+        cells = _CONV[(la, lb)] = (
+            np.add.outer(np.arange(la), np.arange(lb)).ravel() + size * np.arange(6)[:, None]
+        ).ravel()
     products = a[:, :, None] * b[:, None, :]
     return np.bincount(cells, weights=products.ravel(), minlength=6 * size).reshape(6, size)
 
@@ -513,8 +515,18 @@ class Context:
 
     __slots__ = ("seat", "n", "total", "wild", "palifico", "standing", "mins", "calza", "credit")
 
-    def __init__(self, seat: int, n: int, total: int, wild: bool, palifico: bool, standing: Bid | None,
-                 mins: dict[int, int], calza: bool, credit: tuple[int, ...]) -> None:
+    def __init__(
+        self,
+        seat: int,
+        n: int,
+        total: int,
+        wild: bool,
+        palifico: bool,
+        standing: Bid | None,
+        mins: dict[int, int],
+        calza: bool,
+        credit: tuple[int, ...],
+    ) -> None:
         self.seat, self.n, self.total, self.wild, self.palifico = seat, n, total, wild, palifico
         self.standing, self.mins, self.calza, self.credit = standing, mins, calza, credit
 
@@ -532,16 +544,32 @@ def credit_of(seat: int, before: Sequence[tuple[int, Bid]]) -> tuple[int, ...]:
     return tuple(len(x) for x in seen)
 
 
-def context(rules: Any, seat: int, before: Sequence[tuple[int, Bid]], counts: Sequence[int], palifico: bool,
-            wild: bool, mins: dict[int, int] | None = None) -> Context:
+def context(
+    rules: Any,
+    seat: int,
+    before: Sequence[tuple[int, Bid]],
+    counts: Sequence[int],
+    palifico: bool,
+    wild: bool,
+    mins: dict[int, int] | None = None,
+) -> Context:
     """What ``seat`` faces after the bids ``before`` (empty: it opens the round); ``mins``, if
     given, are :func:`legal_mins` for it (the bot keeps them)."""
     standing = before[-1][1] if before else None
     total = sum(counts)
     if mins is None:
         mins = legal_mins(rules, standing, total, palifico, counts[seat] == 1)
-    return Context(seat, counts[seat], total, wild, palifico, standing, mins,
-                   standing is not None and calza_allowed(rules, counts), credit_of(seat, before))
+    return Context(
+        seat,
+        counts[seat],
+        total,
+        wild,
+        palifico,
+        standing,
+        mins,
+        standing is not None and calza_allowed(rules, counts),
+        credit_of(seat, before),
+    )
 
 
 def face_feature(ctx: Context, face: int, k: int, kappa: float) -> float:
@@ -565,8 +593,10 @@ def raise_tables(ctx: Context, kappa: float) -> list[tuple[int, np.ndarray]]:
     """For each legal face: (face index, the player's chance its smallest raise is true, per k)."""
     unseen = ctx.total - ctx.n
     ks = _KS[: ctx.n + 1]
-    return [(f - 1, seen_row(unseen, face_p(f, ctx.wild), ctx.credit[f - 1], kappa)[PAD + low - ks])
-            for f, low in ctx.mins.items()]
+    return [
+        (f - 1, seen_row(unseen, face_p(f, ctx.wild), ctx.credit[f - 1], kappa)[PAD + low - ks])
+        for f, low in ctx.mins.items()
+    ]
 
 
 def face_tables(ctx: Context, kappa: float, reference: bool) -> np.ndarray:
@@ -581,6 +611,8 @@ def face_tables(ctx: Context, kappa: float, reference: bool) -> np.ndarray:
 
 
 _FACE_TABLES: Kept[tuple[Any, ...], np.ndarray] = Kept(20000)
+
+
 def _make_face_tables(ctx: Context, kappa: float, reference: bool) -> np.ndarray:
     n = ctx.n
     unseen = ctx.total - n
@@ -590,7 +622,7 @@ def _make_face_tables(ctx: Context, kappa: float, reference: bool) -> np.ndarray
         if reference:
             low = max(low, int(ctx.total * p + 0.5))
         i = PAD + low
-        out[f - 1] = seen_list(unseen, p, ctx.credit[f - 1], kappa)[i - n:i + 1][::-1]  # need low - k
+        out[f - 1] = seen_list(unseen, p, ctx.credit[f - 1], kappa)[i - n : i + 1][::-1]  # need low - k
     return np.array(out)
 
 
@@ -650,11 +682,27 @@ class Model:
     bids, taking each other bidder of a face to hold one with probability kappa.
     """
 
-    __slots__ = ("beta", "eps_face", "face_kappa", "pi_min", "delta", "sigma", "eps_q", "dudo_t",
-                 "dudo_w", "dudo_a", "dudo_kappa", "eps_dudo", "calza_t", "calza_a", "eps_calza")
+    __slots__ = (
+        "beta",
+        "eps_face",
+        "face_kappa",
+        "pi_min",
+        "delta",
+        "sigma",
+        "eps_q",
+        "dudo_t",
+        "dudo_w",
+        "dudo_a",
+        "dudo_kappa",
+        "eps_dudo",
+        "calza_t",
+        "calza_a",
+        "eps_calza",
+    )
 
-    def __init__(self, face: Sequence[float], qty: Sequence[float], dudo: Sequence[float],
-                 calza: Sequence[float]) -> None:
+    def __init__(
+        self, face: Sequence[float], qty: Sequence[float], dudo: Sequence[float], calza: Sequence[float]
+    ) -> None:
         self.beta, self.eps_face, self.face_kappa = face
         self.pi_min, self.delta, self.sigma, self.eps_q = qty
         self.dudo_t, self.dudo_w, self.dudo_a, self.dudo_kappa = dudo
@@ -692,8 +740,15 @@ def _legal_mask(mins: dict[int, int]) -> np.ndarray:
 _QTABLES: Kept[tuple[Any, ...], np.ndarray] = Kept(4000)
 
 
-def q_table(ctx: Context, face: int, qty: int, pi_min: float, delta: float, sigma: float, eps_q: float,
-            ) -> np.ndarray:
+def q_table(
+    ctx: Context,
+    face: int,
+    qty: int,
+    pi_min: float,
+    delta: float,
+    sigma: float,
+    eps_q: float,
+) -> np.ndarray:
     """P(quantity ``qty`` | face ``face`` chosen, k of the player's dice count for it), k = 0..n.
     Kept, for every quantity at once: the other arguments recur."""
     lo = ctx.mins[face]
@@ -727,10 +782,16 @@ def _make_q_table(ctx: Context, face: int, pi_min: float, delta: float, sigma: f
 # ---------------------------------------------------------------------------
 
 KAPPAS = (0.0, 0.6, 0.9)
-FACE_GRID = [(b, e, c) for b in (-15.0, -6.0, -2.0, 0.0, 2.0, 6.0, 15.0, 40.0, 100.0) for e in (0.03, 0.15, 0.5)
-             for c in KAPPAS]
-QTY_GRID = [(pm, d, s, e) for pm in (0.05, 0.4, 0.8, 0.97, 0.995) for d in (-1.0, 0.0, 1.0, 2.0)
-            for s in (0.5, 1.2, 2.5) for e in (0.05, 0.3)]
+FACE_GRID = [
+    (b, e, c) for b in (-15.0, -6.0, -2.0, 0.0, 2.0, 6.0, 15.0, 40.0, 100.0) for e in (0.03, 0.15, 0.5) for c in KAPPAS
+]
+QTY_GRID = [
+    (pm, d, s, e)
+    for pm in (0.05, 0.4, 0.8, 0.97, 0.995)
+    for d in (-1.0, 0.0, 1.0, 2.0)
+    for s in (0.5, 1.2, 2.5)
+    for e in (0.05, 0.3)
+]
 DUDO_T = (-0.2, 0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 1.0)
 DUDO_W = (-1.0, -0.6, -0.3, 0.0, 0.3, 0.6)
 DUDO_A = (6.0, 30.0)
@@ -743,8 +804,9 @@ PARTS = (("face", FACE_GRID), ("qty", QTY_GRID), ("dudo", DUDO_GRID), ("calza", 
 # every round end is hundreds of these per decision seen
 _STEP = 20
 _ZMAX = 40
-_LOGSIG = [math.log(0.5 * DUDO_EPS + (1.0 - DUDO_EPS) * _sigmoid(i / _STEP - _ZMAX))
-           for i in range(2 * _ZMAX * _STEP + 1)]
+_LOGSIG = [
+    math.log(0.5 * DUDO_EPS + (1.0 - DUDO_EPS) * _sigmoid(i / _STEP - _ZMAX)) for i in range(2 * _ZMAX * _STEP + 1)
+]
 _LOGSIG_TOP = len(_LOGSIG) - 1
 
 
@@ -880,8 +942,11 @@ class Profile:
             feats = []
             for f in faces:
                 p = face_p(f, ctx.wild)
-                feats.append(seen_by_kappa(unseen, p, ctx.credit[f - 1])[PAD + max(ctx.mins[f], int(ctx.total * p + 0.5))
-                                                                          - kv[f - 1]])
+                feats.append(
+                    seen_by_kappa(unseen, p, ctx.credit[f - 1])[
+                        PAD + max(ctx.mins[f], int(ctx.total * p + 0.5)) - kv[f - 1]
+                    ]
+                )
             self.logp["face"] += _scores(_FACE_SCORES, (faces.index(b.face), *feats), _face_scores)
         atom_on = ctx.standing is not None
         key = (ctx.mins[b.face], ctx.total, ctx.n, face_p(b.face, ctx.wild), kv[b.face - 1], b.quantity, atom_on)
@@ -895,12 +960,16 @@ class Profile:
         unseen = ctx.total - ctx.n
         k = kv[s.face - 1]
         if ctx.calza:
-            self.logp["calza"] += _scores(_CALZA_SCORES, (exact_p(unseen, p, s.quantity - k), call == "calza"),
-                                          _calza_scores)
+            self.logp["calza"] += _scores(
+                _CALZA_SCORES, (exact_p(unseen, p, s.quantity - k), call == "calza"), _calza_scores
+            )
         if call == "calza":
             return
-        key = (call == "dudo", *seen_by_kappa(unseen, p, ctx.credit[s.face - 1])[PAD + s.quantity - k],
-               *best_raises_by_kappa(ctx, kv))
+        key = (
+            call == "dudo",
+            *seen_by_kappa(unseen, p, ctx.credit[s.face - 1])[PAD + s.quantity - k],
+            *best_raises_by_kappa(ctx, kv),
+        )
         self.logp["dudo"] += _scores(_DUDO_SCORES, key, _dudo_scores)
 
     def refresh(self) -> None:
@@ -1181,9 +1250,15 @@ class Bayes(Bot):
             belief = self.beliefs.get(seat)
             if belief is None:
                 continue
-            ctx = context(self.rules, seat, hist[:i], turn.counts, turn.palifico, turn.wild,
-                          self._mins_after(hist[i - 1][1] if i else None, turn.total, turn.palifico,
-                                           turn.counts[seat] == 1))
+            ctx = context(
+                self.rules,
+                seat,
+                hist[:i],
+                turn.counts,
+                turn.palifico,
+                turn.wild,
+                self._mins_after(hist[i - 1][1] if i else None, turn.total, turn.palifico, turn.counts[seat] == 1),
+            )
             low = ctx.mins.get(b.face)
             if low is None or not low <= b.quantity <= ctx.total:
                 continue  # not a legal bid by our reckoning: learn nothing from it
@@ -1259,8 +1334,15 @@ class Bayes(Bot):
         """Our candidate raises here and what the next player could answer each with; kept across
         decisions and matches (it depends on the legal table and the table's size only)."""
         legal = turn.legal
-        key = (self._order, tuple(legal.min_quantity.items()), legal.max_quantity, turn.total, turn.palifico,
-               one_die, turn.wild)
+        key = (
+            self._order,
+            tuple(legal.min_quantity.items()),
+            legal.max_quantity,
+            turn.total,
+            turn.palifico,
+            one_die,
+            turn.wild,
+        )
         got = _CANDIDATES.get(key)
         if got is None:
             cand: list[tuple[int, int]] = []  # (face, quantity)
@@ -1273,8 +1355,9 @@ class Bayes(Bot):
             low_c, ok_c = lows[qa, fi], oks[qa, fi]  # (candidate, face): the next player's smallest raises
             ok_o = ok_c & (_G6 != fi[:, None]) & (_NOT_ACES if turn.wild else True)  # its other faces
             other = np.where(ok_o.any(axis=1), np.where(ok_o, low_c, _BIG).min(axis=1), 0)
-            got = _CANDIDATES.put(key, Candidates([bid(q, f) for f, q in cand], fi, qa, ok_c[_C_ROWS[: len(cand)], fi],
-                                                other))
+            got = _CANDIDATES.put(
+                key, Candidates([bid(q, f) for f, q in cand], fi, qa, ok_c[_C_ROWS[: len(cand)], fi], other)
+            )
         return got
 
     # --- the decision ---
@@ -1360,7 +1443,7 @@ class Bayes(Bot):
     def _next_seats(self, turn: Turn, alive: list[int]) -> list[int]:
         """The other players in turn order after us."""
         i = alive.index(turn.seat)
-        return alive[i + 1:] + alive[:i]
+        return alive[i + 1 :] + alive[:i]
 
     def _raise_values(self, turn: Turn, alive: list[int], other: float) -> list[tuple[float, Action]]:
         """One step of search for every candidate raise: the next player's answer, computed
@@ -1436,8 +1519,12 @@ class Bayes(Bot):
         out: np.ndarray = v + survive * back
         return out
 
-    def _duel_search(self, turn: Turn, raises: list[tuple[float, Action]], alive: list[int],
-                     ) -> list[tuple[float, Action]]:
+    def _duel_search(
+        self,
+        turn: Turn,
+        raises: list[tuple[float, Action]],
+        alive: list[int],
+    ) -> list[tuple[float, Action]]:
         """Heads-up: search the best few raises one level deeper over consistent deals.
 
         The opponent's hand is drawn from its posterior (every hand, weighted, when there are few);
@@ -1481,8 +1568,9 @@ class Bayes(Bot):
         rows = _C_ROWS[:C, None]
         pr = np.stack([face_tables(ctx, kd, False).ravel() for ctx in ctxs])[rows[:, :, None], flat].max(axis=2)
         at_q = PAD + qv[:, None] - D[:, fv].T  # (candidate, deal)
-        ps = np.stack([seen_row(unseen, face_p(bd.face, wild), ctx.credit[bd.face - 1], kd)
-                       for bd, ctx in zip(bids, ctxs)])[rows, at_q]
+        ps = np.stack(
+            [seen_row(unseen, face_p(bd.face, wild), ctx.credit[bd.face - 1], kd) for bd, ctx in zip(bids, ctxs)]
+        )[rows, at_q]
         pd = model.p_dudo_np(ps, pr)
         have_b = have[:, fv].T
         values = [0.0] * C
@@ -1556,9 +1644,20 @@ class Bayes(Bot):
         out = []
         for b in bids:
             fi = b.face - 1
-            credit = before if before[fi] == after[fi] else before[:fi] + (after[fi],) + before[fi + 1:]
-            out.append(Context(seat, n, turn.total, turn.wild, turn.palifico, b,
-                               self._mins(b.quantity, b.face, turn.total, turn.palifico, n == 1), calza, credit))
+            credit = before if before[fi] == after[fi] else before[:fi] + (after[fi],) + before[fi + 1 :]
+            out.append(
+                Context(
+                    seat,
+                    n,
+                    turn.total,
+                    turn.wild,
+                    turn.palifico,
+                    b,
+                    self._mins(b.quantity, b.face, turn.total, turn.palifico, n == 1),
+                    calza,
+                    credit,
+                )
+            )
         return out
 
     def _duel_leaves(self, turn: Turn, n_o: int, mine: np.ndarray) -> np.ndarray:
@@ -1601,8 +1700,15 @@ class Bayes(Bot):
         for i, (seat, b) in enumerate(hist):
             if seat == self.me or not hands[seat] or not later[seat] or (i >= known and i > 0):
                 continue
-            ctx = context(rules, seat, hist[:i], counts, self.palifico, wild,
-                          self._mins_after(hist[i - 1][1] if i else None, total, self.palifico, counts[seat] == 1))
+            ctx = context(
+                rules,
+                seat,
+                hist[:i],
+                counts,
+                self.palifico,
+                wild,
+                self._mins_after(hist[i - 1][1] if i else None, total, self.palifico, counts[seat] == 1),
+            )
             low = ctx.mins.get(b.face)
             if low is None or not low <= b.quantity <= ctx.total:
                 continue
@@ -1611,8 +1717,15 @@ class Bayes(Bot):
         if result.call is not None and result.bid is not None:
             caller, kind = result.call
             if caller != self.me and 0 <= caller < len(hands) and hands[caller] and later[caller]:
-                ctx = context(rules, caller, hist, counts, self.palifico, wild,  # hist ends with result.bid
-                              self._mins_after(hist[-1][1], total, self.palifico, counts[caller] == 1))
+                ctx = context(
+                    rules,
+                    caller,
+                    hist,
+                    counts,
+                    self.palifico,
+                    wild,  # hist ends with result.bid
+                    self._mins_after(hist[-1][1], total, self.palifico, counts[caller] == 1),
+                )
                 self.profiles[caller].observe_call(ctx, kvec_of(hands[caller], wild), kind)
                 touched.add(caller)
         for seat in touched:
@@ -1637,8 +1750,15 @@ class Bayes(Bot):
         elif isinstance(best, Bid):
             nxt = self._next_seats(turn, [s for s, c in enumerate(turn.counts) if c])[0]
             called = result.bid == (self.me, best) and result.call[0] == nxt
-            DEBUG.append(("raise", str(best), called, result.bid == (self.me, best) and
-                          result.count < best.quantity and called, self.match.names[nxt]))
+            DEBUG.append(
+                (
+                    "raise",
+                    str(best),
+                    called,
+                    result.bid == (self.me, best) and result.count < best.quantity and called,
+                    self.match.names[nxt],
+                )
+            )
 
 
 _QROWS: Kept[tuple[Any, ...], np.ndarray] = Kept(10000)
@@ -1650,8 +1770,17 @@ _QTABLE6: Kept[tuple[Any, ...], np.ndarray] = Kept(5000)
 def _quantity_table(ctx: Context, model: Model) -> np.ndarray:
     """(6 (n + 1), RAISE_SPAN): row (f - 1) (n + 1) + k is :func:`_quantity_rows` of face f at k,
     for each legal face (zeros for the others). Kept."""
-    key = (tuple(ctx.mins.items()), ctx.total, ctx.n, ctx.wild, ctx.standing is not None, model.delta, model.sigma,
-           model.pi_min, model.eps_q)
+    key = (
+        tuple(ctx.mins.items()),
+        ctx.total,
+        ctx.n,
+        ctx.wild,
+        ctx.standing is not None,
+        model.delta,
+        model.sigma,
+        model.pi_min,
+        model.eps_q,
+    )
     got = _QTABLE6.get(key)
     if got is None:
         out = np.zeros((6, ctx.n + 1, RAISE_SPAN))
@@ -1665,8 +1794,17 @@ def _quantity_rows(ctx: Context, face: int, model: Model) -> np.ndarray:
     """rows[k, j]: P(the player bids quantity mins[face] + j | face chosen, k dice for it),
     the first ``RAISE_SPAN`` quantities, the rest of the mass on the last (zeros past the top).
     Kept (it depends on few things, which recur from candidate to candidate and decision to decision)."""
-    key = (ctx.mins[face], ctx.total, ctx.n, face_p(face, ctx.wild), ctx.standing is not None, model.delta,
-           model.sigma, model.pi_min, model.eps_q)
+    key = (
+        ctx.mins[face],
+        ctx.total,
+        ctx.n,
+        face_p(face, ctx.wild),
+        ctx.standing is not None,
+        model.delta,
+        model.sigma,
+        model.pi_min,
+        model.eps_q,
+    )
     rows = _QROWS.get(key)
     if rows is None:
         rows = _QROWS.put(key, _make_quantity_rows(ctx, face, model))

@@ -43,22 +43,23 @@ OPEN_CONFIDENCE = 0.6
 class CalzaPlayer(Bot):
     def _split(self, turn: Turn, face: int) -> tuple[int, int, float]:
         """(our dice counting for ``face``, unseen dice with no evidence, the credited ones), and p."""
-        credited = len({s for s, b in turn.history
-                        if b.face == face and s != turn.seat and turn.counts[s]})
+        credited = len({s for s, b in turn.history if b.face == face and s != turn.seat and turn.counts[s]})
         credited = min(credited, turn.unseen)
         return turn.mine(face), credited, face_probability(face, turn.wild)
 
     def _p(self, turn: Turn, b: Bid) -> float:
         mine, credited, p = self._split(turn, b.face)
         plain = turn.unseen - credited
-        return sum(p_exactly(j, credited, CREDIT) * p_at_least(b.quantity - mine - j, plain, p)
-                   for j in range(credited + 1))
+        return sum(
+            p_exactly(j, credited, CREDIT) * p_at_least(b.quantity - mine - j, plain, p) for j in range(credited + 1)
+        )
 
     def _p_exact(self, turn: Turn, b: Bid) -> float:
         mine, credited, p = self._split(turn, b.face)
         plain = turn.unseen - credited
-        return sum(p_exactly(j, credited, CREDIT) * p_exactly(b.quantity - mine - j, plain, p)
-                   for j in range(credited + 1))
+        return sum(
+            p_exactly(j, credited, CREDIT) * p_exactly(b.quantity - mine - j, plain, p) for j in range(credited + 1)
+        )
 
     def _open(self, turn: Turn) -> Bid:
         legal = turn.legal

@@ -64,8 +64,7 @@ class Equilibrium(Bot):
         mine, credited, p = self._split(turn, b.face)
         plain = turn.unseen - credited
         tail = p_exactly if exact else p_at_least
-        return sum(p_exactly(j, credited, CREDIT) * tail(b.quantity - mine - j, plain, p)
-                   for j in range(credited + 1))
+        return sum(p_exactly(j, credited, CREDIT) * tail(b.quantity - mine - j, plain, p) for j in range(credited + 1))
 
     def _heuristic(self, turn: Turn) -> Action:
         legal = turn.legal

@@ -75,15 +75,27 @@ class MockTransport:
 
     # -- the script ----------------------------------------------------------------
 
-    def expect(self, pattern: Mapping[str, object], responses: Responses = (), *,
-               fault: BotFault | None = None, cpu: float = 0.001) -> MockTransport:
+    def expect(
+        self,
+        pattern: Mapping[str, object],
+        responses: Responses = (),
+        *,
+        fault: BotFault | None = None,
+        cpu: float = 0.001,
+    ) -> MockTransport:
         """The next message must match ``pattern``; answer it with ``responses``
         (lines without their newline, or a function of the message giving them)."""
         self._script.append(_Expect(dict(pattern), _keep(responses), fault, cpu))
         return self
 
-    def otherwise(self, pattern: Mapping[str, object], responses: Responses = (), *,
-                  fault: BotFault | None = None, cpu: float = 0.001) -> MockTransport:
+    def otherwise(
+        self,
+        pattern: Mapping[str, object],
+        responses: Responses = (),
+        *,
+        fault: BotFault | None = None,
+        cpu: float = 0.001,
+    ) -> MockTransport:
         """A standing answer for any message matching ``pattern`` once the script is used up."""
         self._standing.append(_Expect(dict(pattern), _keep(responses), fault, cpu))
         return self
@@ -121,8 +133,7 @@ class MockTransport:
             if self._fault is not None:
                 raise self._fault
             if self._unasked:
-                raise ProtocolError(f"bot {self.name} wrote without being asked: {clip(self._unasked[0])}",
-                                    "unasked")
+                raise ProtocolError(f"bot {self.name} wrote without being asked: {clip(self._unasked[0])}", "unasked")
             if step.fault is not None:
                 raise step.fault
             if not step.lines:
@@ -131,8 +142,7 @@ class MockTransport:
             try:
                 return decode(step.lines[0]), step.cpu
             except ProtocolError as exc:
-                raise ProtocolError(f"bot {self.name} replied with a line that is {exc.detail}",
-                                    "malformed") from None
+                raise ProtocolError(f"bot {self.name} replied with a line that is {exc.detail}", "malformed") from None
         except BotFault:
             self._dead = True  # as a faulted process is killed
             raise
@@ -149,8 +159,9 @@ class MockTransport:
         self.sent.append(obj)
         if self._script:
             step = self._script.popleft()
-            assert step.matches(obj), (f"{self.name}: expected a message like {step.pattern}, "
-                                       f"got {clip(orjson.dumps(obj), 400)}")
+            assert step.matches(obj), (
+                f"{self.name}: expected a message like {step.pattern}, got {clip(orjson.dumps(obj), 400)}"
+            )
             return step
         for step in self._standing:
             if step.matches(obj):

@@ -34,8 +34,7 @@ def neller(dice: int) -> Rules:
     return Rules.preset("neller", {"dice": dice})
 
 
-@pytest.mark.parametrize("counts,recall", [((1, 1), 2), ((1, 1), 3),
-                                           pytest.param((1, 2), 3, marks=pytest.mark.slow)])
+@pytest.mark.parametrize("counts,recall", [((1, 1), 2), ((1, 1), 3), pytest.param((1, 2), 3, marks=pytest.mark.slow)])
 def test_full_best_response_equals_the_exact_one(counts: tuple[int, int], recall: int) -> None:
     """The bitmask best response over the whole tree equals arena.solve.cfr's
     (the level tree) on the same strategy, to 1e-9, as opener and as the other
@@ -70,8 +69,9 @@ def test_perfect_recall_abstraction_is_cfr_plus() -> None:
     theirs.iterate(60)
     mine, ref = to_profile(ag, ours.average(), game), theirs.average()
     for player in (OPENER, OTHER):
-        assert best_response_value(theirs, mine, player) == pytest.approx(best_response_value(theirs, ref, player),
-                                                                          abs=1e-9)
+        assert best_response_value(theirs, mine, player) == pytest.approx(
+            best_response_value(theirs, ref, player), abs=1e-9
+        )
     for d in range(1, len(game.levels)):
         np.testing.assert_allclose(mine.dudo[d], ref.dudo[d], atol=1e-9)
 
@@ -95,8 +95,11 @@ def test_policy_file_holds_the_abstract_strategy(tmp_path: Path) -> None:
     sol = solve_match(neller(1), 60, every=60, recall=2, abstract_from=2)
     path = write_policy(tmp_path / "p.json.gz", to_policy(sol))
     entry = read_policy(path)["rounds"]["1-1"]
-    assert entry["recall"] == 2 and any("|*1," in k for k in entry["infosets"]) \
+    assert (
+        entry["recall"] == 2
+        and any("|*1," in k for k in entry["infosets"])
         and any("|*2," in k for k in entry["infosets"])
+    )
     rs = sol.rounds[(1, 1)]
     assert rs.abstract is not None
     prof = abstract_profile(rs.abstract, entry["infosets"])
@@ -169,8 +172,9 @@ def test_equilibrium_bot_plays_the_abstract_policy() -> None:
     bids = [Bid(1, 2), Bid(1, 3), Bid(1, 5), Bid(2, 3), Bid(2, 4), Bid(2, 5), Bid(3, 2)][: recall + 2]
     seat = len(bids) % 2
     tail = ",".join(f"{b.quantity}x{b.face}" for b in bids[-recall:])
-    hand, want = next((k.split("|")[0], v) for k, v in entry["infosets"].items()
-                      if k.endswith(f"|*2,{tail}") and len(v) > 1)
+    hand, want = next(
+        (k.split("|")[0], v) for k, v in entry["infosets"].items() if k.endswith(f"|*2,{tail}") and len(v) > 1
+    )
     hands = [(2, 2), (2, 2)]
     hands[seat] = tuple(int(c) for c in hand)
     state = deal(round_start(rules, (2, 2)), hands)

@@ -40,8 +40,10 @@ def test_it_ships_a_fitted_prior_and_the_solved_policies() -> None:
     assert m.PRIOR_SOURCE.startswith("params "), m.PRIOR_SOURCE
     from arena.sdk.policy import ROUND_KEYS
 
-    solved = {preset: m.POLICIES.rounds(tuple(Rules.preset(preset).to_dict()[k] for k in ROUND_KEYS))
-              for preset in ("neller", "classic")}
+    solved = {
+        preset: m.POLICIES.rounds(tuple(Rules.preset(preset).to_dict()[k] for k in ROUND_KEYS))
+        for preset in ("neller", "classic")
+    }
     # every round with at most 2 dice each: the 1-die files and the packed 2-dice ones
     assert all(set(r) == {(1, 1), (1, 2), (2, 2)} for r in solved.values()), solved
     assert all(r[(2, 2)].recall == 4 and r[(1, 1)].recall == 0 for r in solved.values())
@@ -129,8 +131,18 @@ def test_kept_tables_stay_within_their_bounds() -> None:
     and a full one starts over (which changes no decision: the test above)."""
     m = bayes_module()
     kept = {name: t for name, t in vars(m).items() if isinstance(t, m.Kept)}
-    assert {"_FACE_SCORES", "_QTY_SCORES", "_DUDO_SCORES", "_CALZA_SCORES", "_FACE_TABLES", "_QTABLES",
-            "_CANDIDATES", "_MINS", "_SEEN6", "_KV"} <= set(kept), sorted(kept)
+    assert {
+        "_FACE_SCORES",
+        "_QTY_SCORES",
+        "_DUDO_SCORES",
+        "_CALZA_SCORES",
+        "_FACE_TABLES",
+        "_QTABLES",
+        "_CANDIDATES",
+        "_MINS",
+        "_SEEN6",
+        "_KV",
+    } <= set(kept), sorted(kept)
     small = m.Kept(3)
     for i in range(10):
         assert small.put(i, str(i)) == str(i) and small.get(i) == str(i) and len(small) <= 3
@@ -142,8 +154,20 @@ def test_kept_tables_stay_within_their_bounds() -> None:
         play_inprocess(rules, [m.Bayes, factory("calza"), factory("random"), factory("bluffer")], seed)
     sizes = {name: len(t) for name, t in kept.items()}
     assert all(n <= 5 for n in sizes.values()), sizes
-    assert all(sizes[name] > 0 for name in ("_FACE_SCORES", "_QTY_SCORES", "_DUDO_SCORES", "_FACE_TABLES",
-                                              "_QTABLES", "_CANDIDATES", "_MINS", "_SEEN6", "_KV")), sizes
+    assert all(
+        sizes[name] > 0
+        for name in (
+            "_FACE_SCORES",
+            "_QTY_SCORES",
+            "_DUDO_SCORES",
+            "_FACE_TABLES",
+            "_QTABLES",
+            "_CANDIDATES",
+            "_MINS",
+            "_SEEN6",
+            "_KV",
+        )
+    ), sizes
 
 
 def test_plays_the_solved_policy_where_it_covers_the_state() -> None:

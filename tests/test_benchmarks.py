@@ -33,36 +33,54 @@ RUNS: dict[str, tuple[list[str], str | tuple[str, ...]]] = {
     "protocol": (["protocol.py", "--trials", "1", "--decisions", "200"], "sandboxed / floor"),
     "sandbox_start": (["sandbox_start.py", "--trials", "1", "--calls", "1000"], ("getppid() in a loop", "file view:")),
     "view_timing": (["view_timing.py", "--trials", "1", "--n", "20"], "view, none marked"),
-    "league_vs_bare": (["league_vs_bare.py", "--matches", "20", "--trials", "1", "--parts"],
-                       "the same not frozen between turns"),
-    "league_vs_bare_profile": (["league_vs_bare.py", "--profile", "--profile-matches", "10"],
-                               ("### Referee and bots apart", "### The referee through perf")),
+    "league_vs_bare": (
+        ["league_vs_bare.py", "--matches", "20", "--trials", "1", "--parts"],
+        "the same not frozen between turns",
+    ),
+    "league_vs_bare_profile": (
+        ["league_vs_bare.py", "--profile", "--profile-matches", "10"],
+        ("### Referee and bots apart", "### The referee through perf"),
+    ),
     "referee_replay": (["referee_replay.py", "--matches", "3", "--repeats", "1"], "the referee alone"),
     "host_replay": (["host_replay.py", "--matches", "3", "--repeats", "1"], "the bot side alone"),
-    "host_stalls": (["host_stalls.py", "--matches", "3", "--budget-ms", "200", "--mix", "busy", "--busy", "1"],
-                    "records identical to the quiet run's"),
+    "host_stalls": (
+        ["host_stalls.py", "--matches", "3", "--budget-ms", "200", "--mix", "busy", "--busy", "1"],
+        "records identical to the quiet run's",
+    ),
     "engine": (["engine.py", "--trials", "1", "--seconds", "0.2"], "$ python benchmarks/engine.py"),
     "bot_decisions": (["bot_decisions.py", "--turns", "100"], "probabilistic"),
     "crash_diagnosis": (["crash_diagnosis.py", "--trials", "1"], "20 KiB of newlines"),
     "league": (["league.py", "--subset", "20", "--trials", "1"], "speed-up of 2 workers over 1"),
-    "paired_play": (["paired_play.py", "--matches", "2", "--variants", "2", "--trials", "1", "--workers", "2"],
-                    "Paired matches/s as a share of unpaired"),
+    "paired_play": (
+        ["paired_play.py", "--matches", "2", "--variants", "2", "--trials", "1", "--workers", "2"],
+        "Paired matches/s as a share of unpaired",
+    ),
     "live_standings": (["live_standings.py", "--subset", "20", "--trials", "1"], "median ratio with/without"),
-    "ratings": (["ratings.py", "--matches", "200", "--bots", "5", "--resamples", "10", "--trials", "1"],
-                "rating 200 matches, 5 bots"),
+    "ratings": (
+        ["ratings.py", "--matches", "200", "--bots", "5", "--resamples", "10", "--trials", "1"],
+        "rating 200 matches, 5 bots",
+    ),
     "backends": (["backends.py", "--matches", "20", "--trials", "1"], "| local |"),
-    "bayes_cpu": (["bayes_cpu.py", "--baseline", "HEAD", "--matches", "3", "--trials", "1", "--warmup", "0"],
-                  "identical decisions"),
+    "bayes_cpu": (
+        ["bayes_cpu.py", "--baseline", "HEAD", "--matches", "3", "--trials", "1", "--warmup", "0"],
+        "identical decisions",
+    ),
     "bot_hash": (["bot_hash.py", "--trials", "1"], "ratio to the floor"),
-    "serve_live": (["serve_live.py", "--matches", "300", "--distinct", "20", "--append", "10", "--trials", "1"],
-                   "first look at 300 records"),
-    "serve_latency": (["serve_latency.py", "--matches", "1", "--dice", "2"],
-                      "from the referee's hands to the page's socket"),
+    "serve_live": (
+        ["serve_live.py", "--matches", "300", "--distinct", "20", "--append", "10", "--trials", "1"],
+        "first look at 300 records",
+    ),
+    "serve_latency": (
+        ["serve_latency.py", "--matches", "1", "--dice", "2"],
+        "from the referee's hands to the page's socket",
+    ),
     "luck": (["luck.py", "--matches", "8", "--pairs", "bluffer:random"], "| bluffer v random, paired |"),
     "solver_recall": (["solver_recall.py", "neller", "1", "20", "10"], "neller,1-2,1,"),
     "solver_curve": (["solver_curve.py", "{tmp}/curve.png"], "curve.png"),
-    "report_screenshots": (["report_screenshots.py", "--variants", "2", "--bots", "6", "--matches", "5",
-                            "--out", "{tmp}"], "report-12-variants-stats.png"),
+    "report_screenshots": (
+        ["report_screenshots.py", "--variants", "2", "--bots", "6", "--matches", "5", "--out", "{tmp}"],
+        "report-12-variants-stats.png",
+    ),
 }
 
 
@@ -70,9 +88,24 @@ def _needs(name: str) -> str | None:
     """Why this machine cannot run the script, or None."""
     if name == "report_screenshots" and not Path("/usr/bin/chromium").exists():
         return "no /usr/bin/chromium"
-    if name in ("bare_referee_sandbox", "bare_referee_unfrozen", "protocol", "sandbox_start", "view_timing",
-                "league_vs_bare", "league_vs_bare_profile", "backends", "league", "live_standings",
-                "paired_play", "host_stalls") and available().bwrap is None:
+    if (
+        name
+        in (
+            "bare_referee_sandbox",
+            "bare_referee_unfrozen",
+            "protocol",
+            "sandbox_start",
+            "view_timing",
+            "league_vs_bare",
+            "league_vs_bare_profile",
+            "backends",
+            "league",
+            "live_standings",
+            "paired_play",
+            "host_stalls",
+        )
+        and available().bwrap is None
+    ):
         return "no bubblewrap: the script measures the full sandbox"
     return None
 

@@ -59,17 +59,20 @@ def test_executable_relative_program(tmp_path: Path) -> None:
     assert load_bot(tmp_path / "b.yaml").command == (str(prog),)
 
 
-@pytest.mark.parametrize("text, what", [
-    ("command: [no-such-program-xyz]\n", "not found on PATH"),
-    ("command: [./missing.sh]\n", "not found"),
-    ("command: []\n", "non-empty list"),
-    ("command: node bot.js\n", "non-empty list"),
-    ("command: [sh]\ncolour: red\n", "unknown key"),
-    ("command: [sh]\nenv: [A]\n", "`env` must map"),
-    ("- just a list\n", "must be a mapping"),
-    ("command: [sh\n", "not valid YAML"),
-    ("command: [bin/sh]\n", "bare name"),
-])
+@pytest.mark.parametrize(
+    "text, what",
+    [
+        ("command: [no-such-program-xyz]\n", "not found on PATH"),
+        ("command: [./missing.sh]\n", "not found"),
+        ("command: []\n", "non-empty list"),
+        ("command: node bot.js\n", "non-empty list"),
+        ("command: [sh]\ncolour: red\n", "unknown key"),
+        ("command: [sh]\nenv: [A]\n", "`env` must map"),
+        ("- just a list\n", "must be a mapping"),
+        ("command: [sh\n", "not valid YAML"),
+        ("command: [bin/sh]\n", "bare name"),
+    ],
+)
 def test_manifest_errors_name_the_file_and_the_fix(tmp_path: Path, text: str, what: str) -> None:
     m = tmp_path / "bad.yaml"
     m.write_text(text)
@@ -197,8 +200,12 @@ def test_command_arguments_are_passed_never_bound(tmp_path: Path) -> None:
     (tmp_path / "a" / "book.txt").write_text("")
     (tmp_path / "a.yaml").write_text("command: [sh, ./a/a.sh, ./a/book.txt, /usr/share/dict, --depth=./x]\n")
     spec = load_bot(tmp_path / "a.yaml")
-    assert spec.command[1:] == (str(tmp_path / "a" / "a.sh"), str(tmp_path / "a" / "book.txt"), "/usr/share/dict",
-                                "--depth=./x")
+    assert spec.command[1:] == (
+        str(tmp_path / "a" / "a.sh"),
+        str(tmp_path / "a" / "book.txt"),
+        "/usr/share/dict",
+        "--depth=./x",
+    )
     assert spec.runtime == ()  # sh is the system's: nothing to add
 
 
@@ -207,9 +214,12 @@ def test_the_jvm_brings_the_configuration_its_links_lead_to_not_all_of_etc(tmp_p
     (tmp_path / "j.yaml").write_text("command: [java, -version]\n")
     spec = load_bot(tmp_path / "j.yaml")
     home = os.path.dirname(os.path.dirname(os.path.realpath(__import__("shutil").which("java"))))
-    expected = {os.path.join("/etc", os.path.relpath(os.path.realpath(os.path.join(d, n)), "/etc").split("/")[0])
-                for d, ds, fs in os.walk(home) for n in ds + fs
-                if os.path.islink(os.path.join(d, n)) and os.path.realpath(os.path.join(d, n)).startswith("/etc/")}
+    expected = {
+        os.path.join("/etc", os.path.relpath(os.path.realpath(os.path.join(d, n)), "/etc").split("/")[0])
+        for d, ds, fs in os.walk(home)
+        for n in ds + fs
+        if os.path.islink(os.path.join(d, n)) and os.path.realpath(os.path.join(d, n)).startswith("/etc/")
+    }
     assert "/etc" not in spec.runtime
     assert expected <= set(spec.runtime) | {"/etc/ssl"}
 
@@ -233,11 +243,14 @@ def test_limits_a_bot_asks_for(tmp_path: Path) -> None:
     assert SandboxLimits(max_processes=512).for_bot({"processes": 300}).processes == 300
 
 
-@pytest.mark.parametrize("text, what", [
-    ("limits: {threads: 64}\n", "'threads' cannot be raised"),
-    ("limits: {processes: many}\n", "limits.processes: 'many' is not a positive integer"),
-    ("limits: [64]\n", "expected a mapping"),
-])
+@pytest.mark.parametrize(
+    "text, what",
+    [
+        ("limits: {threads: 64}\n", "'threads' cannot be raised"),
+        ("limits: {processes: many}\n", "limits.processes: 'many' is not a positive integer"),
+        ("limits: [64]\n", "expected a mapping"),
+    ],
+)
 def test_bad_limits_are_refused_naming_the_key(tmp_path: Path, text: str, what: str) -> None:
     (tmp_path / "j.yaml").write_text("command: [sh]\n" + text)
     with pytest.raises(ConfigError) as err:

@@ -62,6 +62,7 @@ def transcript(seats: list[str], rules: Rules, seed: int) -> list[str]:
 
             bot.act = logged  # type: ignore[method-assign]
             return bot
+
         return make
 
     play_inprocess(rules, [spy(n) for n in seats], seed, names=seats)
@@ -177,8 +178,9 @@ def test_league_spread_other_presets(preset: str) -> None:
     # random last by a clear margin (about 4 standard errors at 150 matches); the margin over
     # the weakest other bot shrinks as stronger bots join the pool, since every place they take
     # pushes the weak bots' normalised places towards random's (plain with bayes: 0.146, without: 0.198)
-    assert all(t["random"].mean_place > r.mean_place + 0.12 for r in others), \
-        {n: round(r.mean_place, 3) for n, r in t.items()}
+    assert all(t["random"].mean_place > r.mean_place + 0.12 for r in others), {
+        n: round(r.mean_place, 3) for n, r in t.items()
+    }
     assert t["calza"].mean_place < t["bluffer"].mean_place
     assert t["probabilistic"].mean_place < t["bluffer"].mean_place
 
@@ -213,10 +215,16 @@ def test_load_python_bot_errors(tmp_path: Path) -> None:
     broken = tmp_path / "broken.py"
     broken.write_text("import not_a_module_anywhere\n")
     fn = tmp_path / "fn.py"
-    fn.write_text("from arena.sdk import DUDO\n"
-                  "def act(turn):\n    return DUDO if turn.legal.dudo else next(iter(turn.legal.bids()))\n")
-    for path, words in [(two, "several Bot subclasses"), (none, "neither a Bot subclass"),
-                        (broken, "failed to import"), (tmp_path / "missing.py", "not a readable")]:
+    fn.write_text(
+        "from arena.sdk import DUDO\n"
+        "def act(turn):\n    return DUDO if turn.legal.dudo else next(iter(turn.legal.bids()))\n"
+    )
+    for path, words in [
+        (two, "several Bot subclasses"),
+        (none, "neither a Bot subclass"),
+        (broken, "failed to import"),
+        (tmp_path / "missing.py", "not a readable"),
+    ]:
         with pytest.raises(ConfigError, match=words):
             load_python_bot(path)
     places = play_inprocess(Rules.preset("classic"), [load_python_bot(fn), factory("random")], seed=1)
@@ -233,7 +241,6 @@ def test_play_inprocess_strict_raises_and_lenient_faults() -> None:
 
     rules = Rules.preset("classic", {"first": "seat0"})
     with pytest.raises(RunError, match="opening bid may not be on aces"):
-        play_inprocess(rules, [_Illegal, factory("random"), factory("random")], seed=1,
-                       names=["bad", "r1", "r2"])
+        play_inprocess(rules, [_Illegal, factory("random"), factory("random")], seed=1, names=["bad", "r1", "r2"])
     places = play_inprocess(rules, [_Illegal, factory("random"), factory("random")], seed=1, strict=False)
     assert places[0] == 3  # out at once, placed below everyone still in

@@ -34,11 +34,20 @@ pytestmark = pytest.mark.sandbox  # run as root and as an unprivileged user in C
 
 MECH = available()
 REPO = Path(__file__).resolve().parent.parent
-needs_sandbox = pytest.mark.skipif(MECH.bwrap is None or seccomp.unavailable() is not None,
-                                   reason="needs bubblewrap and libseccomp (the full sandbox)")
+needs_sandbox = pytest.mark.skipif(
+    MECH.bwrap is None or seccomp.unavailable() is not None, reason="needs bubblewrap and libseccomp (the full sandbox)"
+)
 # The channels the filter closes: exact probes by a system call, and marks a hint makes.
-CLOSED = ["mincore", "cachestat", "nowait", "fadvise_willneed", "readahead", "madvise_willneed",
-          "fadvise_dontneed", "madvise_pageout"]
+CLOSED = [
+    "mincore",
+    "cachestat",
+    "nowait",
+    "fadvise_willneed",
+    "readahead",
+    "madvise_willneed",
+    "fadvise_dontneed",
+    "madvise_pageout",
+]
 EXACT = {"mincore": "ENOSYS", "cachestat": "ENOSYS", "nowait": "ENOTSUP"}
 # Closed by the bot's file view, served from memory (arena/sandbox/view.py):
 # timing a read or a lookup, and the exact probe no filter can refuse
@@ -103,15 +112,16 @@ def scores(out: Path, label: str = "cache_spy") -> dict[str, dict[str, Any]]:
     last: dict[str, dict[str, Any]] = {}
     for ln in (out / "bots" / f"{label}.stderr").read_text().splitlines():
         if ln.startswith("cachespy "):
-            rep = json.loads(ln[len("cachespy "):])
+            rep = json.loads(ln[len("cachespy ") :])
             last[rep["pid"]] = rep
     assert last, f"{label} wrote no report"
     total: dict[str, dict[str, Any]] = {}
     for rep in last.values():
         for name, c in rep.items():
             if isinstance(c, dict) and "decoded" in c:
-                t = total.setdefault(name, {"checks": 0, "checked": 0, "probed": 0, "decoded": 0, "right": 0,
-                                            "live": 0, "errors": {}})
+                t = total.setdefault(
+                    name, {"checks": 0, "checked": 0, "probed": 0, "decoded": 0, "right": 0, "live": 0, "errors": {}}
+                )
                 for k in ("checks", "checked", "probed", "decoded", "right", "live"):
                     t[k] += c[k]
                 for e, n in c["errors"].items():
@@ -121,7 +131,10 @@ def scores(out: Path, label: str = "cache_spy") -> dict[str, dict[str, Any]]:
 
 def rotated(tmp_path: Path, sandbox: str, matches: int = 8) -> dict[str, dict[str, Any]]:
     """The attack bot against probabilistic, heads up, every deal played twice (seats rotated)."""
-    out = play(tmp_path, "rotate", f"""\
+    out = play(
+        tmp_path,
+        "rotate",
+        f"""\
         name: rotate
         bots: [{spy(tmp_path)}, {REPO / "bots" / "probabilistic.py"}]
         players: 2
@@ -131,7 +144,8 @@ def rotated(tmp_path: Path, sandbox: str, matches: int = 8) -> dict[str, dict[st
         out: {{out}}
         time: {{{{budget_ms: 2000, wall_factor: 30, hello_ms: 30000}}}}
         sandbox: {{{{{sandbox}, stderr_tail: 262144}}}}
-        """)
+        """,
+    )
     return scores(out)
 
 
@@ -139,7 +153,10 @@ def colluders(tmp_path: Path, sandbox: str) -> dict[str, dict[str, Any]]:
     """Two copies at one table of three (and probabilistic): each marks its hand at
     each turn and reads its partner's."""
     bot = spy(tmp_path)
-    out = play(tmp_path, "collude", f"""\
+    out = play(
+        tmp_path,
+        "collude",
+        f"""\
         name: collude
         bots: [{bot}, {bot}, {REPO / "bots" / "probabilistic.py"}]
         players: 3
@@ -148,10 +165,13 @@ def colluders(tmp_path: Path, sandbox: str) -> dict[str, dict[str, Any]]:
         out: {{out}}
         time: {{{{budget_ms: 2000, wall_factor: 30, hello_ms: 30000}}}}
         sandbox: {{{{{sandbox}, stderr_tail: 262144}}}}
-        """)
+        """,
+    )
     both = [scores(out, "cache_spy"), scores(out, "cache_spy#2")]
-    return {name: {k: both[0][name][k] + both[1][name][k] for k in ("probed", "decoded", "right", "live")}
-            for name in both[0]}
+    return {
+        name: {k: both[0][name][k] + both[1][name][k] for k in ("probed", "decoded", "right", "live")}
+        for name in both[0]
+    }
 
 
 @pytest.fixture(scope="module")
@@ -166,7 +186,8 @@ def sandboxed_colluders(tmp_path_factory: pytest.TempPathFactory) -> dict[str, d
 
 @needs_sandbox
 def test_a_rotated_league_carries_no_deal_over_the_channels_the_filter_closes(
-        sandboxed_rotation: dict[str, dict[str, Any]]) -> None:
+    sandboxed_rotation: dict[str, dict[str, Any]],
+) -> None:
     s = sandboxed_rotation
     for name in CLOSED:
         assert s[name]["checks"] >= 8, (name, s[name])  # tried at every round of every play
@@ -184,7 +205,8 @@ def test_a_rotated_league_carries_no_deal_over_timing(sandboxed_rotation: dict[s
 
 @needs_sandbox
 def test_two_colluders_read_nothing_over_the_channels_the_filter_closes(
-        sandboxed_colluders: dict[str, dict[str, Any]]) -> None:
+    sandboxed_colluders: dict[str, dict[str, Any]],
+) -> None:
     for name in CLOSED:
         assert sandboxed_colluders[name]["probed"] > 0, (name, sandboxed_colluders[name])
         assert sandboxed_colluders[name]["live"] == 0, (name, sandboxed_colluders[name])
@@ -218,7 +240,10 @@ def test_without_the_sandbox_two_colluders_read_each_other(tmp_path: Path) -> No
 
 def sprt(tmp_path: Path, a: Path, sandbox: str, name: str, matches: int = 120) -> dict[str, Any]:
     """``arena sprt A probabilistic`` heads up, window [0, 100] Elo, at most ``matches / 2`` pairs."""
-    out = play(tmp_path, name, f"""\
+    out = play(
+        tmp_path,
+        name,
+        f"""\
         name: {name}
         format: sprt
         bots: [{a}, {REPO / "bots" / "probabilistic.py"}]
@@ -230,7 +255,8 @@ def sprt(tmp_path: Path, a: Path, sandbox: str, name: str, matches: int = 120) -
         out: {{out}}
         time: {{{{budget_ms: 2000, wall_factor: 30, hello_ms: 30000}}}}
         sandbox: {{{{{sandbox}, stderr_tail: 4096}}}}
-        """)
+        """,
+    )
     return json.loads((out / "run.json").read_text())["sprt"]
 
 

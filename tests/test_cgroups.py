@@ -40,10 +40,13 @@ def needs_v2(job: str) -> pytest.MarkDecorator:
         why = "no cgroup2 mount we may create cgroups in" + (f" ({MECH.unified.why})" if MECH.unified else "")
     elif job in ("memory", "pids"):
         offered = Path(V2, "cgroup.controllers").read_text().split()
-        why = (f"the {job} controller is not offered to cgroup v2 here ({os.path.join(V2, 'cgroup.controllers')}: "
-               f"{' '.join(offered) or 'none'}): a controller is bound to one hierarchy, and on this "
-               f"machine {job} is mounted as cgroup v1" if job not in offered else
-               f"the {job} controller could not be enabled: {MECH.unified.why}")  # type: ignore[union-attr]
+        why = (
+            f"the {job} controller is not offered to cgroup v2 here ({os.path.join(V2, 'cgroup.controllers')}: "
+            f"{' '.join(offered) or 'none'}): a controller is bound to one hierarchy, and on this "
+            f"machine {job} is mounted as cgroup v1"
+            if job not in offered
+            else f"the {job} controller could not be enabled: {MECH.unified.why}"
+        )  # type: ignore[union-attr]
     else:
         why = f"this kernel's cgroup v2 has no {'cgroup.kill' if job == 'kill' else job}"
     return pytest.mark.skipif(getattr(p, job) != "v2", reason=why)
@@ -177,6 +180,7 @@ def test_closing_kills_escaped_and_frozen_processes_through_cgroup_kill(monkeypa
         box = bot._box
         assert box is not None
         from arena.sandbox import procfs
+
         assert not set(escaped) & set(procfs.proc_tree(bot._proc.pid))  # type: ignore[union-attr]
         sent: list[int] = []
         monkeypatch.setattr(cg.os, "kill", lambda pid, sig: sent.append(pid))
@@ -268,8 +272,9 @@ def test_a_zombie_referees_cgroups_are_stale(tmp_path: Path) -> None:
         dead = _dead_pid()
         for pid in (zombie.pid, dead, os.getpid()):
             (tmp_path / f"arena-{pid}-1-bot").mkdir()
-        assert sorted(cg._stale(str(tmp_path))) == sorted(str(tmp_path / f"arena-{pid}-1-bot")
-                                                           for pid in (zombie.pid, dead))
+        assert sorted(cg._stale(str(tmp_path))) == sorted(
+            str(tmp_path / f"arena-{pid}-1-bot") for pid in (zombie.pid, dead)
+        )
     finally:
         zombie.wait()
 

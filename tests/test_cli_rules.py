@@ -47,21 +47,23 @@ def test_overrides(run) -> None:  # type: ignore[no-untyped-def]
     result = run("lizumo", "--set", "dice=4", "--set", "calza=true", "--set", "penalty=difference")
     assert result.exit_code == 0
     printed = yaml.safe_load(result.output)
-    assert Rules.from_dict(printed) == Rules.preset(
-        "lizumo", {"dice": 4, "calza": True, "penalty": "difference"})
+    assert Rules.from_dict(printed) == Rules.preset("lizumo", {"dice": 4, "calza": True, "penalty": "difference"})
     assert "calza: true" in result.output.splitlines()
 
 
-@pytest.mark.parametrize("args,words", [
-    (["perudo"], ["'perudo'", "classic", "neller"]),
-    (["classic", "--set", "dice=11"], ["dice", "11", "an integer from 1 to 10"]),
-    (["classic", "--set", "dice=three"], ["dice", "three", "an integer from 1 to 10"]),
-    (["classic", "--set", "wild_ones=maybe"], ["wild_ones", "maybe", "true or false"]),
-    (["classic", "--set", "ones=high"], ["ones", "high", "convert, rank_high, plain"]),
-    (["classic", "--set", "dices=3"], ["'dices'", "dice", "max_rounds"]),
-    (["classic", "--set", "dice"], ["KEY=VALUE"]),
-    (["--set", "dice=3"], ["PRESET"]),
-])
+@pytest.mark.parametrize(
+    "args,words",
+    [
+        (["perudo"], ["'perudo'", "classic", "neller"]),
+        (["classic", "--set", "dice=11"], ["dice", "11", "an integer from 1 to 10"]),
+        (["classic", "--set", "dice=three"], ["dice", "three", "an integer from 1 to 10"]),
+        (["classic", "--set", "wild_ones=maybe"], ["wild_ones", "maybe", "true or false"]),
+        (["classic", "--set", "ones=high"], ["ones", "high", "convert, rank_high, plain"]),
+        (["classic", "--set", "dices=3"], ["'dices'", "dice", "max_rounds"]),
+        (["classic", "--set", "dice"], ["KEY=VALUE"]),
+        (["--set", "dice=3"], ["PRESET"]),
+    ],
+)
 def test_errors_are_one_clear_line(run, args: list[str], words: list[str]) -> None:  # type: ignore[no-untyped-def]
     result = run(*args)
     assert result.exit_code != 0

@@ -23,17 +23,33 @@ pytestmark = pytest.mark.sandbox  # run as root and as an unprivileged user in C
 
 MECH = available()
 REPO = Path(__file__).resolve().parent.parent
-CHANNELS = ["fcntl_lock", "ofd_lock", "flock", "keyring", "dev_shm", "tmp", "abstract_socket", "sysv_shm",
-            "sysv_sem", "sysv_msg", "posix_mqueue", "inotify", "fanotify", "futex"]
-needs_sandbox = pytest.mark.skipif(MECH.bwrap is None or seccomp.unavailable() is not None,
-                                   reason="needs bubblewrap and libseccomp (the full sandbox)")
+CHANNELS = [
+    "fcntl_lock",
+    "ofd_lock",
+    "flock",
+    "keyring",
+    "dev_shm",
+    "tmp",
+    "abstract_socket",
+    "sysv_shm",
+    "sysv_sem",
+    "sysv_msg",
+    "posix_mqueue",
+    "inotify",
+    "fanotify",
+    "futex",
+]
+needs_sandbox = pytest.mark.skipif(
+    MECH.bwrap is None or seccomp.unavailable() is not None, reason="needs bubblewrap and libseccomp (the full sandbox)"
+)
 
 
 def collude(tmp_path: Path, sandbox: str) -> dict[str, dict[str, Any]]:
     """A run of 3 matches at a table of three: the two colluders and an honest bot."""
     cfg = tmp_path / "collude.yaml"
     out = tmp_path / "results"
-    cfg.write_text(textwrap.dedent(f"""\
+    cfg.write_text(
+        textwrap.dedent(f"""\
         name: collude
         bots: [{BOTS / "colluder.py"}, {BOTS / "colluder.py"}, {REPO / "bots" / "probabilistic.py"}]
         players: 3
@@ -42,17 +58,19 @@ def collude(tmp_path: Path, sandbox: str) -> dict[str, dict[str, Any]]:
         out: {out}
         time: {{budget_ms: 2000, hello_ms: 10000}}
         sandbox: {{{sandbox}, stderr_tail: 65536}}
-        """))
+        """)
+    )
     result = run(load_config(cfg), force=True)
     assert result.status == "complete", result.error
     records = [json.loads(line) for line in (out / "games.jsonl").read_text().splitlines() if line.strip()]
     assert len(records) == 3 and not [f for r in records for f in r["faults"]], [r["faults"] for r in records]
     stats = {}
     for label in ("colluder", "colluder#2"):
-        lines = [ln for ln in (out / "bots" / f"{label}.stderr").read_text().splitlines()
-                 if ln.startswith("collusion ")]
+        lines = [
+            ln for ln in (out / "bots" / f"{label}.stderr").read_text().splitlines() if ln.startswith("collusion ")
+        ]
         assert lines, f"{label} wrote no report"
-        stats[label] = json.loads(lines[-1][len("collusion "):])
+        stats[label] = json.loads(lines[-1][len("collusion ") :])
     return stats
 
 

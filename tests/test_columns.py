@@ -21,7 +21,7 @@ pytest.importorskip("hypothesis", reason="the test extra is not installed (pip i
 from hypothesis import given  # noqa: E402  (after the skip above)
 from hypothesis import strategies as st  # noqa: E402  (after the skip above)
 
-LIMITS = {"int16": 2 ** 15, "int32": 2 ** 31, "int64": 2 ** 63}
+LIMITS = {"int16": 2**15, "int32": 2**31, "int64": 2**63}
 
 
 @pytest.mark.parametrize("kind", ["int16", "int32", "int64"])
@@ -49,8 +49,7 @@ def test_string_columns_are_pyarrows(values: list[str | None]) -> None:
     made.validate(full=True)
 
 
-@given(st.lists(st.text(alphabet=st.characters(exclude_categories=("Cs",))), min_size=1, max_size=12),
-       st.data())
+@given(st.lists(st.text(alphabet=st.characters(exclude_categories=("Cs",))), min_size=1, max_size=12), st.data())
 def test_picked_strings_are_pyarrows_take(values: list[str], data: st.DataObject) -> None:
     at = data.draw(st.lists(st.integers(0, len(values) - 1), max_size=60))
     null = data.draw(st.lists(st.booleans(), min_size=len(at), max_size=len(at)))

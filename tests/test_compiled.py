@@ -62,8 +62,11 @@ def run(code: str, cwd: Path, pure: bool) -> list[str]:
 
 
 def test_pure_python_runs_the_source() -> None:
-    status, where = run("from arena import compiled; import arena.engine.rules as r; print(compiled.status()); "
-                        "print(r.__file__)", ROOT, pure=True)
+    status, where = run(
+        "from arena import compiled; import arena.engine.rules as r; print(compiled.status()); print(r.__file__)",
+        ROOT,
+        pure=True,
+    )
     assert status == "pure Python: ARENA_PURE_PYTHON is set"
     assert where.endswith("rules.py")
 
@@ -85,8 +88,12 @@ def test_a_source_newer_than_its_compiled_module_is_what_runs(tmp_path: Path) ->
     edited = tmp_path / "arena" / "protocol" / "parse.py"
     later = time.time() + 60
     os.utime(edited, (later, later))
-    status, rules, parse = run("from arena import compiled; import arena.engine.rules as r, arena.protocol.parse as p; "
-                               "print(compiled.status()); print(r.__file__); print(p.__file__)", tmp_path, pure=False)
+    status, rules, parse = run(
+        "from arena import compiled; import arena.engine.rules as r, arena.protocol.parse as p; "
+        "print(compiled.status()); print(r.__file__); print(p.__file__)",
+        tmp_path,
+        pure=False,
+    )
     assert status.startswith("pure Python: arena/protocol/parse.py changed after it was compiled"), status
     assert rules == str(tmp_path / "arena" / "engine" / "rules.py")
     assert parse == str(edited)
@@ -97,11 +104,19 @@ def test_the_install_leaves_the_bytecode_a_bot_host_loads() -> None:
     images), no import writes bytecode: every Python bot's start would compile
     the modules its host imports, 16 ms of its CPU. The editable install
     (setup.py) writes it beside the source."""
-    code = ("import sys, os; import arena.protocol.hostloop, arena.protocol.host; "
-            "print('\\n'.join(m.__cached__ for n, m in sorted(sys.modules.items()) "
-            "if n.startswith('arena') and getattr(m, '__cached__', None)))")
-    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60,
-                         env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"})
+    code = (
+        "import sys, os; import arena.protocol.hostloop, arena.protocol.host; "
+        "print('\\n'.join(m.__cached__ for n, m in sorted(sys.modules.items()) "
+        "if n.startswith('arena') and getattr(m, '__cached__', None)))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"},
+    )
     assert out.returncode == 0, out.stderr
     cached = out.stdout.split()
     # The host's own modules and the SDK's at least (the compiled ones have none to write).

@@ -31,8 +31,10 @@ def test_a_bad_value_from_set_names_the_flag_not_the_file(tmp_path: Path) -> Non
     path = write(tmp_path, BASE)
     assert message(path, "matches=-5") == "--set 'matches=-5': matches: -5 is not allowed; use an integer >= 1"
     # The same value in the file names the file.
-    assert message(write(tmp_path, BASE.replace("matches: 4", "matches: -5"))) == \
-        f"{path}: matches: -5 is not allowed; use an integer >= 1"
+    assert (
+        message(write(tmp_path, BASE.replace("matches: 4", "matches: -5")))
+        == f"{path}: matches: -5 is not allowed; use an integer >= 1"
+    )
 
 
 def test_a_dotted_set_names_the_flag(tmp_path: Path) -> None:
@@ -51,18 +53,24 @@ def test_misspelt_keys_get_a_suggestion(tmp_path: Path) -> None:
 
 def test_misspelt_bot_names_get_a_suggestion(tmp_path: Path) -> None:
     path = write(tmp_path, BASE.replace("cautious", "cautous"))
-    assert message(path) == (f"{path}: bots: 'cautous' is neither a file nor a bot in ./bots or the built-in "
-                             f"bots (did you mean cautious?)")
+    assert message(path) == (
+        f"{path}: bots: 'cautous' is neither a file nor a bot in ./bots or the built-in bots (did you mean cautious?)"
+    )
     assert message(write(tmp_path, BASE), "bots=[randm, cautious]").startswith(
-        "--set 'bots=[randm, cautious]': bots: 'randm' is neither")
+        "--set 'bots=[randm, cautious]': bots: 'randm' is neither"
+    )
 
 
 def test_no_python_reprs_in_messages(tmp_path: Path) -> None:
     path = write(tmp_path, BASE + "format: gauntlet\n")
     msg = message(path)
     assert "None" not in msg
-    assert msg == (f"{path}: gauntlet: format gauntlet needs the bot that plays every table: add "
-                   f"`gauntlet: BOT`, one of random, cautious")
-    assert message(write(tmp_path, BASE), "matches=") == \
-        "--set 'matches=': matches: an empty value is not allowed; use an integer >= 1"
+    assert msg == (
+        f"{path}: gauntlet: format gauntlet needs the bot that plays every table: add "
+        f"`gauntlet: BOT`, one of random, cautious"
+    )
+    assert (
+        message(write(tmp_path, BASE), "matches=")
+        == "--set 'matches=': matches: an empty value is not allowed; use an integer >= 1"
+    )
     assert "true is not allowed" in message(write(tmp_path, BASE), "matches=true")

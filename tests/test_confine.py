@@ -32,7 +32,9 @@ needs_bwrap = pytest.mark.skipif(MECH.bwrap is None, reason="bubblewrap is not i
 needs_root = pytest.mark.skipif(not ROOT, reason="root only: it is about root's own keyring")
 
 
-def one_turn(name: str, limits: SandboxLimits, time: TimeControl, **env: str) -> tuple[dict | None, Exception | None, str]:
+def one_turn(
+    name: str, limits: SandboxLimits, time: TimeControl, **env: str
+) -> tuple[dict | None, Exception | None, str]:
     bot = BotProcess(spec(name, **env), limits, time)
     reply, fault = None, None
     try:
@@ -96,7 +98,8 @@ def bomb_config(tmp_path: Path) -> Path:
     """A config: the fork bomb and five honest bots (Python, and Node where installed)."""
     honest = [str(REPO / "bots" / f"{b}.py") for b in ("random", "probabilistic", "cautious", "bluffer", "calza")]
     cfg = tmp_path / "bomb.yaml"
-    cfg.write_text(textwrap.dedent(f"""\
+    cfg.write_text(
+        textwrap.dedent(f"""\
         name: bomb
         bots: [{", ".join([str(BOTS / "import_bomb.py"), *honest])}]
         players: 4
@@ -104,7 +107,8 @@ def bomb_config(tmp_path: Path) -> Path:
         out: {tmp_path / "results"}
         time: {{budget_ms: 1000, hello_ms: 4000}}
         sandbox: {{memory_mb: 256}}
-        """))
+        """)
+    )
     return cfg
 
 
@@ -187,8 +191,10 @@ def test_without_bubblewrap_the_missing_filter_is_said(monkeypatch: pytest.Monke
     assert "system-call filter" in str(err.value)
 
 
-@pytest.mark.skipif(MECH.bwrap is None or (ROOT and not MECH.cgroup("pids")),
-                    reason="as root only a pids cgroup caps processes (RLIMIT_NPROC ignores uid 0)")
+@pytest.mark.skipif(
+    MECH.bwrap is None or (ROOT and not MECH.cgroup("pids")),
+    reason="as root only a pids cgroup caps processes (RLIMIT_NPROC ignores uid 0)",
+)
 def test_process_cap_counts_only_the_sandboxs_own_tasks() -> None:
     """The bot gets exactly its allowance of processes, however many tasks the
     user runs elsewhere: the pids cgroup where there is one, and otherwise (an

@@ -67,8 +67,17 @@ def entrant(path: Path, **env: str) -> tuple[str, Any]:
 
 def match(i: int, entrants: tuple[int, ...]) -> MatchSpec:
     rules = Rules.preset("classic", {"seating": "fixed", "first": "seat0"}).to_dict()
-    return MatchSpec(index=i, match=f"m-{i:06d}", variant="classic", rules=rules, entrants=entrants,
-                     seed=derive_seed("theft", i), dice_seed=derive_seed("theft-dice", i), table=i, rotation=0)
+    return MatchSpec(
+        index=i,
+        match=f"m-{i:06d}",
+        variant="classic",
+        rules=rules,
+        entrants=entrants,
+        seed=derive_seed("theft", i),
+        dice_seed=derive_seed("theft-dice", i),
+        table=i,
+        rotation=0,
+    )
 
 
 def spinner_runtime_ns(folders: list[str]) -> dict[int, int]:
@@ -87,7 +96,7 @@ def spinner_runtime_ns(folders: list[str]) -> dict[int, int]:
             stat = Path(f"/proc/{pid}/stat").read_text()
         except OSError:
             continue
-        comm[pid] = stat[stat.index("(") + 1:stat.rindex(")")]
+        comm[pid] = stat[stat.index("(") + 1 : stat.rindex(")")]
         parent[pid] = int(stat.rsplit(")", 1)[1].split()[1])
     out = {}
     for pid, name in comm.items():
@@ -119,8 +128,10 @@ def runnable(folders: list[str]) -> list[int]:
 def prefer_env(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
     prefer = request.param
     if prefer == "none":
-        pytest.skip("no cgroup freezer on this machine (neither cgroup v2 cgroup.freeze nor a writable "
-                    "v1 freezer): the fallback test covers it")
+        pytest.skip(
+            "no cgroup freezer on this machine (neither cgroup v2 cgroup.freeze nor a writable "
+            "v1 freezer): the fallback test covers it"
+        )
     monkeypatch.setenv(PREFER_ENV, prefer)
     yield prefer
 
@@ -128,14 +139,19 @@ def prefer_env(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) 
 CASES = [(p, "turn") for p in prefers()] + [(prefers()[0], "import")]
 
 
-@pytest.mark.parametrize("prefer_env,spawn", CASES, indirect=["prefer_env"],
-                         ids=[f"{p}-spawn-at-{w}" for p, w in CASES])
-def test_a_cpu_thief_gets_no_cpu_while_others_think(prefer_env: str, spawn: str,
-                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize(
+    "prefer_env,spawn", CASES, indirect=["prefer_env"], ids=[f"{p}-spawn-at-{w}" for p, w in CASES]
+)
+def test_a_cpu_thief_gets_no_cpu_while_others_think(
+    prefer_env: str, spawn: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Spinners forked at its first turn, or while it is imported (before the
     handshake, when the sandbox's wrappers and the bot are still one cgroup)."""
-    entrants = [entrant(BOTS / "cpu_thief.py", ARENA_TEST_SPINNERS=str(SPINNERS), ARENA_TEST_SPAWN=spawn),
-                entrant(BOTS / "cpu_half.py"), entrant(BOTS / "cpu_half.py")]
+    entrants = [
+        entrant(BOTS / "cpu_thief.py", ARENA_TEST_SPINNERS=str(SPINNERS), ARENA_TEST_SPAWN=spawn),
+        entrant(BOTS / "cpu_half.py"),
+        entrant(BOTS / "cpu_half.py"),
+    ]
     worker = Worker(entrants, LIMITS, CLOCK)
     stolen: list[int] = []  # the thief's cgroup CPU (ns) during each decision of another bot
     spun: list[int] = []  # its spinners' time on a CPU (ns, /proc) during each decision of another bot
@@ -187,8 +203,11 @@ def test_a_cpu_thief_gets_no_cpu_while_others_think(prefer_env: str, spawn: str,
             # on a loaded machine comes late: 104-133 ms seen at load 8). That
             # is charged to it, as it should be: what it gets while others
             # think is what the assertions below measure.
-            own = [f for f in rec.faults if f.kind == "timeout" and "bot cpu_thief" in f.detail
-                   and "ms of CPU time" in f.detail]
+            own = [
+                f
+                for f in rec.faults
+                if f.kind == "timeout" and "bot cpu_thief" in f.detail and "ms of CPU time" in f.detail
+            ]
             assert [f for f in rec.faults if f not in own] == [], rec.faults
             if i >= 1 and len(stolen) >= 10 and sum(others_cpu) > 0.5:
                 break
@@ -208,7 +227,8 @@ def test_a_cpu_thief_gets_no_cpu_while_others_think(prefer_env: str, spawn: str,
 
 @pytest.mark.parametrize("cgroups", ["no freezer", "no cgroups"])
 def test_without_a_freezer_the_thief_is_charged_for_its_cpu_between_turns(
-        cgroups: str, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+    cgroups: str, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
     """No cgroup freezer (or no cgroup at all: CPU time from /proc): said
     once, and CPU used since a bot's previous reply counts against its next
     decision, so the thief times out. (The others at its table may still be
@@ -222,8 +242,11 @@ def test_without_a_freezer_the_thief_is_charged_for_its_cpu_between_turns(
             pytest.skip("no writable cgroups at all here: the no-cgroups case covers it")
     monkeypatch.setattr(box_mod, "available", lambda: Mechanisms(MECH.bwrap, MECH.unshare, v1, MECH.root, v2))
     monkeypatch.setattr(box_mod, "_warned", set())
-    entrants = [entrant(BOTS / "cpu_thief.py", ARENA_TEST_SPINNERS=str(SPINNERS)),
-                entrant(BOTS / "cpu_half.py"), entrant(BOTS / "cpu_half.py")]
+    entrants = [
+        entrant(BOTS / "cpu_thief.py", ARENA_TEST_SPINNERS=str(SPINNERS)),
+        entrant(BOTS / "cpu_half.py"),
+        entrant(BOTS / "cpu_half.py"),
+    ]
     # Unfrozen, the spinners slow the honest bots' turns on the wall clock (the
     # docstring): a generous wall cap keeps a loaded machine from faulting them
     # first (seen at load 8 with the 3x cap), and the thief's fault is on CPU anyway.
@@ -256,17 +279,30 @@ def test_arena_run_two_matches_in_parallel_beside_a_thief(prefer_env: str, tmp_p
     for name in ("cpu_thief.py", "cpu_half.py"):
         (mine / name).write_text((BOTS / name).read_text())
     (mine / "cpu_half2.py").write_text((BOTS / "cpu_half.py").read_text())
-    cfg = {"name": "theft", "seed": 3, "bots": [str(mine / "*.py")], "players": 3, "matches": 4,
-           "variants": {"classic": {"preset": "classic"}}, "workers": 2,
-           # 300 ms: thawed for its own turn, the thief's spinners run until its act()
-           # stops them, 104-163 ms of CPU seen at load 8 (charged to it, rightly);
-           # unfrozen between turns they would take seconds.
-           "time": {"budget_ms": 300, "wall_factor": 20, "grace_ms": 200}}
+    cfg = {
+        "name": "theft",
+        "seed": 3,
+        "bots": [str(mine / "*.py")],
+        "players": 3,
+        "matches": 4,
+        "variants": {"classic": {"preset": "classic"}},
+        "workers": 2,
+        # 300 ms: thawed for its own turn, the thief's spinners run until its act()
+        # stops them, 104-163 ms of CPU seen at load 8 (charged to it, rightly);
+        # unfrozen between turns they would take seconds.
+        "time": {"budget_ms": 300, "wall_factor": 20, "grace_ms": 200},
+    }
     path = tmp_path / "c.yaml"
     path.write_text(json.dumps(cfg))
     env = {**os.environ, PREFER_ENV: prefer_env}
-    r = subprocess.run([sys.executable, "-m", "arena", "run", str(path), "--out", str(tmp_path / "out")],
-                       cwd=ROOT, capture_output=True, text=True, timeout=300, env=env)
+    r = subprocess.run(
+        [sys.executable, "-m", "arena", "run", str(path), "--out", str(tmp_path / "out")],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=env,
+    )
     assert r.returncode == 0, r.stderr
     assert "freezing: cgroup" in r.stdout + r.stderr  # the one line says what freezes
     recs = list(iter_records(tmp_path / "out"))

@@ -24,8 +24,13 @@ BIN = str(Path(sys.executable).parent)  # where `arena` is installed (the venv's
 
 
 def write_config(folder: Path, **extra: object) -> Path:
-    cfg = {"name": "t", "bots": ["random", "probabilistic", "cautious", "bluffer"],
-           "players": [3, 4], "matches": 400, "variants": {"classic": {"preset": "classic"}}}
+    cfg = {
+        "name": "t",
+        "bots": ["random", "probabilistic", "cautious", "bluffer"],
+        "players": [3, 4],
+        "matches": 400,
+        "variants": {"classic": {"preset": "classic"}},
+    }
     cfg.update(extra)
     path = folder / "c.yaml"
     path.write_text(json.dumps(cfg))
@@ -42,9 +47,14 @@ def test_ctrl_c_then_the_printed_command_completes_the_run_with_every_match_once
     # table (players=3 of 3 bots), so that the Ctrl-C lands mid-run on any machine.
     cfg = write_config(tmp_path, bots=["probabilistic", "cautious", str(ROOT / "tests" / "bots" / "leisurely.py")])
     out = tmp_path / "out dir"  # a space: the printed command must quote it
-    proc = subprocess.Popen([*ARENA, "run", str(cfg), "--matches", "30", "--set", "players=3", "--out", str(out),
-                             "--workers", "2"], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True, start_new_session=True)
+    proc = subprocess.Popen(
+        [*ARENA, "run", str(cfg), "--matches", "30", "--set", "players=3", "--out", str(out), "--workers", "2"],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:
         if (out / "games.jsonl").exists() and len(read_records(out).records) >= 3:
@@ -100,11 +110,17 @@ def read_pty(fd: int, proc: subprocess.Popen[bytes], timeout: float) -> str:
 
 def test_live_standings_and_the_fault_warning_reach_a_terminal(tmp_path: Path) -> None:
     bad = ROOT / "tests" / "bots" / "bad_quantity.py"  # faults on its first turn of every match
-    cfg = write_config(tmp_path, seed=5, players=[3], matches=45,
-                       bots=["random", "probabilistic", "cautious", str(bad)])
+    cfg = write_config(
+        tmp_path, seed=5, players=[3], matches=45, bots=["random", "probabilistic", "cautious", str(bad)]
+    )
     master, slave = pty.openpty()
-    proc = subprocess.Popen([*ARENA, "run", str(cfg), "--out", str(tmp_path / "o"), "--workers", "2",
-                             "--live-every", "0.5"], cwd=ROOT, stdin=slave, stdout=slave, stderr=slave)
+    proc = subprocess.Popen(
+        [*ARENA, "run", str(cfg), "--out", str(tmp_path / "o"), "--workers", "2", "--live-every", "0.5"],
+        cwd=ROOT,
+        stdin=slave,
+        stdout=slave,
+        stderr=slave,
+    )
     os.close(slave)
     try:
         text = read_pty(master, proc, 600)
@@ -113,8 +129,11 @@ def test_live_standings_and_the_fault_warning_reach_a_terminal(tmp_path: Path) -
         proc.wait(timeout=60)
     assert proc.returncode == 0, text
     assert "live standings after" in text and "Elo (mean 1500)" in text, text
-    warnings = re.findall(r"warning: bad_quantity faulted in \d+ of its \d+ matches \(mostly (\w+)\); "
-                          r"see why with: arena check (\S+)", text)
+    warnings = re.findall(
+        r"warning: bad_quantity faulted in \d+ of its \d+ matches \(mostly (\w+)\); "
+        r"see why with: arena check (\S+)",
+        text,
+    )
     assert len(warnings) == 1, text  # once
     assert warnings[0][1] == str(bad)
     # The last block (the first may come before every bot has played 5 matches: "±   ?").
@@ -124,10 +143,16 @@ def test_live_standings_and_the_fault_warning_reach_a_terminal(tmp_path: Path) -
 
 def test_live_standings_are_off_with_no_live_but_the_warning_stays(tmp_path: Path) -> None:
     bad = ROOT / "tests" / "bots" / "bad_quantity.py"
-    cfg = write_config(tmp_path, seed=5, players=[3], matches=30,
-                       bots=["random", "probabilistic", "cautious", str(bad)])
-    r = subprocess.run([*ARENA, "run", str(cfg), "--out", str(tmp_path / "o"), "--no-live"], cwd=ROOT,
-                       capture_output=True, text=True, timeout=600)
+    cfg = write_config(
+        tmp_path, seed=5, players=[3], matches=30, bots=["random", "probabilistic", "cautious", str(bad)]
+    )
+    r = subprocess.run(
+        [*ARENA, "run", str(cfg), "--out", str(tmp_path / "o"), "--no-live"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert r.returncode == 0, r.stderr
     assert "live standings" not in r.stderr and "warning: bad_quantity faulted" in r.stderr
     assert shlex.split(r.stderr.split("arena check ")[1].splitlines()[0]) == [str(bad)]

@@ -37,8 +37,18 @@ LIMITS = SandboxLimits(memory_mb=256)
 
 def _spec(i: int, dice_seed: int, repeat: int = 0, entrants: tuple[int, ...] = (0, 1, 2, 3)) -> MatchSpec:
     rules = Rules.preset("classic", {"seating": "fixed", "first": "seat0"}).to_dict()
-    return MatchSpec(index=i, match=f"m-{i:06d}", variant="classic", rules=rules, entrants=entrants,
-                     seed=derive_seed("deals", i), dice_seed=dice_seed, table=0, rotation=0, repeat=repeat)
+    return MatchSpec(
+        index=i,
+        match=f"m-{i:06d}",
+        variant="classic",
+        rules=rules,
+        entrants=entrants,
+        seed=derive_seed("deals", i),
+        dice_seed=dice_seed,
+        table=0,
+        rotation=0,
+        repeat=repeat,
+    )
 
 
 def _summaries(text: str) -> list[dict[str, int]]:
@@ -69,8 +79,14 @@ def test_the_memory_bot_predicts_every_hand_when_one_process_replays_a_deal() ->
 
 def _pid(worker: Worker, entrant: int, match: str) -> int | None:
     """The pid of the process of ``entrant`` that played ``match`` last."""
-    return next((worker.procs[k].pid for k, m in worker._last.items()  # noqa: SLF001
-                 if k[0] == entrant and m == match), None)
+    return next(
+        (
+            worker.procs[k].pid
+            for k, m in worker._last.items()  # noqa: SLF001
+            if k[0] == entrant and m == match
+        ),
+        None,
+    )
 
 
 def test_the_worker_gives_a_repeated_deal_to_a_fresh_process() -> None:
@@ -119,8 +135,9 @@ class _Limits:
         return LIMITS
 
 
-def _assign_all(workers: list[Worker], batches: list[list[MatchSpec]],
-                lanes: list[int] | None = None) -> tuple[int, int]:
+def _assign_all(
+    workers: list[Worker], batches: list[list[MatchSpec]], lanes: list[int] | None = None
+) -> tuple[int, int]:
     """The processes the workers start when each batch goes to its lane's worker,
     and the most alive at once; each process never given a deal it has played."""
     peak = 0
@@ -146,8 +163,9 @@ def test_the_pool_starts_one_process_per_repetition_of_a_deal(monkeypatch: pytes
     per worker, replaced wherever repetitions outnumber the slots."""
     monkeypatch.setattr(worker_module, "BotProcess", _Idle)
     variants = {f"v{k}": {"preset": "classic"} for k in range(11)}
-    specs = build_schedule(seed=7, n_entrants=8, sizes=[4, 5], matches=60, fmt="league", seating="roll",
-                           variants=variants)
+    specs = build_schedule(
+        seed=7, n_entrants=8, sizes=[4, 5], matches=60, fmt="league", seating="roll", variants=variants
+    )
     pool = [Worker([(str(e), load_bot(MEMORY)) for e in range(8)], _Limits(), FAST) for _ in range(workers)]
     lanes = spread_batches(specs, workers)
     started, peak = _assign_all(pool, [b for _, b in lanes], [lane for lane, _ in lanes])  # type: ignore[arg-type]
@@ -160,8 +178,9 @@ def test_the_pool_starts_one_process_per_repetition_of_a_deal(monkeypatch: pytes
 @pytest.mark.parametrize("seating", ["roll", "rotate"])
 def test_spread_batches_only_reorder_and_split_each_deal_by_repetition(seating: str) -> None:
     variants = {f"v{k}": {"preset": "classic"} for k in range(3)}
-    specs = build_schedule(seed=3, n_entrants=6, sizes=[3, 4], matches=40, fmt="league", seating=seating,
-                           variants=variants)
+    specs = build_schedule(
+        seed=3, n_entrants=6, sizes=[3, 4], matches=40, fmt="league", seating=seating, variants=variants
+    )
     batches = spread_batches(specs, 2)
     flat = [s.match for _, b in batches for s in b]
     assert sorted(flat) == sorted(s.match for s in specs) and len(flat) == len(set(flat))
@@ -207,13 +226,26 @@ def _run(tmp_path: Path, name: str, **config: object) -> Path:
     bots = tmp_path / f"bots-{name}"
     bots.mkdir()
     (bots / "memory.py").write_text(MEMORY.read_text())
-    cfg = {"name": name, "seed": 99, "bots": [str(bots / "memory.py"), "probabilistic", "cautious", "calza"],
-           "players": 4, "matches": 12, "workers": 2, "time": {"budget_ms": 1000}, **config}
+    cfg = {
+        "name": name,
+        "seed": 99,
+        "bots": [str(bots / "memory.py"), "probabilistic", "cautious", "calza"],
+        "players": 4,
+        "matches": 12,
+        "workers": 2,
+        "time": {"budget_ms": 1000},
+        **config,
+    }
     path = tmp_path / f"{name}.yaml"
     path.write_text(json.dumps(cfg))
     out = tmp_path / name
-    r = subprocess.run([sys.executable, "-m", "arena", "run", str(path), "--out", str(out)], cwd=ROOT,
-                       capture_output=True, text=True, timeout=600)
+    r = subprocess.run(
+        [sys.executable, "-m", "arena", "run", str(path), "--out", str(out)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert r.returncode == 0, r.stderr
     return out
 
@@ -226,9 +258,12 @@ def _stderr(out: Path) -> str:
 @pytest.mark.parametrize("case", ["variants", "rotate", "rotate-fresh"])
 def test_the_memory_bot_never_predicts_a_hand(tmp_path: Path, case: str) -> None:
     if case == "variants":
-        config: dict[str, object] = {"variants": {"classic": {"preset": "classic"},
-                                                  "bidder-loses": {"preset": "classic",
-                                                                   "calza_reward": "bidder_loses"}}}
+        config: dict[str, object] = {
+            "variants": {
+                "classic": {"preset": "classic"},
+                "bidder-loses": {"preset": "classic", "calza_reward": "bidder_loses"},
+            }
+        }
     else:
         config = {"seating": "rotate", "fresh_process": case == "rotate-fresh"}
     out = _run(tmp_path, case, **config)
@@ -311,19 +346,37 @@ def test_the_relay_bot_learns_nothing_in_a_run_of_variants(tmp_path: Path) -> No
     bots = tmp_path / "bots-relay"
     bots.mkdir()
     (bots / "relay.py").write_text(RELAY.read_text())
-    variants = {"classic": {"preset": "classic"}, "bidder-loses": {"preset": "classic", "calza_reward": "bidder_loses"},
-                "no-calza": {"preset": "classic", "calza": False}}
-    cfg = {"name": "relay", "seed": 5, "bots": [str(bots / "relay.py"), "probabilistic", "cautious", "calza"],
-           "players": 4, "matches": 6, "workers": 2, "time": {"budget_ms": 1000}, "variants": variants}
+    variants = {
+        "classic": {"preset": "classic"},
+        "bidder-loses": {"preset": "classic", "calza_reward": "bidder_loses"},
+        "no-calza": {"preset": "classic", "calza": False},
+    }
+    cfg = {
+        "name": "relay",
+        "seed": 5,
+        "bots": [str(bots / "relay.py"), "probabilistic", "cautious", "calza"],
+        "players": 4,
+        "matches": 6,
+        "workers": 2,
+        "time": {"budget_ms": 1000},
+        "variants": variants,
+    }
     path = tmp_path / "relay.yaml"
     path.write_text(json.dumps(cfg))
     out = tmp_path / "relay"
-    r = subprocess.run([sys.executable, "-m", "arena", "run", str(path), "--out", str(out)], cwd=ROOT,
-                       capture_output=True, text=True, timeout=600)
+    r = subprocess.run(
+        [sys.executable, "-m", "arena", "run", str(path), "--out", str(out)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert r.returncode == 0, r.stderr
     text = _stderr(out)
     assert not re.search(r"^(RECEIVED|HIT|CORRECT|SIBLING) ", text, re.M), text[:2000]
-    summaries = [{k: int(v) for k, v in (kv.split("=") for kv in line.split()[1:])}
-                 for line in re.findall(r"^SUMMARY .*$", text, re.M)]
+    summaries = [
+        {k: int(v) for k, v in (kv.split("=") for kv in line.split()[1:])}
+        for line in re.findall(r"^SUMMARY .*$", text, re.M)
+    ]
     assert len(summaries) == 18  # every match of the relay bot reported
     assert all(s["received"] == 0 and s["hits"] == 0 for s in summaries) and max(s["sent"] for s in summaries) > 0

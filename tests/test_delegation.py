@@ -52,8 +52,9 @@ def _why_not() -> str | None:
     except KeyError:
         return f"no user {USER!r} (set ARENA_TEST_UNPRIVILEGED_USER)"
     try:
-        ver = subprocess.run([PYTHON, "-c", "import sys; print(sys.version_info[:2])"],
-                             capture_output=True, text=True, timeout=30).stdout.strip()
+        ver = subprocess.run(
+            [PYTHON, "-c", "import sys; print(sys.version_info[:2])"], capture_output=True, text=True, timeout=30
+        ).stdout.strip()
     except OSError:
         return f"no {PYTHON} (Debian's python3: .ci/run installs it)"
     if ver != str(sys.version_info[:2]):
@@ -63,7 +64,7 @@ def _why_not() -> str | None:
 
 pytestmark = pytest.mark.skipif(_why_not() is not None, reason=_why_not() or "")
 
-REFEREE = r'''
+REFEREE = r"""
 import json, logging, os, sys, time
 logging.basicConfig(level=logging.WARNING, format="%(message)s")
 from arena.botfile.spec import load_bot
@@ -108,7 +109,7 @@ for _ in range(400):  # out of their cgroup, killed tasks may take a moment more
     time.sleep(0.005)
 out["alive_after_close"] = alive
 print(json.dumps(out))
-'''
+"""
 
 
 @pytest.fixture
@@ -149,11 +150,29 @@ def run_as_user(world: Path, cgroup: str | None) -> subprocess.CompletedProcess[
             with open(os.path.join(cgroup, "cgroup.procs"), "w") as f:
                 f.write("0")
 
-    env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "PYTHONPATH": str(world / "lib"), "HOME": "/tmp",
-           "PYTHONDONTWRITEBYTECODE": "1"}
-    return subprocess.run([shutil.which("runuser") or "runuser", "-u", USER, "--", PYTHON, str(world / "referee.py"),
-                           str(world / "bots" / "spinner.yaml")],
-                          cwd="/tmp", env=env, capture_output=True, text=True, timeout=120, preexec_fn=join)
+    env = {
+        "PATH": "/usr/local/bin:/usr/bin:/bin",
+        "PYTHONPATH": str(world / "lib"),
+        "HOME": "/tmp",
+        "PYTHONDONTWRITEBYTECODE": "1",
+    }
+    return subprocess.run(
+        [
+            shutil.which("runuser") or "runuser",
+            "-u",
+            USER,
+            "--",
+            PYTHON,
+            str(world / "referee.py"),
+            str(world / "bots" / "spinner.yaml"),
+        ],
+        cwd="/tmp",
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        preexec_fn=join,
+    )
 
 
 def test_an_unprivileged_referee_freezes_and_kills_in_its_delegated_subtree(world: Path) -> None:

@@ -62,8 +62,11 @@ def test_an_interpreter_not_visible_inside_is_named(tmp_path: Path) -> None:
     assert fault.kind == "crash"
     assert "the program /opt/arena-nowhere/bin/python3 is not visible inside the sandbox" in fault.detail
     # The launcher's own words are shown too (bwrap's execvp, or prlimit's when the quota launcher runs it).
-    assert re.search(r"(bwrap: execvp|prlimit: failed to execute) /opt/arena-nowhere/bin/python3: "
-                     r"No such file or directory", fault.detail)
+    assert re.search(
+        r"(bwrap: execvp|prlimit: failed to execute) /opt/arena-nowhere/bin/python3: "
+        r"No such file or directory",
+        fault.detail,
+    )
 
 
 @needs_bwrap
@@ -74,8 +77,10 @@ def test_a_script_whose_env_interpreter_is_not_inside_is_named(tmp_path: Path) -
     (tmp_path / "envy.yaml").write_text("command: [./envy/envy.sh]\n")
     fault = start_fault(tmp_path / "envy.yaml")
     assert "status 127" in fault.detail
-    assert "the interpreter arena-no-such-python that its #!/usr/bin/env line names is not on the sandbox's PATH" \
+    assert (
+        "the interpreter arena-no-such-python that its #!/usr/bin/env line names is not on the sandbox's PATH"
         in fault.detail
+    )
 
 
 def test_text_on_stdout_before_ready_is_shown_and_the_hello_hint_fits(tmp_path: Path) -> None:
@@ -100,19 +105,29 @@ def test_bot_text_in_a_diagnosis_cannot_drive_the_terminal(tmp_path: Path) -> No
 def test_causes_from_java_and_python_text() -> None:
     own = lambda p: p == "/b/bots/me.py"  # noqa: E731
     kw = dict(own=own, program="java", processes=16, max_processes=256, memory_mb=512, pids_capped=False)
-    java = ('Exception in thread "main" java.lang.ExceptionInInitializerError\n'
-            "Caused by: java.lang.NullPointerException: table\n\tat Bot.load(Bot.java:12)\n\tat Bot.<clinit>(Bot.java:3)\n")
+    java = (
+        'Exception in thread "main" java.lang.ExceptionInInitializerError\n'
+        "Caused by: java.lang.NullPointerException: table\n\tat Bot.load(Bot.java:12)\n\tat Bot.<clinit>(Bot.java:3)\n"
+    )
     assert diagnose.causes(java, **kw) == [
-        "Java raised java.lang.NullPointerException: table at Bot.java line 12 (Bot.load)"]
-    assert "not visible inside the sandbox" in diagnose.causes(
-        "Exception in thread \"main\" java.lang.InternalError: Error loading java.security file\n", **kw)[0]
+        "Java raised java.lang.NullPointerException: table at Bot.java line 12 (Bot.load)"
+    ]
+    assert (
+        "not visible inside the sandbox"
+        in diagnose.causes(
+            'Exception in thread "main" java.lang.InternalError: Error loading java.security file\n', **kw
+        )[0]
+    )
     assert "process limit: 16" in diagnose.causes("[0.1s][warning][os,thread] pthread_create failed (EAGAIN)", **kw)[0]
-    py = ('Traceback (most recent call last):\n  File "/lib/x.py", line 9, in f\n    g()\n'
-          '  File "/b/bots/me.py", line 4, in act\n    h()\n  File "/lib/y.py", line 2, in h\n    1/0\n'
-          "ZeroDivisionError: division by zero\n")
+    py = (
+        'Traceback (most recent call last):\n  File "/lib/x.py", line 9, in f\n    g()\n'
+        '  File "/b/bots/me.py", line 4, in act\n    h()\n  File "/lib/y.py", line 2, in h\n    1/0\n'
+        "ZeroDivisionError: division by zero\n"
+    )
     assert diagnose.causes(py, **kw) == ["Python raised ZeroDivisionError: division by zero at /b/bots/me.py line 4"]
     assert diagnose.stdout_hints(b"[0.084s][warning][os,thread] Failed", "/usr/bin/node")[0].startswith(
-        "the JVM writes")
+        "the JVM writes"
+    )
     assert diagnose.excerpt("a\nb\nc\n", "h\ni\nj\n", complete=False, keep=2) == "a | b | ... | i | j"
     lines = "".join(f"l{i}\n" for i in range(10))
     assert diagnose.excerpt(lines, lines, complete=True, keep=2) == "l0 | l1 | ... (6 more lines) ... | l8 | l9"
@@ -124,9 +139,21 @@ def test_causes_from_java_and_python_text() -> None:
 # that made one of the old expressions scan the rest of the text from every
 # line (quadratic: 0.9 s for 20 KiB of bare newlines, 12.7 s with a 64 KiB
 # line beside it). The bound is generous; the quadratic cases took seconds.
-ADVERSARIAL = ["\n", " \n", "\r", 'File "', ' File "x", line 1\n', "bwrap: execvp ", "prlimit: failed to execute x",
-               "Caused by: x\n", "\tat a.b(C.java:1)\n", 'Exception in thread "', "Traceback (most recent call last):\n",
-               "error while loading shared libraries: ", "/usr/bin/env: 'x"]
+ADVERSARIAL = [
+    "\n",
+    " \n",
+    "\r",
+    'File "',
+    ' File "x", line 1\n',
+    "bwrap: execvp ",
+    "prlimit: failed to execute x",
+    "Caused by: x\n",
+    "\tat a.b(C.java:1)\n",
+    'Exception in thread "',
+    "Traceback (most recent call last):\n",
+    "error while loading shared libraries: ",
+    "/usr/bin/env: 'x",
+]
 
 
 @pytest.mark.parametrize("piece", ADVERSARIAL, ids=repr)
@@ -136,8 +163,7 @@ def test_diagnosing_hostile_stderr_is_linear(piece: str) -> None:
     size = 4096 + 16384 + 65536
     text = (piece * (size // len(piece) + 1))[:size]
     start = time.process_time()
-    diagnose.causes(text, own=lambda p: False, program="", processes=1, max_processes=1, memory_mb=1,
-                    pids_capped=False)
+    diagnose.causes(text, own=lambda p: False, program="", processes=1, max_processes=1, memory_mb=1, pids_capped=False)
     diagnose.excerpt(text[:4096], text[-16384:], False)
     assert time.process_time() - start < 0.25
 
@@ -146,10 +172,12 @@ def test_a_traceback_after_a_flood_still_names_the_bots_line(tmp_path: Path) -> 
     """Bounding the work keeps the diagnosis: the bot's own frame is found
     among the last frames even after thousands of lines of noise."""
     noise = ' File "/elsewhere/x.py", line 1\n' * 3000
-    text = noise + 'Traceback (most recent call last):\n  File "/b/mine.py", line 7, in act\n' \
-        "    boom()\nValueError: no\n"
-    out = diagnose.causes(text, own=lambda p: p == "/b/mine.py", program="", processes=1, max_processes=1,
-                          memory_mb=1, pids_capped=False)
+    text = (
+        noise + 'Traceback (most recent call last):\n  File "/b/mine.py", line 7, in act\n    boom()\nValueError: no\n'
+    )
+    out = diagnose.causes(
+        text, own=lambda p: p == "/b/mine.py", program="", processes=1, max_processes=1, memory_mb=1, pids_capped=False
+    )
     assert out[0] == "Python raised ValueError: no at /b/mine.py line 7"
 
 
@@ -163,15 +191,32 @@ def test_a_crash_after_a_flood_of_newlines_costs_the_referee_little(name: str) -
     from arena.engine.rules import Rules
 
     spec = load_bot(Path(__file__).parent / "bots" / name)
-    turn = {"type": "turn", "match": "m-1", "round": 1, "seat": 0, "dice": [1, 3, 3, 5], "counts": [4, 4],
-            "palifico": False, "history": [],
-            "legal": {"dudo": False, "calza": False, "min_quantity": {str(f): 1 for f in range(1, 7)},
-                      "max_quantity": 8}, "time_ms": 1000}
+    turn = {
+        "type": "turn",
+        "match": "m-1",
+        "round": 1,
+        "seat": 0,
+        "dice": [1, 3, 3, 5],
+        "counts": [4, 4],
+        "palifico": False,
+        "history": [],
+        "legal": {"dudo": False, "calza": False, "min_quantity": {str(f): 1 for f in range(1, 7)}, "max_quantity": 8},
+        "time_ms": 1000,
+    }
     start = time.process_time()
     with pytest.raises(BotFault) as err, BotProcess(spec, SandboxLimits(), QUICK) as bot:
         bot.start()
-        bot.notify({"type": "match_start", "match": "m-1", "seat": 0, "players": 2, "names": ["a", "b"],
-                    "rules": Rules().to_dict(), "seed": 1})
+        bot.notify(
+            {
+                "type": "match_start",
+                "match": "m-1",
+                "seat": 0,
+                "players": 2,
+                "names": ["a", "b"],
+                "rules": Rules().to_dict(),
+                "seed": 1,
+            }
+        )
         bot.request(turn)  # type: ignore[arg-type]
     used = time.process_time() - start
     if name.endswith(".py"):  # it died on its turn, having played nothing wrong before

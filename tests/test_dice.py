@@ -28,8 +28,13 @@ def reference(tag: bytes, seed: int, a: int, b: int, n: int) -> tuple[int, ...]:
     out: list[int] = []
     block = 0
     while len(out) < n:
-        msg = (tag + (seed % 2**64).to_bytes(8, "big") + a.to_bytes(4, "big") + b.to_bytes(2, "big")
-               + block.to_bytes(2, "big"))
+        msg = (
+            tag
+            + (seed % 2**64).to_bytes(8, "big")
+            + a.to_bytes(4, "big")
+            + b.to_bytes(2, "big")
+            + block.to_bytes(2, "big")
+        )
         for byte in hashlib.blake2b(msg, digest_size=64).digest():
             if byte < 252 and len(out) < n:
                 out.append(1 + byte % 6)
@@ -37,10 +42,16 @@ def reference(tag: bytes, seed: int, a: int, b: int, n: int) -> tuple[int, ...]:
     return tuple(out)
 
 
-@pytest.mark.parametrize("seed,rnd,seat,n", [
-    (0, 1, 0, 5), (1234567, 7, 3, 5), (2**64 - 1, 1, 9, 10), (42, 1000, 65535, 1),
-    (99, 3, 2, 200),  # long enough to run past the first 64-byte digest
-])
+@pytest.mark.parametrize(
+    "seed,rnd,seat,n",
+    [
+        (0, 1, 0, 5),
+        (1234567, 7, 3, 5),
+        (2**64 - 1, 1, 9, 10),
+        (42, 1000, 65535, 1),
+        (99, 3, 2, 200),  # long enough to run past the first 64-byte digest
+    ],
+)
 def test_roll_matches_the_documented_algorithm(seed: int, rnd: int, seat: int, n: int) -> None:
     assert roll(seed, rnd, seat, n) == reference(b"dice", seed, rnd, seat, n)
 
@@ -48,8 +59,13 @@ def test_roll_matches_the_documented_algorithm(seed: int, rnd: int, seat: int, n
 def test_roll_matches_the_documented_algorithm_where_the_first_digest_runs_out() -> None:
     """A hand exactly as long as the first digest's accepted bytes, and one die longer."""
     for seed in range(300):
-        fit = sum(b < 252 for b in hashlib.blake2b(b"dice" + seed.to_bytes(8, "big") + (3).to_bytes(4, "big")
-                                                   + (1).to_bytes(2, "big") + b"\0\0", digest_size=64).digest())
+        fit = sum(
+            b < 252
+            for b in hashlib.blake2b(
+                b"dice" + seed.to_bytes(8, "big") + (3).to_bytes(4, "big") + (1).to_bytes(2, "big") + b"\0\0",
+                digest_size=64,
+            ).digest()
+        )
         for n in (fit, fit + 1):
             assert roll(seed, 3, 1, n) == reference(b"dice", seed, 3, 1, n)
 
@@ -144,12 +160,21 @@ def test_roll_off_highest_first() -> None:
 
 
 def test_roll_off_ties_reroll_among_the_tied_only() -> None:
-    die, calls = scripted({
-        (0, 0): 5, (0, 1): 5, (0, 2): 6, (0, 3): 2, (0, 4): 2,
-        (1, 0): 3, (1, 1): 3,      # 0 and 1 tie again
-        (2, 0): 1, (2, 1): 4,      # 1 beats 0
-        (1, 3): 6, (1, 4): 1,      # the tie at 2 resolves
-    })
+    die, calls = scripted(
+        {
+            (0, 0): 5,
+            (0, 1): 5,
+            (0, 2): 6,
+            (0, 3): 2,
+            (0, 4): 2,
+            (1, 0): 3,
+            (1, 1): 3,  # 0 and 1 tie again
+            (2, 0): 1,
+            (2, 1): 4,  # 1 beats 0
+            (1, 3): 6,
+            (1, 4): 1,  # the tie at 2 resolves
+        }
+    )
     assert roll_off([0, 1, 2, 3, 4], die) == [2, 1, 0, 3, 4]
     # Seat 2 (the clear winner) never rolled again; nobody outside a tie re-rolled.
     assert (1, 2) not in calls and (2, 3) not in calls and (2, 4) not in calls

@@ -64,9 +64,19 @@ def small_disk(at: Path, size: str) -> Iterator[Path]:
 
 def config(folder: Path, matches: int) -> Path:
     path = folder / "c.yaml"
-    path.write_text(json.dumps({"name": "disk", "bots": ["random", "probabilistic", "cautious"], "players": 3,
-                                "matches": matches, "seed": int(SEED), "variants": {"classic": {"preset": "classic"}},
-                                "workers": 2}))
+    path.write_text(
+        json.dumps(
+            {
+                "name": "disk",
+                "bots": ["random", "probabilistic", "cautious"],
+                "players": 3,
+                "matches": matches,
+                "seed": int(SEED),
+                "variants": {"classic": {"preset": "classic"}},
+                "workers": 2,
+            }
+        )
+    )
     return path
 
 
@@ -87,8 +97,10 @@ def test_an_out_folder_that_cannot_be_created_is_one_line(tmp_path: Path) -> Non
         proc = arena("run", str(cfg), "--out", "ro/run", cwd=tmp_path)
     no_traceback(proc)
     assert proc.returncode == 1
-    assert proc.stderr.splitlines()[-1] == ("Error: ro/run: cannot create the run folder (Read-only file system); "
-                                            "nothing was written; choose a writable place with --out DIR")
+    assert proc.stderr.splitlines()[-1] == (
+        "Error: ro/run: cannot create the run folder (Read-only file system); "
+        "nothing was written; choose a writable place with --out DIR"
+    )
 
 
 @needs_mount
@@ -107,16 +119,21 @@ def test_a_complete_read_only_run_still_shows_its_tables(tmp_path: Path) -> None
     # arena run: the table, and why ratings.csv is not there, instead of "no Elo table".
     assert again.returncode == 0 and "no Elo table" not in again.stdout + again.stderr
     assert "Plackett-Luce Elo" in again.stdout
-    unwritten = ("ro/ratings.csv: could not write it: Read-only file system; the table is shown without it "
-                 "(`arena ratings ro --no-write` does not try; `arena ratings ro --csv > FILE` keeps it elsewhere)")
+    unwritten = (
+        "ro/ratings.csv: could not write it: Read-only file system; the table is shown without it "
+        "(`arena ratings ro --no-write` does not try; `arena ratings ro --csv > FILE` keeps it elsewhere)"
+    )
     assert unwritten in again.stderr.splitlines()
     assert ratings.returncode == 0 and "Plackett-Luce Elo" in ratings.stdout
     assert ratings.stderr.splitlines() == [unwritten]
     assert stats.returncode == 0 and "skill" in stats.stdout
-    assert stats.stderr.splitlines() == [unwritten.replace("ratings", "stats").replace("stats.csv", "variant_stats.csv")]
+    assert stats.stderr.splitlines() == [
+        unwritten.replace("ratings", "stats").replace("stats.csv", "variant_stats.csv")
+    ]
     assert report.returncode == 1 and report.stderr.splitlines() == [
         "Error: ro/report.html: could not write it: Read-only file system; nothing was written; write the "
-        "report elsewhere with `arena report ro -o FILE`"]
+        "report elsewhere with `arena report ro -o FILE`"
+    ]
     assert elsewhere.returncode == 0 and (tmp_path / "r.html").stat().st_size > 1000
     # --no-write: nothing tried, nothing said.
     with read_only(tmp_path / "done", tmp_path / "ro"):
@@ -138,9 +155,11 @@ def test_a_full_disk_interrupts_the_run_and_the_same_command_completes_it(tmp_pa
         kept = read_records(disk / "run")
         assert 10 < len(kept.records) < matches and not kept.truncated
         error = next(line for line in full.stderr.splitlines() if line.startswith("Error: "))
-        assert error == (f"Error: disk/run/games.jsonl: could not append a match record: No space left on device; "
-                         f"the {len(kept.records)} matches recorded before are kept; make room on that disk (or "
-                         f"copy the folder elsewhere and use --out COPY) and run the same command to resume")
+        assert error == (
+            f"Error: disk/run/games.jsonl: could not append a match record: No space left on device; "
+            f"the {len(kept.records)} matches recorded before are kept; make room on that disk (or "
+            f"copy the folder elsewhere and use --out COPY) and run the same command to resume"
+        )
         assert f"Resume with: arena run {cfg} --out disk/run" in full.stderr
         assert json.loads((disk / "run" / "run.json").read_text())["status"] == "interrupted"
         subprocess.run(["mount", "-o", "remount,size=4m", str(disk)], check=True)
@@ -152,7 +171,9 @@ def test_a_full_disk_interrupts_the_run_and_the_same_command_completes_it(tmp_pa
         assert json.loads((disk / "run" / "run.json").read_text())["status"] == "complete"
     same = read_records(tmp_path / "reference").records
     # Every match once, each as an uninterrupted run on a roomy disk has it (file order follows the workers).
-    assert sorted(map(canonical, done), key=lambda r: r["match"]) == sorted(map(canonical, same), key=lambda r: r["match"])
+    assert sorted(map(canonical, done), key=lambda r: r["match"]) == sorted(
+        map(canonical, same), key=lambda r: r["match"]
+    )
 
 
 def test_a_resume_says_what_it_recovered_from_a_run_that_did_not_close(tmp_path: Path) -> None:
@@ -166,9 +187,11 @@ def test_a_resume_says_what_it_recovered_from_a_run_that_did_not_close(tmp_path:
     (folder / "games.jsonl").write_bytes(b'{"match": "m-0000')
     again = RunStore(folder)
     again.open({"name": "t"}, {"k": 1}, force=False)
-    assert again.recovered == (f"recovered: 0 matches recorded by a run that stopped without closing (run.json "
-                               f"said running); the torn last line of {folder / 'games.jsonl'} (a match cut "
-                               f"short) was dropped and is played again; nothing else was lost")
+    assert again.recovered == (
+        f"recovered: 0 matches recorded by a run that stopped without closing (run.json "
+        f"said running); the torn last line of {folder / 'games.jsonl'} (a match cut "
+        f"short) was dropped and is played again; nothing else was lost"
+    )
     again.close("complete")
     assert (folder / "games.jsonl").read_bytes() == b""
 
@@ -181,5 +204,7 @@ def test_an_out_folder_under_a_file_is_one_line_naming_both(tmp_path: Path) -> N
     folder = tmp_path / "afile" / "run"
     with pytest.raises(RunError) as info:
         RunStore(folder).open({"name": "t"}, {"k": 1}, force=False)
-    assert str(info.value) == (f"{folder}: cannot create the run folder (Not a directory); nothing was written; "
-                               f"choose a writable place with --out DIR")
+    assert str(info.value) == (
+        f"{folder}: cannot create the run folder (Not a directory); nothing was written; "
+        f"choose a writable place with --out DIR"
+    )

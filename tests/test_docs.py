@@ -35,8 +35,11 @@ def tracked_files() -> list[Path]:
         names = [n for n in out.decode().split("\0") if n]
     except (OSError, subprocess.CalledProcessError):
         skip = {".git", ".venv", "results", "__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache"}
-        names = [str(p.relative_to(ROOT)) for p in ROOT.rglob("*")
-                 if p.is_file() and not skip & set(p.relative_to(ROOT).parts)]
+        names = [
+            str(p.relative_to(ROOT))
+            for p in ROOT.rglob("*")
+            if p.is_file() and not skip & set(p.relative_to(ROOT).parts)
+        ]
     return [ROOT / n for n in names if not n.startswith(SKIP_FOLDERS) and (ROOT / n).is_file()]
 
 
@@ -54,8 +57,11 @@ def texts() -> list[tuple[str, str]]:
 
 
 def hits(pattern: re.Pattern[str], files: list[tuple[str, str]]) -> list[str]:
-    return [f"{name}:{text.count(chr(10), 0, m.start()) + 1}: {m.group(0)!r}"
-            for name, text in files for m in pattern.finditer(text)]
+    return [
+        f"{name}:{text.count(chr(10), 0, m.start()) + 1}: {m.group(0)!r}"
+        for name, text in files
+        for m in pattern.finditer(text)
+    ]
 
 
 @pytest.fixture(scope="module")
@@ -81,14 +87,17 @@ def test_every_docs_page_named_exists(files: list[tuple[str, str]]) -> None:
     assert not missing, "no such page:\n" + "\n".join(missing)
 
 
-@pytest.mark.parametrize("line, bad", [
-    ("see RESULTS" + ".md, Determinism", True),
-    ("the contract is `../" + "shared/RULES" + ".md`", True),
-    ("in /work/" + "shared/NOTES" + ".md", True),
-    ("docs/records.md, the match record", False),
-    ("a shared file (the stdlib, /usr/share/dict)", False),
-    ("multiprocessing.shared_memory", False),
-])
+@pytest.mark.parametrize(
+    "line, bad",
+    [
+        ("see RESULTS" + ".md, Determinism", True),
+        ("the contract is `../" + "shared/RULES" + ".md`", True),
+        ("in /work/" + "shared/NOTES" + ".md", True),
+        ("docs/records.md, the match record", False),
+        ("a shared file (the stdlib, /usr/share/dict)", False),
+        ("multiprocessing.shared_memory", False),
+    ],
+)
 def test_the_patterns(line: str, bad: bool) -> None:
     """The checks above find what they are for, and only that."""
     assert bool(OUTSIDE.search(line)) is bad

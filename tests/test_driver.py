@@ -95,8 +95,9 @@ def test_a_fresh_seeded_instance_plays_each_match() -> None:
     assert len(by[0]) + len(by[1]) == len(acts)
     ends = [v for k, v in Spy.log if k == "match_end"]
     assert ends == [tuple(first[-1]["placements"]), tuple(second[-1]["placements"])]
-    assert [v for k, v in Spy.log if k == "round_end"] == [m["round"] for m in first + second
-                                                           if m["type"] == "round_end"]
+    assert [v for k, v in Spy.log if k == "round_end"] == [
+        m["round"] for m in first + second if m["type"] == "round_end"
+    ]
 
 
 def test_same_seed_same_actions_other_seed_other_actions() -> None:
@@ -159,8 +160,9 @@ def test_round_end_reaches_every_hook_and_costs_a_bot_without_one_nothing(monkey
 
     parsed: list[int] = []
     real = driver_mod.parse_round_end
-    monkeypatch.setattr(driver_mod, "parse_round_end",
-                        lambda msg, match: parsed.append(msg["round"]) or real(msg, match))
+    monkeypatch.setattr(
+        driver_mod, "parse_round_end", lambda msg, match: parsed.append(msg["round"]) or real(msg, match)
+    )
     messages = session(seed=7)
     rounds = [m["round"] for m in messages if m["type"] == "round_end"]
 
@@ -189,11 +191,13 @@ def test_loader_errors_name_the_file(tmp_path: Path) -> None:
     (tmp_path / "none.py").write_text("from arena.sdk import Bot\nx = 1\n")
     (tmp_path / "broken.py").write_text("import not_a_module_anywhere\n")
     (tmp_path / "notes.txt").write_text("")
-    for name, kind, words in [("two.py", BotFileError, "defines several Bot subclasses (A, B); keep one"),
-                              ("none.py", BotFileError, "defines neither a Bot subclass nor a function act(turn)"),
-                              ("broken.py", BotImportError, "failed to import: ModuleNotFoundError"),
-                              ("missing.py", BotFileError, "not a readable .py file"),
-                              ("notes.txt", BotFileError, "not a readable .py file")]:
+    for name, kind, words in [
+        ("two.py", BotFileError, "defines several Bot subclasses (A, B); keep one"),
+        ("none.py", BotFileError, "defines neither a Bot subclass nor a function act(turn)"),
+        ("broken.py", BotImportError, "failed to import: ModuleNotFoundError"),
+        ("missing.py", BotFileError, "not a readable .py file"),
+        ("notes.txt", BotFileError, "not a readable .py file"),
+    ]:
         with pytest.raises(kind) as err:
             load_python_bot(tmp_path / name)
         assert str(tmp_path / name) in str(err.value) and words in str(err.value), str(err.value)
@@ -212,13 +216,15 @@ def test_module_names_keep_the_stdlib_and_other_files_apart(tmp_path: Path) -> N
             "import random\nfrom arena.sdk import Bot\n"
             f"WORD = {word!r}\nSTDLIB = random.Random\n"
             "class Keep:\n    pass\n"
-            "class R(Bot):\n    def act(self, turn):\n        return 'dudo'\n")
+            "class R(Bot):\n    def act(self, turn):\n        return 'dudo'\n"
+        )
     a = load_python_bot(one / "random.py")
     b = load_python_bot(two / "random.py")
     ma, mb = sys.modules[a().__class__.__module__], sys.modules[b().__class__.__module__]
     # bots/random.py may hold _arena_bot_random already: each file gets a name of its own
-    assert ma.__name__ != mb.__name__ and {ma.__name__, mb.__name__} <= {f"_arena_bot_random{s}"
-                                                                         for s in ("", "_2", "_3", "_4")}
+    assert ma.__name__ != mb.__name__ and {ma.__name__, mb.__name__} <= {
+        f"_arena_bot_random{s}" for s in ("", "_2", "_3", "_4")
+    }
     assert ma.WORD == "first" and mb.WORD == "second"
     assert ma.STDLIB is random.Random and sys.modules["random"] is random  # the stdlib is untouched
     again = load_python_bot(one / "random.py")
@@ -242,8 +248,13 @@ def test_version_and_factory(tmp_path: Path) -> None:
 def host(path: Path, lines: list[bytes], *, timeout: float = 30) -> subprocess.CompletedProcess[bytes]:
     """Run ``python -m arena.protocol.host path`` without a sandbox, feeding ``lines``."""
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    return subprocess.run([sys.executable, "-m", "arena.protocol.host", str(path)], input=b"".join(lines),
-                          capture_output=True, env=env, timeout=timeout)
+    return subprocess.run(
+        [sys.executable, "-m", "arena.protocol.host", str(path)],
+        input=b"".join(lines),
+        capture_output=True,
+        env=env,
+        timeout=timeout,
+    )
 
 
 def test_the_host_sends_exactly_what_the_driver_gives_in_process() -> None:
@@ -271,16 +282,17 @@ def test_the_host_skips_round_end_lines_only_for_a_bot_without_the_hook(tmp_path
         "from arena.sdk import Bot\n"
         "class Hooked(Bot):\n"
         "    def act(self, turn):\n        return 'dudo' if turn.legal.dudo else '1x2'\n"
-        "    def round_end(self, result):\n        pass\n")
+        "    def round_end(self, result):\n        pass\n"
+    )
     done = host(tmp_path / "hooked.py", lines)
     assert done.returncode == 2 and done.stderr.decode().startswith(
-        "arena.protocol.host: the referee sent a line that is not JSON")
+        "arena.protocol.host: the referee sent a line that is not JSON"
+    )
 
 
 def test_the_bots_prints_go_to_stderr_at_import_too(tmp_path: Path) -> None:
     path = tmp_path / "talker.py"
-    path.write_text("print('loading tables')\n"
-                    "def act(turn):\n    print('thinking')\n    return 'dudo'\n")
+    path.write_text("print('loading tables')\ndef act(turn):\n    print('thinking')\n    return 'dudo'\n")
     messages = [dict(hello_message()), *session(seed=2)]
     done = host(path, [encode(m) for m in messages])
     assert done.returncode == 0, done.stderr.decode()
@@ -291,8 +303,9 @@ def test_the_bots_prints_go_to_stderr_at_import_too(tmp_path: Path) -> None:
 
 def test_the_host_shows_the_traceback_from_the_bots_own_frames(tmp_path: Path) -> None:
     path = tmp_path / "faulty.py"
-    path.write_text("def helper(turn):\n    raise KeyError('no such table')\n\n"
-                    "def act(turn):\n    return helper(turn)\n")
+    path.write_text(
+        "def helper(turn):\n    raise KeyError('no such table')\n\ndef act(turn):\n    return helper(turn)\n"
+    )
     done = host(path, [encode(m) for m in [dict(hello_message()), *session(seed=2)]])
     err = done.stderr.decode()
     assert done.returncode == 1
@@ -307,10 +320,12 @@ def test_the_host_says_what_it_cannot_host_in_one_line(tmp_path: Path) -> None:
     assert done.returncode == 2 and done.stdout == b""
     assert done.stderr.decode().strip().splitlines() == [
         f"arena.protocol.host: bot file {str(tmp_path / 'empty.py')!r} defines neither a Bot subclass "
-        "nor a function act(turn)"]
+        "nor a function act(turn)"
+    ]
     (tmp_path / "ok.py").write_text("def act(turn):\n    return 'dudo'\n")
     done = host(tmp_path / "ok.py", [encode(hello_message()), b"not json\n"])
     assert done.returncode == 2 and done.stderr.decode().startswith(
-        "arena.protocol.host: the referee sent a line that is not JSON")
+        "arena.protocol.host: the referee sent a line that is not JSON"
+    )
     done = host(tmp_path / "ok.py", [encode({"type": "turn", "round": 1})])
     assert done.returncode == 2 and "a turn arrived before match_start" in done.stderr.decode()

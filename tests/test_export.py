@@ -25,16 +25,32 @@ ARENA = [sys.executable, "-m", "arena"]
 
 
 def arena(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([*ARENA, *args], cwd=cwd, capture_output=True, text=True, timeout=600,
-                          env={**os.environ, "PYTHONPATH": str(ROOT)})
+    return subprocess.run(
+        [*ARENA, *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
 
 
 @pytest.fixture(scope="module")
 def run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     folder = tmp_path_factory.mktemp("export")
     cfg = folder / "c.yaml"
-    cfg.write_text(json.dumps({"name": "x", "bots": ["random", "probabilistic", "cautious", "bluffer"], "players": 4,
-                               "matches": 120, "seed": 12345678901, "variants": {"classic": {"preset": "classic"}}}))
+    cfg.write_text(
+        json.dumps(
+            {
+                "name": "x",
+                "bots": ["random", "probabilistic", "cautious", "bluffer"],
+                "players": 4,
+                "matches": 120,
+                "seed": 12345678901,
+                "variants": {"classic": {"preset": "classic"}},
+            }
+        )
+    )
     proc = arena("run", str(cfg), "--out", "run", "--no-live", cwd=folder)
     assert proc.returncode == 0, proc.stderr
     return folder / "run"
@@ -42,7 +58,9 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def test_the_three_formats_hold_every_match(run: Path) -> None:
     records = sorted(read_records(run).records, key=lambda r: r.match)
-    rankings = [json.loads(line) for line in arena("export", str(run), "--format", "rankings", cwd=run).stdout.splitlines()]
+    rankings = [
+        json.loads(line) for line in arena("export", str(run), "--format", "rankings", cwd=run).stdout.splitlines()
+    ]
     assert [r["match"] for r in rankings] == [r.match for r in records]
     for line, rec in zip(rankings, records):
         assert line["ranking"] == [rec.bots[s] for s in sorted(range(len(rec.bots)), key=lambda s: rec.placements[s])]
@@ -76,8 +94,11 @@ def test_choix_reads_the_rankings_and_agrees_with_our_ratings(run: Path) -> None
     rng = np.random.default_rng(0)
     boot = np.array([elo([data[i] for i in rng.integers(0, len(data), len(data))]) for _ in range(200)])
     low, high = np.percentile(boot, [2.5, 97.5], axis=0)
-    ours = {r["bot"]: r for r in json.loads(arena("ratings", str(run), "--json", "--no-write", cwd=run).stdout)["ratings"]
-            if r["variant"] == "all"}
+    ours = {
+        r["bot"]: r
+        for r in json.loads(arena("ratings", str(run), "--json", "--no-write", cwd=run).stdout)["ratings"]
+        if r["variant"] == "all"
+    }
     for b, i in index.items():
         assert ours[b]["elo_low"] <= theirs[i] <= ours[b]["elo_high"], (b, theirs[i], ours[b])
         assert low[i] <= ours[b]["elo"] <= high[i], (b, ours[b]["elo"], low[i], high[i])
@@ -89,5 +110,7 @@ def test_choix_reads_the_rankings_and_agrees_with_our_ratings(run: Path) -> None
 def test_a_folder_that_is_not_a_run_is_one_error(tmp_path: Path) -> None:
     proc = arena("export", str(tmp_path), "--format", "pgn", cwd=tmp_path)
     assert proc.returncode == 1
-    assert proc.stderr == (f"Error: {tmp_path}: not a run folder (no run.json or games.jsonl); name the folder "
-                           f"`arena run` wrote, e.g. results/league\n")
+    assert proc.stderr == (
+        f"Error: {tmp_path}: not a run folder (no run.json or games.jsonl); name the folder "
+        f"`arena run` wrote, e.g. results/league\n"
+    )

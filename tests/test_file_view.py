@@ -29,12 +29,14 @@ from arena.sandbox import SandboxLimits, available, mounts
 from arena.sandbox import view as fileview
 
 ROOT = Path(__file__).resolve().parent.parent
-pytestmark = [pytest.mark.sandbox,  # run as root and as an unprivileged user in CI
-              pytest.mark.skipif(available().bwrap is None, reason="bubblewrap is not installed"),
-              pytest.mark.skipif(fileview.unavailable() is not None, reason=f"no view: {fileview.unavailable()}")]
+pytestmark = [
+    pytest.mark.sandbox,  # run as root and as an unprivileged user in CI
+    pytest.mark.skipif(available().bwrap is None, reason="bubblewrap is not installed"),
+    pytest.mark.skipif(fileview.unavailable() is not None, reason=f"no view: {fileview.unavailable()}"),
+]
 
 # Prints, at import, which of the paths in $ARENA_LOOK exist, then plays.
-LOOKER = '''\
+LOOKER = """\
 import json, os, sys
 from arena.sdk import DUDO
 print(json.dumps({p: os.path.lexists(p) for p in os.environ["ARENA_LOOK"].split(":")}), file=sys.stderr, flush=True)
@@ -42,7 +44,7 @@ print(json.dumps({p: os.path.lexists(p) for p in os.environ["ARENA_LOOK"].split(
 
 def act(turn):
     return DUDO if turn.legal.dudo else next(turn.legal.bids())
-'''
+"""
 
 
 def run_bot(spec: BotSpec, env: dict[str, str]) -> str:
@@ -78,13 +80,25 @@ def test_a_python_bot_sees_what_it_needs_and_nothing_else_of_the_host(tmp_path: 
     spec = load_bot(tmp_path / "looker.py")
     site = sysconfig.get_paths()["purelib"]
     libc = os.path.realpath("/lib/x86_64-linux-gnu/libc.so.6")
-    needed = [os.path.join(_stdlib(), "os.py"), os.path.join(_stdlib(), "json", "__init__.py"),
-              os.path.join(site, "numpy", "__init__.py"), libc, str(ROOT / "arena" / "__init__.py"),
-              str(tmp_path / "looker.py")]
+    needed = [
+        os.path.join(_stdlib(), "os.py"),
+        os.path.join(_stdlib(), "json", "__init__.py"),
+        os.path.join(site, "numpy", "__init__.py"),
+        libc,
+        str(ROOT / "arena" / "__init__.py"),
+        str(tmp_path / "looker.py"),
+    ]
     # On the host, each of these exists; none is part of what a Python bot needs.
-    outside = [os.path.join(_stdlib(), "test", "__init__.py"), os.path.join(_stdlib(), "idlelib"),
-               os.path.join(site, "yaml", "__init__.py"), os.path.join(site, "pandas"), "/usr/bin/ls",
-               "/usr/share/doc", "/etc/ssl/certs", "/usr/lib/x86_64-linux-gnu/libX11.so.6"]
+    outside = [
+        os.path.join(_stdlib(), "test", "__init__.py"),
+        os.path.join(_stdlib(), "idlelib"),
+        os.path.join(site, "yaml", "__init__.py"),
+        os.path.join(site, "pandas"),
+        "/usr/bin/ls",
+        "/usr/share/doc",
+        "/etc/ssl/certs",
+        "/usr/lib/x86_64-linux-gnu/libX11.so.6",
+    ]
     outside = [p for p in outside if os.path.lexists(p)]
     assert len(outside) >= 4, outside
     assert all(os.path.lexists(p) for p in needed)
@@ -107,8 +121,13 @@ def test_every_bound_file_of_a_python_bot_comes_from_the_tmpfs(tmp_path: Path) -
     args = mounts.bwrap_args("bwrap", spec, SandboxLimits(), ["x"])
     binds = [(args[i + 1], args[i + 2]) for i, a in enumerate(args) if a in ("--ro-bind", "--bind")]
     parent = os.path.join(os.environ.get("ARENA_VIEW_ROOT") or "/dev/shm", f"arena-view-{os.geteuid()}")
-    from_disk = [(src, dst) for src, dst in binds if not src.startswith(parent + "/") and src != "/dev/null"
-                 and not src.startswith(os.path.dirname(mounts._proc_snapshots()[0][0]))]
+    from_disk = [
+        (src, dst)
+        for src, dst in binds
+        if not src.startswith(parent + "/")
+        and src != "/dev/null"
+        and not src.startswith(os.path.dirname(mounts._proc_snapshots()[0][0]))
+    ]
     assert from_disk == []
     assert ("/usr" in {dst for _, dst in binds}) and str(tmp_path / "me") in {dst for _, dst in binds}
 
@@ -170,8 +189,9 @@ def test_a_view_folder_planted_by_someone_else_is_refused(tmp_path: Path, monkey
         fileview.python_view.cache_clear()  # it was made under the removed root
 
 
-def test_a_view_half_made_by_a_killed_referee_is_swept_and_made_anew(tmp_path: Path,
-                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_view_half_made_by_a_killed_referee_is_swept_and_made_anew(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     shm = Path(f"/dev/shm/arena-view-test-{os.getpid()}")
     shm.mkdir()
     try:
@@ -179,7 +199,7 @@ def test_a_view_half_made_by_a_killed_referee_is_swept_and_made_anew(tmp_path: P
         (tmp_path / "me.py").write_text(LOOKER)
         spec = load_bot(tmp_path / "me.py")
         key = f"bot{fileview.FORMAT}-{spec.sha256[:32]}-me"
-        dead = 2 ** 22 + 12345  # above any pid_max this machine allows by default: no such process
+        dead = 2**22 + 12345  # above any pid_max this machine allows by default: no such process
         half = Path(fileview.base()) / f"{key}.tmp-{dead}-1"
         half.mkdir()
         (half / "me.py").write_text("half")
@@ -192,8 +212,9 @@ def test_a_view_half_made_by_a_killed_referee_is_swept_and_made_anew(tmp_path: P
         fileview.python_view.cache_clear()  # it was made under the removed root
 
 
-def test_views_unused_for_a_while_are_collected_but_never_one_in_use(tmp_path: Path,
-                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+def test_views_unused_for_a_while_are_collected_but_never_one_in_use(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     shm = Path(f"/dev/shm/arena-view-test-{os.getpid()}")
     shm.mkdir()
     try:
@@ -210,8 +231,9 @@ def test_views_unused_for_a_while_are_collected_but_never_one_in_use(tmp_path: P
         stale, recent = fake("bot2-stale-x", old), fake("bot2-recent-y", time.time())
         (tmp_path / "me.py").write_text(LOOKER)
         spec = load_bot(tmp_path / "me.py")
-        bot = BotProcess(dataclasses.replace(spec, env={"ARENA_LOOK": "/"}), SandboxLimits(),
-                         TimeControl(hello_ms=60000))
+        bot = BotProcess(
+            dataclasses.replace(spec, env={"ARENA_LOOK": "/"}), SandboxLimits(), TimeControl(hello_ms=60000)
+        )
         bot.start()  # makes its view (and collects): the stale one goes, the recent one stays
         try:
             assert not stale.exists() and recent.exists()
@@ -262,8 +284,9 @@ def timings(spec: BotSpec, n: int) -> dict[str, list[list[int]]]:
 
 
 @pytest.mark.slow
-def test_reads_and_lookups_do_not_tell_what_another_sandbox_did(tmp_path: Path,
-                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+def test_reads_and_lookups_do_not_tell_what_another_sandbox_did(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """In the view, what the marking sandbox read or looked up is no faster for
     the probing one; with the host's files (the control) it is, by far."""
     n = 80
@@ -273,8 +296,12 @@ def test_reads_and_lookups_do_not_tell_what_another_sandbox_did(tmp_path: Path,
         m.setattr(fileview, "unavailable", lambda: "off for the test")
         drop_pages(tmp_path / "cache_timer" / "blob.bin")
         host = timings(spec, n)
-    med = {(name, what, k): statistics.median(r[what][k])
-           for name, r in (("view", view), ("host", host)) for what in ("read", "lookup") for k in (0, 1)}
+    med = {
+        (name, what, k): statistics.median(r[what][k])
+        for name, r in (("view", view), ("host", host))
+        for what in ("read", "lookup")
+        for k in (0, 1)
+    }
     # The control: on the host's files, marked reads and lookups stand out.
     assert med["host", "read", 0] * 4 < med["host", "read", 1], med
     assert med["host", "lookup", 0] * 1.5 < med["host", "lookup", 1], med

@@ -34,7 +34,7 @@ needs_bwrap = pytest.mark.skipif(available().bwrap is None, reason="bubblewrap i
 # lists every entry under TOPS (os.walk: never into a linked folder), then
 # plays. Relative paths are relative to its own folder, which it reports
 # relative too (so the report reads the same wherever its files were put).
-PROBE = '''\
+PROBE = """\
 import json, os, sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -65,11 +65,11 @@ def act(turn):
                 seen += [_shown(os.path.join(dirpath, n)) for n in dirnames + filenames]
         print("PROBE " + json.dumps({{"read": read, "seen": sorted(seen)}}), file=sys.stderr, flush=True)
     return "dudo" if turn.legal.dudo else next(turn.legal.bids())
-'''
+"""
 
 # The protocol's own shell example (docs/protocol.md), after a listing of the
 # folder its command lives in and attempts to read other bots and the project.
-PEEK = '''\
+PEEK = """\
 #!/bin/sh
 here=$(dirname "$(dirname "$0")")  # the bots' folder: this script is in the bot's own folder
 ls -A "$here" | sed 's/^/PROBE-LS /' >&2
@@ -87,7 +87,7 @@ while IFS= read -r line; do
       esac ;;
   esac
 done
-'''
+"""
 
 
 def project(tmp_path: Path, bots: list[str]) -> Path:
@@ -98,8 +98,7 @@ def project(tmp_path: Path, bots: list[str]) -> Path:
     shutil.copy(ROOT / "bots" / "random.py", proj / "bots" / "victim.py")
     (proj / "results" / "old").mkdir(parents=True)
     (proj / "results" / "old" / "run.json").write_text('{"seed": 4242}')
-    cfg = {"name": "attack", "seed": 5, "bots": [*bots, "bots/victim.py"], "players": 2, "matches": 3,
-           "workers": 1}
+    cfg = {"name": "attack", "seed": 5, "bots": [*bots, "bots/victim.py"], "players": 2, "matches": 3, "workers": 1}
     (proj / "league.yaml").write_text(json.dumps(cfg))
     return proj
 
@@ -122,19 +121,28 @@ def refused(proj: Path, *needles: str, out: str = "results/live") -> str:
 
 def plays(proj: Path, *args: str, **env: str) -> tuple[list[MatchRecord], str]:
     """`arena run` in ``proj``; the records and every stderr the run kept."""
-    r = subprocess.run([*ARENA, "run", "league.yaml", "--out", "results/live", *args], cwd=proj,
-                       capture_output=True, text=True, timeout=600, env={**os.environ, **env})
+    r = subprocess.run(
+        [*ARENA, "run", "league.yaml", "--out", "results/live", *args],
+        cwd=proj,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={**os.environ, **env},
+    )
     assert r.returncode == 0, r.stdout + r.stderr
     out = proj / "results" / "live"
-    kept = "\n".join(p.read_text(errors="replace") for p in sorted(out.rglob("*"))
-                     if p.is_file() and p.suffix not in (".parquet", ".jsonl", ".json", ".csv"))
+    kept = "\n".join(
+        p.read_text(errors="replace")
+        for p in sorted(out.rglob("*"))
+        if p.is_file() and p.suffix not in (".parquet", ".jsonl", ".json", ".csv")
+    )
     return list(iter_records(out)), kept
 
 
 def probe_report(kept: str) -> dict[str, Any]:
     lines = [line for line in kept.splitlines() if line.startswith("PROBE ")]
     assert lines, kept[-2000:]
-    return json.loads(lines[-1][len("PROBE "):])
+    return json.loads(lines[-1][len("PROBE ") :])
 
 
 def no_faults(records: list[MatchRecord]) -> None:
@@ -199,8 +207,12 @@ def test_a_run_folder_inside_a_bots_data_folder_is_refused(tmp_path: Path) -> No
 # -- plays, and sees nothing foreign ---------------------------------------------
 
 
-LINKS = {"rel_old": "../../results/old/run.json", "rel_live": "../../results/live/run.json",
-         "host": "/etc/hostname", "up": ".."}
+LINKS = {
+    "rel_old": "../../results/old/run.json",
+    "rel_live": "../../results/live/run.json",
+    "host": "/etc/hostname",
+    "up": "..",
+}
 
 
 def leaky_project(tmp_path: Path) -> tuple[Path, list[str]]:
@@ -212,14 +224,25 @@ def leaky_project(tmp_path: Path) -> tuple[Path, list[str]]:
     data = proj / "bots" / "leaky"
     data.mkdir()
     (data / "own.txt").write_text("mine")
-    links = {**LINKS, "abs_old": str(proj / "results" / "old" / "run.json"),
-             "abs_live": str(proj / "results" / "live" / "run.json"), "abs_up": str(proj)}
+    links = {
+        **LINKS,
+        "abs_old": str(proj / "results" / "old" / "run.json"),
+        "abs_live": str(proj / "results" / "live" / "run.json"),
+        "abs_up": str(proj),
+    }
     for name, target in links.items():
         (data / name).symlink_to(target)
-    paths = ["leaky/own.txt", *(f"leaky/{n}" for n in links), "leaky/up/victim.py", "leaky/abs_up/league.yaml",
-             str(proj / "bots" / "victim.py"), str(proj / "league.yaml"),
-             str(proj / "results" / "old" / "run.json"), str(proj / "results" / "live" / "run.json"),
-             "/etc/hostname"]
+    paths = [
+        "leaky/own.txt",
+        *(f"leaky/{n}" for n in links),
+        "leaky/up/victim.py",
+        "leaky/abs_up/league.yaml",
+        str(proj / "bots" / "victim.py"),
+        str(proj / "league.yaml"),
+        str(proj / "results" / "old" / "run.json"),
+        str(proj / "results" / "live" / "run.json"),
+        "/etc/hostname",
+    ]
     (proj / "bots" / "leaky.py").write_text(PROBE.format(paths=paths, tops=[str(proj), "."]))
     assert os.path.exists("/etc/hostname")
     return proj, ["leaky.py", "leaky", *(f"leaky/{n}" for n in ["own.txt", *links])]
@@ -275,12 +298,10 @@ def test_shipped_bots_carry_links_as_links_and_the_worker_checks_the_data_folder
     assert os.readlink(copy.folder / "leaky" / "abs_old") == str(proj / "results" / "old" / "run.json")
     # A data folder that differs from the one the run recorded is refused on the worker.
     label, name, sha, shipped = packed[0]
-    changed = [(rel, kind, x, b"not mine" if rel == "leaky/own.txt" else payload)
-               for rel, kind, x, payload in shipped]
+    changed = [(rel, kind, x, b"not mine" if rel == "leaky/own.txt" else payload) for rel, kind, x, payload in shipped]
     with pytest.raises(RunError, match="leaky.*hash"):
         unpack_bots([(label, name, sha, changed)], tmp_path / "node2")
-    relinked = [(rel, kind, x, b"/etc/passwd" if rel == "leaky/host" else payload)
-                for rel, kind, x, payload in shipped]
+    relinked = [(rel, kind, x, b"/etc/passwd" if rel == "leaky/host" else payload) for rel, kind, x, payload in shipped]
     with pytest.raises(RunError, match="leaky.*hash"):
         unpack_bots([(label, name, sha, relinked)], tmp_path / "node3")
     # Nothing shipped is written outside the bot's folder or through a link.

@@ -110,8 +110,11 @@ def produced(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str | bytes]
     return outputs(tmp_path_factory.mktemp("golden"))
 
 
-EXACT = [name for name, _, _ in COMMANDS] + [name for name, _ in REPLAYS] + [
-    f"{f}-{what}" for f in ("old", "hand") for what in ("end-of-run", "end-of-run-ratings.csv", "variant_stats.csv")]
+EXACT = (
+    [name for name, _, _ in COMMANDS]
+    + [name for name, _ in REPLAYS]
+    + [f"{f}-{what}" for f in ("old", "hand") for what in ("end-of-run", "end-of-run-ratings.csv", "variant_stats.csv")]
+)
 
 
 @pytest.mark.parametrize("name", EXACT)

@@ -35,10 +35,26 @@ def _copy_bot(folder: Path, name: str, env: dict[str, str] | None = None) -> Pat
 
 def _run(tmp_path: Path, bots: list[str], name: str = "h") -> subprocess.CompletedProcess[str]:
     cfg = tmp_path / f"{name}.yaml"
-    cfg.write_text(json.dumps({"name": name, "seed": 2 ** 40 + 5, "bots": bots, "players": 3,
-                               "matches": 4, "workers": 1, "time": {"budget_ms": 500}}))
-    return subprocess.run([sys.executable, "-m", "arena", "run", str(cfg), "--out", str(tmp_path / name)],
-                          cwd=ROOT, capture_output=True, text=True, timeout=300)
+    cfg.write_text(
+        json.dumps(
+            {
+                "name": name,
+                "seed": 2**40 + 5,
+                "bots": bots,
+                "players": 3,
+                "matches": 4,
+                "workers": 1,
+                "time": {"budget_ms": 500},
+            }
+        )
+    )
+    return subprocess.run(
+        [sys.executable, "-m", "arena", "run", str(cfg), "--out", str(tmp_path / name)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
 
 
 def test_a_reply_nested_1015_levels_deep_in_a_turn_is_malformed_and_the_run_completes(tmp_path: Path) -> None:
@@ -83,8 +99,10 @@ def test_a_yaml_alias_bomb_manifest_is_refused_at_once(tmp_path: Path, how: str)
     bomb = tmp_path / "bomb.yaml"
     bomb.write_text(ALIAS_BOMB)
     assert len(ALIAS_BOMB) < 1024
-    code = ("import resource, sys; resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30)); "
-            "from arena.apps.cli import main; sys.exit(main())")
+    code = (
+        "import resource, sys; resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30)); "
+        "from arena.apps.cli import main; sys.exit(main())"
+    )
     if how == "check":
         args = ["check", str(bomb)]
     else:

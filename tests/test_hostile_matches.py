@@ -51,25 +51,47 @@ def leftovers() -> list[str]:
 
 # (bot file, fault kind, how many turns it plays before it misbehaves at the latest)
 CASES = [
-    ("hang.py", "timeout"), ("spin.py", "timeout"), ("sleeper.py", "timeout"), ("crash_mid.py", "crash"),
-    ("garbage.yaml", "malformed"), ("unasked.yaml", "unasked"), ("flood_stdout.yaml", "malformed"),
-    ("flood_stderr.py", "crash"), ("alloc.py", "crash"), ("forker.py", None), ("signaller.py", None),
-    ("bad_quantity.py", "malformed"), ("slow_start.py", "timeout"), ("quitter.yaml", "crash"),
+    ("hang.py", "timeout"),
+    ("spin.py", "timeout"),
+    ("sleeper.py", "timeout"),
+    ("crash_mid.py", "crash"),
+    ("garbage.yaml", "malformed"),
+    ("unasked.yaml", "unasked"),
+    ("flood_stdout.yaml", "malformed"),
+    ("flood_stderr.py", "crash"),
+    ("alloc.py", "crash"),
+    ("forker.py", None),
+    ("signaller.py", None),
+    ("bad_quantity.py", "malformed"),
+    ("slow_start.py", "timeout"),
+    ("quitter.yaml", "crash"),
 ]
 
 
 @pytest.mark.parametrize("bot,kind", CASES, ids=[c[0] for c in CASES])
 def test_hostile_bot_in_a_match(bot: str, kind: str | None) -> None:
-    entrants = [entrant(HOSTILE / bot), entrant(ROOT / "bots" / "probabilistic.py"),
-                entrant(ROOT / "bots" / "cautious.py")]
+    entrants = [
+        entrant(HOSTILE / bot),
+        entrant(ROOT / "bots" / "probabilistic.py"),
+        entrant(ROOT / "bots" / "cautious.py"),
+    ]
     # The allocator zero-fills 128 MB before the limit stops it: on a slow or
     # loaded machine that took over 200 ms of CPU, a timeout before the crash.
     worker = Worker(entrants, LIMITS, ROOMY if bot == "alloc.py" else FAST)
     try:
         rules = Rules.preset("classic", {"seating": "fixed", "first": "seat0"}).to_dict()
         for i in range(2):  # a second match restarts the faulted bot
-            spec = MatchSpec(index=i, match=f"m-{i:06d}", variant="classic", rules=rules, entrants=(0, 1, 2),
-                             seed=derive_seed("h", i), dice_seed=derive_seed("hd", i), table=i, rotation=0)
+            spec = MatchSpec(
+                index=i,
+                match=f"m-{i:06d}",
+                variant="classic",
+                rules=rules,
+                entrants=(0, 1, 2),
+                seed=derive_seed("h", i),
+                dice_seed=derive_seed("hd", i),
+                table=i,
+                rotation=0,
+            )
             result = worker.play(spec)
             assert "line" in result, result.get("error")
             rec = MatchRecord.from_json(result["line"])
@@ -98,22 +120,38 @@ def test_replies_of_the_wrong_type_are_faults_of_the_bot_not_errors_of_the_refer
     import runpy
 
     replies = runpy.run_path(str(HOSTILE / "type_confusion" / "type_confusion.py"), run_name="not_main")["REPLIES"]
-    illegal = {i for i, r in enumerate(replies)
-               if b"123456789012345678901234567890" in r or b"-5" in r or b"calza" in r or b"18446744073709551617" in r}
-    entrants = [entrant(HOSTILE / "type_confusion.yaml"), entrant(ROOT / "bots" / "probabilistic.py"),
-                entrant(ROOT / "bots" / "cautious.py")]
+    illegal = {
+        i
+        for i, r in enumerate(replies)
+        if b"123456789012345678901234567890" in r or b"-5" in r or b"calza" in r or b"18446744073709551617" in r
+    }
+    entrants = [
+        entrant(HOSTILE / "type_confusion.yaml"),
+        entrant(ROOT / "bots" / "probabilistic.py"),
+        entrant(ROOT / "bots" / "cautious.py"),
+    ]
     worker = Worker(entrants, LIMITS, FAST)
     try:
         rules = Rules.preset("classic", {"seating": "fixed", "first": "seat0"}).to_dict()
         for i in range(len(replies)):
-            spec = MatchSpec(index=i, match=f"m-{i:06d}", variant="classic", rules=rules, entrants=(0, 1, 2),
-                             seed=derive_seed("t", i), dice_seed=derive_seed("td", i), table=i, rotation=0)
+            spec = MatchSpec(
+                index=i,
+                match=f"m-{i:06d}",
+                variant="classic",
+                rules=rules,
+                entrants=(0, 1, 2),
+                seed=derive_seed("t", i),
+                dice_seed=derive_seed("td", i),
+                table=i,
+                rotation=0,
+            )
             result = worker.play(spec)
             assert "line" in result, (replies[i], result.get("error"))
             rec = MatchRecord.from_json(result["line"])
             check(rec)
-            assert [(f.seat, f.round, f.kind) for f in rec.faults] == \
-                [(0, 1, "illegal" if i in illegal else "malformed")], (replies[i], rec.faults)
+            assert [(f.seat, f.round, f.kind) for f in rec.faults] == [
+                (0, 1, "illegal" if i in illegal else "malformed")
+            ], (replies[i], rec.faults)
     finally:
         worker.close()
     assert leftovers() == []

@@ -36,8 +36,9 @@ from arena.running.schedule import build_schedule
 from arena.running.sprt import SprtParams, SprtTest, sprt_schedule
 
 ROOT = Path(__file__).resolve().parent.parent
-BOTS: dict[str, BotFactory] = {n: load_python_bot(ROOT / "bots" / f"{n}.py")
-                               for n in ("random", "probabilistic", "cautious", "bluffer")}
+BOTS: dict[str, BotFactory] = {
+    n: load_python_bot(ROOT / "bots" / f"{n}.py") for n in ("random", "probabilistic", "cautious", "bluffer")
+}
 
 
 def _told_module() -> ModuleType:
@@ -119,8 +120,9 @@ def test_holm_over_the_bots_tested() -> None:
 # -- simulation with the engine ------------------------------------------------
 
 
-def _play(specs: Sequence[MatchSpec], labels: Sequence[str], bots: Mapping[str, BotFactory],
-          cheat: str | None = None) -> list[MatchRecord]:
+def _play(
+    specs: Sequence[MatchSpec], labels: Sequence[str], bots: Mapping[str, BotFactory], cheat: str | None = None
+) -> list[MatchRecord]:
     """Play ``specs`` in-process in schedule order. The bot ``cheat`` (a
     ToldDeal) is told the deal on every play of a deal after its first."""
     seen: set[int] = set()
@@ -137,18 +139,29 @@ def _play(specs: Sequence[MatchSpec], labels: Sequence[str], bots: Mapping[str, 
 
 
 def _plays(records: Sequence[MatchRecord]) -> list[Play]:
-    return [Play(r.seed, int(r.match.removeprefix("m-")), b, s, len(r.bots), r.variant, p)
-            for r in records for s, (b, p) in enumerate(zip(r.bots, r.placements))]
+    return [
+        Play(r.seed, int(r.match.removeprefix("m-")), b, s, len(r.bots), r.variant, p)
+        for r in records
+        for s, (b, p) in enumerate(zip(r.bots, r.placements))
+    ]
 
 
 def _sprt_specs(seed: int, pairs: int, rules: dict[str, Any]) -> list[MatchSpec]:
-    return sprt_schedule(seed=seed, labels=["A", "B"], params=SprtParams("A", "B"), players=2, pairs=pairs,
-                         variant="v", rules=rules)
+    return sprt_schedule(
+        seed=seed, labels=["A", "B"], params=SprtParams("A", "B"), players=2, pairs=pairs, variant="v", rules=rules
+    )
 
 
 def _rotate_specs(seed: int, tables: int, rules: dict[str, Any], size: int = 3) -> list[MatchSpec]:
-    return build_schedule(seed=seed, n_entrants=4, sizes=[size], matches=tables * size, fmt="league",
-                          seating="rotate", variants={"v": rules})
+    return build_schedule(
+        seed=seed,
+        n_entrants=4,
+        sizes=[size],
+        matches=tables * size,
+        fmt="league",
+        seating="rotate",
+        variants={"v": rules},
+    )
 
 
 LEAGUE = ["probabilistic", "random", "cautious", "bluffer"]
@@ -161,8 +174,7 @@ def test_honest_heads_up_pairs_are_flagged_in_at_most_alpha_of_the_runs() -> Non
     runs = 500
     flagged = 0
     for k in range(runs):
-        records = _play(_sprt_specs(k, 24, ONE_DIE), ["A", "B"],
-                        {"A": BOTS["probabilistic"], "B": BOTS["random"]})
+        records = _play(_sprt_specs(k, 24, ONE_DIE), ["A", "B"], {"A": BOTS["probabilistic"], "B": BOTS["random"]})
         report = check_plays(_plays(records))
         assert len(report.checks) == 2
         flagged += bool(report.flagged)
@@ -185,8 +197,9 @@ def test_honest_rotated_leagues_are_flagged_in_at_most_alpha_of_the_runs() -> No
 def test_a_bot_told_the_deal_is_flagged_within_a_few_dozen_pairs() -> None:
     caught = 0
     for k in range(10):  # heads up against its honest twin, 30 pairs each
-        records = _play(_sprt_specs(100 + k, 30, CLASSIC), ["A", "B"],
-                        {"A": CHEAT, "B": BOTS["probabilistic"]}, cheat="A")
+        records = _play(
+            _sprt_specs(100 + k, 30, CLASSIC), ["A", "B"], {"A": CHEAT, "B": BOTS["probabilistic"]}, cheat="A"
+        )
         report = check_plays(_plays(records))
         caught += [c.bot for c in report.flagged] == ["A"]
     assert caught >= 9, caught
@@ -284,8 +297,7 @@ def test_an_honest_run_gets_one_all_clear_line(tmp_path: Path) -> None:
     records = _play(_rotate_specs(6, 30, ONE_DIE), LEAGUE, BOTS)
     report = rate_results(from_records(records), resamples=20)
     assert report.integrity is not None and report.integrity.flagged == []
-    assert "integrity: no bot does better on later plays of a deal (alpha 0.01, 4 bots tested" \
-        in format_ratings(report)
+    assert "integrity: no bot does better on later plays of a deal (alpha 0.01, 4 bots tested" in format_ratings(report)
 
 
 def test_the_live_warnings_of_arena_run_name_the_bot(tmp_path: Path) -> None:
@@ -361,15 +373,41 @@ def test_arena_sprt_refuses_h1_on_matches_of_a_bot_told_the_deal(tmp_path: Path)
     from arena.running.sprt import sprt_config_data
 
     out = tmp_path / "sprt"
-    args = [sys.executable, "-m", "arena", "sprt", "tests/bots/told_deal.py", "probabilistic", "--seed", "11",
-            "--max-matches", "160", "--workers", "1", "--out", str(out)]
+    args = [
+        sys.executable,
+        "-m",
+        "arena",
+        "sprt",
+        "tests/bots/told_deal.py",
+        "probabilistic",
+        "--seed",
+        "11",
+        "--max-matches",
+        "160",
+        "--workers",
+        "1",
+        "--out",
+        str(out),
+    ]
     first = subprocess.run(args, cwd=ROOT, capture_output=True, text=True, timeout=600)
     assert first.returncode == 0, first.stderr
     assert "H0 accepted" in first.stdout, first.stdout
 
-    data = sprt_config_data("tests/bots/told_deal.py", "probabilistic", (), players=None, preset="classic",
-                            elo0=0.0, elo1=20.0, alpha=0.05, beta=0.05, max_matches=160, seed=11, out=str(out),
-                            workers=1)
+    data = sprt_config_data(
+        "tests/bots/told_deal.py",
+        "probabilistic",
+        (),
+        players=None,
+        preset="classic",
+        elo0=0.0,
+        elo1=20.0,
+        alpha=0.05,
+        beta=0.05,
+        max_matches=160,
+        seed=11,
+        out=str(out),
+        workers=1,
+    )
     cfg = build_config(data, ROOT / "arena sprt")
     specs = plan_run(cfg).specs
     labels = [e.label for e in cfg.entrants]
@@ -383,10 +421,17 @@ def test_arena_sprt_refuses_h1_on_matches_of_a_bot_told_the_deal(tmp_path: Path)
 
     again = subprocess.run(args, cwd=ROOT, capture_output=True, text=True, timeout=600)
     assert again.returncode == 0, again.stderr
-    assert "H1 refused, the result cannot be trusted: the LLR reached H1's bound, but told_deal did better on " \
-           "later plays of a deal than on its first" in again.stdout, again.stdout
+    assert (
+        "H1 refused, the result cannot be trusted: the LLR reached H1's bound, but told_deal did better on "
+        "later plays of a deal than on its first" in again.stdout
+    ), again.stdout
     sprt = json.loads((out / "run.json").read_text())["sprt"]
     assert sprt["verdict"] == "untrusted" and sprt["integrity"]["bots"][0]["flagged"]
-    rated = subprocess.run([sys.executable, "-m", "arena", "ratings", str(out), "--no-write"], cwd=ROOT,
-                           capture_output=True, text=True, timeout=600)
+    rated = subprocess.run(
+        [sys.executable, "-m", "arena", "ratings", str(out), "--no-write"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert "INTEGRITY FLAG: told_deal did better on later plays of a deal" in rated.stdout, rated.stdout

@@ -39,8 +39,9 @@ def _uniform_exploitability(rules: Rules) -> float:
     """The exact exploitability of uniform play in the one-die game (tests/test_solve.py
     checks this figure against a brute-force best response)."""
     solver = RoundSolver(round_game(rules, (1, 1)), lambda loser, k, _: -1.0 if loser == OPENER else 1.0)
-    uni = solver._normalise([np.zeros_like(c) for c in solver.regret_child],
-                            [np.zeros_like(u) for u in solver.regret_dudo], clip=True)
+    uni = solver._normalise(
+        [np.zeros_like(c) for c in solver.regret_child], [np.zeros_like(u) for u in solver.regret_dudo], clip=True
+    )
     return float(exploitability(solver, uni))
 
 
@@ -142,16 +143,20 @@ def test_a_bot_that_crashes_in_real_matches() -> None:
 def test_questions_that_time_out_stop() -> None:
     """A bot that sleeps past its wall cap on every turn: each question times out, and
     after max_query_faults the questions stop (the measurement does not crawl)."""
-    rep = _lbr(ATTACK / "sleeper.py", Rules.preset("neller", {"dice": 2}), time_ms=50, matches=2,
-               max_query_faults=2)
+    rep = _lbr(ATTACK / "sleeper.py", Rules.preset("neller", {"dice": 2}), time_ms=50, matches=2, max_query_faults=2)
     assert rep.bot_faults == 2 and rep.query_faults == 2 and rep.queries_stopped
     assert rep.estimate == 1.0
 
 
 def test_bad_input_is_refused() -> None:
     rules = Rules.preset("neller", {"dice": 2})
-    for kw, word in (({"matches": 0}, "--matches"), ({"samples": 0}, "--samples"), ({"hands": 0}, "--hands"),
-                     ({"raises": 0}, "--raises"), ({"neutral": 99.0}, "--neutral")):
+    for kw, word in (
+        ({"matches": 0}, "--matches"),
+        ({"samples": 0}, "--samples"),
+        ({"hands": 0}, "--hands"),
+        ({"raises": 0}, "--raises"),
+        ({"neutral": 99.0}, "--neutral"),
+    ):
         with pytest.raises(LBRError, match=word):
             lbr(rules, lambda: None, **kw)  # type: ignore[arg-type, return-value]
     res = CliRunner().invoke(_main(), ["exploit", str(BOTS / "random.py"), "--set", "dice=2", "--matches", "0"])
@@ -171,16 +176,39 @@ def test_cli_writes_the_report_and_arena_report_shows_it(tmp_path: Path) -> None
     run = tmp_path / "run"
     shutil.copytree(ROOT / "tests" / "data" / "run-2026-12-01", run)
     out = tmp_path / "lbr.json"
-    res = CliRunner().invoke(_main(), ["exploit", str(BOTS / "probabilistic.py"), "--preset", "classic",
-                                       "--set", "dice=2", "--matches", "10", "--out", str(out), "--run", str(run)],
-                             catch_exceptions=False)
+    res = CliRunner().invoke(
+        _main(),
+        [
+            "exploit",
+            str(BOTS / "probabilistic.py"),
+            "--preset",
+            "classic",
+            "--set",
+            "dice=2",
+            "--matches",
+            "10",
+            "--out",
+            str(out),
+            "--run",
+            str(run),
+        ],
+        catch_exceptions=False,
+    )
     assert res.exit_code == 0, res.output
     assert "local best response" in res.output and "lower bound" in res.output and "10 matches" in res.output
     data = json.loads(out.read_text())
     assert data["method"] == "lbr" and data["matches"] == 10
     assert (run / "exploit" / "probabilistic-classic-2-lbr.json").exists()
-    exact = {"method": "exact", "bot": "<b>evil</b>", "game": "two players, dice=1", "exploitability": 0.25,
-             "interval": None, "br_opener": 0.2, "br_other": 0.3, "worst": []}
+    exact = {
+        "method": "exact",
+        "bot": "<b>evil</b>",
+        "game": "two players, dice=1",
+        "exploitability": 0.25,
+        "interval": None,
+        "br_opener": 0.2,
+        "br_other": 0.3,
+        "worst": [],
+    }
     (run / "exploit" / "evil-neller-1.json").write_text(json.dumps(exact))
     page = build_report(run, resamples=2)
     assert "local best response (lower bound)" in page and "exact best response" in page

@@ -25,8 +25,9 @@ def league(folder: Path, bots: list[str], matches: int) -> Path:
     for name in bots:
         shutil.copy(ROOT / "bots" / f"{name}.py", folder / "bots" / f"{name}.py")
     cfg = folder / "league.yaml"
-    cfg.write_text(json.dumps({"name": "lg", "seed": 11, "bots": ["bots/*.py"], "players": [3],
-                               "matches": matches, "workers": 2}))
+    cfg.write_text(
+        json.dumps({"name": "lg", "seed": 11, "bots": ["bots/*.py"], "players": [3], "matches": matches, "workers": 2})
+    )
     return cfg
 
 
@@ -85,8 +86,9 @@ def test_a_new_bot_plays_only_its_matches_and_the_old_records_stay_byte_identica
     meta = json.loads((games.parent / "run.json").read_text())
     # Retired: random, and the first version of cautious (its records, its sha256).
     assert sorted(b["name"] for b in meta["retired"]) == ["cautious", "random"]
-    assert {b["sha256"] for b in meta["retired"] if b["name"] == "cautious"} != \
-        {b["sha256"] for b in meta["bots"] if b["name"].startswith("cautious@")}
+    assert {b["sha256"] for b in meta["retired"] if b["name"] == "cautious"} != {
+        b["sha256"] for b in meta["bots"] if b["name"].startswith("cautious@")
+    }
 
 
 @pytest.mark.slow
@@ -104,8 +106,9 @@ def test_a_grown_league_rates_like_one_with_every_bot_from_the_start(tmp_path: P
     for bot in ["random", "probabilistic", "cautious", "bluffer"]:
         # Two independent estimates of one rating: their 95% intervals overlap.
         # (Records are a pure function of config and seed: this is no flake.)
-        assert max(a.loc[bot, "elo_low"], b.loc[bot, "elo_low"]) <= \
-            min(a.loc[bot, "elo_high"], b.loc[bot, "elo_high"]), (bot, a, b)
+        assert max(a.loc[bot, "elo_low"], b.loc[bot, "elo_low"]) <= min(
+            a.loc[bot, "elo_high"], b.loc[bot, "elo_high"]
+        ), (bot, a, b)
 
 
 def test_a_format_that_does_not_grow_names_the_files_of_a_changed_bot(tmp_path: Path) -> None:

@@ -38,8 +38,16 @@ def matches(a: BotFactory, b: BotFactory, n: int, tag: str) -> list[MatchRecord]
     recs = []
     for i in range(n):
         order = [(a, "a"), (b, "b")] if i % 2 == 0 else [(b, "b"), (a, "a")]
-        recs.append(play_record(CLASSIC, [f for f, _ in order], derive_seed("test_luck", tag, i),
-                                names=[name for _, name in order], match=f"m-{i:06d}", strict=False))
+        recs.append(
+            play_record(
+                CLASSIC,
+                [f for f, _ in order],
+                derive_seed("test_luck", tag, i),
+                names=[name for _, name in order],
+                match=f"m-{i:06d}",
+                strict=False,
+            )
+        )
     return recs
 
 
@@ -154,7 +162,9 @@ def test_arena_ratings_luck_prints_the_reduced_head_to_head(tmp_path: Path) -> N
 
     cautious = factory(ROOT / "bots" / "cautious.py")
     recs = matches(PROB, cautious, 40, "cli")
-    run = synth_records.write_run(tmp_path / "run", [json.loads(r.to_json()) for r in recs], {"local": CLASSIC.to_dict()})
+    run = synth_records.write_run(
+        tmp_path / "run", [json.loads(r.to_json()) for r in recs], {"local": CLASSIC.to_dict()}
+    )
     result = CliRunner().invoke(main, ["ratings", str(run), "--luck", "--no-write", "--resamples", "2"])
     assert result.exit_code == 0, result.output
     (row,) = luck.head_to_head(recs)

@@ -62,8 +62,9 @@ def states(seed: int, preset: str = "classic", n: int = 3) -> list[State]:
 
 
 def info_for(state: State, seat: int, seed: int = 11) -> MatchInfo:
-    return parse_match_start(wire(match_start_message("m-1", seat, NAMES[:len(state.counts)],
-                                                      state.rules.to_dict(), seed)))
+    return parse_match_start(
+        wire(match_start_message("m-1", seat, NAMES[: len(state.counts)], state.rules.to_dict(), seed))
+    )
 
 
 # --- builders and parsers agree ---------------------------------------------------------
@@ -89,13 +90,13 @@ def test_every_message_of_a_match_parses_back_to_what_was_built(preset: str) -> 
                 assert end.history == last.bids and end.palifico == last.palifico  # the whole bidding
         final = states(seed, preset)[-1]
         assert final.placements is not None
-        assert parse_match_end(wire(match_end_message("m-1", final.placements)),
-                               info_for(final, 0)) == final.placements
+        assert parse_match_end(wire(match_end_message("m-1", final.placements)), info_for(final, 0)) == final.placements
 
 
 @pytest.mark.parametrize("cap", [4096, 3])
 def test_a_turn_is_the_view_of_the_seat_to_act_whatever_turn_messages_came_before(
-        cap: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    cap: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """turn_message shares the ``legal`` part between turns (built once per
     ladder, standing bid, aces rule and calza): every turn of many matches,
     every preset and table size, played one after the other in one process,
@@ -126,9 +127,12 @@ def test_a_usual_round_end_takes_the_bulk_checks(preset: str, monkeypatch: pytes
     and give what those give."""
     import arena.protocol.parse as parse_mod
 
-    ends = [(wire(round_end_message("m-1", s)), info_for(s, 0))
-            for seed in range(3) for s in states(seed, preset)
-            if s.dice is None and s.last is not None and s.last.fault is None]
+    ends = [
+        (wire(round_end_message("m-1", s)), info_for(s, 0))
+        for seed in range(3)
+        for s in states(seed, preset)
+        if s.dice is None and s.last is not None and s.last.fault is None
+    ]
     assert ends
     fast = [parse_round_end(msg, info) for msg, info in ends]
 
@@ -194,7 +198,9 @@ def test_hello_is_the_version_spoken_here() -> None:
     cases: list[tuple[dict[str, Any], str]] = [
         ({"type": "hello", "protocol": 1}, "protocol 1 is not spoken here"),
         ({"type": "hello", "protocol": "1"}, "'protocol' must be a JSON integer"),
-        ({"type": "hello"}, "no 'protocol'"), ({"type": "helo", "protocol": 1}, "'type'")]
+        ({"type": "hello"}, "no 'protocol'"),
+        ({"type": "helo", "protocol": 1}, "'type'"),
+    ]
     for bad, words in cases:
         with pytest.raises(MessageError, match=words):
             parse_hello(bad)
@@ -218,13 +224,28 @@ def _set(path: str, value: Any) -> Callable[[dict[str, Any]], None]:
             del target[key]
         else:
             target[key] = value
+
     return change
 
 
 TURN_BREAKS: list[tuple[str, Any, str]] = [
-    *[(key, KeyError, f"no {key.split('.')[-1]!r}") for key in
-      ("round", "seat", "dice", "counts", "palifico", "history", "legal", "time_ms", "legal.dudo", "legal.calza",
-       "legal.min_quantity", "legal.max_quantity")],
+    *[
+        (key, KeyError, f"no {key.split('.')[-1]!r}")
+        for key in (
+            "round",
+            "seat",
+            "dice",
+            "counts",
+            "palifico",
+            "history",
+            "legal",
+            "time_ms",
+            "legal.dudo",
+            "legal.calza",
+            "legal.min_quantity",
+            "legal.max_quantity",
+        )
+    ],
     ("round", True, "'round' must be a JSON integer"),
     ("round", 7.0, "'round' must be a JSON integer"),
     ("seat", "0", "'seat' must be a JSON integer"),
@@ -257,8 +278,9 @@ TURN_BREAKS: list[tuple[str, Any, str]] = [
 ]
 
 
-@pytest.mark.parametrize("path, value, words", TURN_BREAKS,
-                         ids=[f"{p}={'missing' if v is KeyError else repr(v)}" for p, v, _ in TURN_BREAKS])
+@pytest.mark.parametrize(
+    "path, value, words", TURN_BREAKS, ids=[f"{p}={'missing' if v is KeyError else repr(v)}" for p, v, _ in TURN_BREAKS]
+)
 def test_a_broken_turn_is_refused_naming_the_field(path: str, value: Any, words: str) -> None:
     msg, info = _turn_case()
     parse_turn(msg, info, random.Random(1))  # as built: fine
@@ -301,8 +323,11 @@ START_BREAKS: list[tuple[str, Any, str]] = [
 ]
 
 
-@pytest.mark.parametrize("path, value, words", START_BREAKS,
-                         ids=[f"{p}={'missing' if v is KeyError else repr(v)}" for p, v, _ in START_BREAKS])
+@pytest.mark.parametrize(
+    "path, value, words",
+    START_BREAKS,
+    ids=[f"{p}={'missing' if v is KeyError else repr(v)}" for p, v, _ in START_BREAKS],
+)
 def test_a_broken_match_start_is_refused_naming_the_field(path: str, value: Any, words: str) -> None:
     broken = wire(match_start_message("m-1", 1, NAMES, Rules().to_dict(), 5))
     _set(path, value)(broken)
@@ -317,15 +342,17 @@ def _round_end_case() -> tuple[dict[str, Any], MatchInfo]:
 
 
 ROUND_END_BREAKS: list[tuple[str, Any, str]] = [
-    *[(key, KeyError, "a round carries 'bid', 'call', 'count' and 'change', or a 'fault'")
-      for key in ("bid", "call", "count", "change")],
+    *[
+        (key, KeyError, "a round carries 'bid', 'call', 'count' and 'change', or a 'fault'")
+        for key in ("bid", "call", "count", "change")
+    ],
     ("round", KeyError, "no 'round'"),
     ("counts", [1, 2], "'counts' must have 3 entries"),
     ("counts", [5, -1, 5], "'counts' must hold integers from 0"),
     ("dice", [[1], [2]], "'dice' must be 3 lists of dice"),
     ("dice", [[1], [2], [9]], "'dice' must be 3 lists of dice"),
     ("fault", {"seat": 1, "kind": "timeout"}, "a void round (with 'fault') carries no 'bid'"),
-    ("call", {"seat": 1, "kind": "raise"}, "'call.kind' must be \"dudo\" or \"calza\""),
+    ("call", {"seat": 1, "kind": "raise"}, '\'call.kind\' must be "dudo" or "calza"'),
     ("call", {"kind": "dudo"}, "no 'seat'"),
     ("change", {"seat": 1, "delta": "-1"}, "'change.delta' must be a JSON integer"),
     ("bid", [1, 2], "'bid' must have 3 entries"),
@@ -333,8 +360,11 @@ ROUND_END_BREAKS: list[tuple[str, Any, str]] = [
 ]
 
 
-@pytest.mark.parametrize("path, value, words", ROUND_END_BREAKS,
-                         ids=[f"{p}={'missing' if v is KeyError else repr(v)}" for p, v, _ in ROUND_END_BREAKS])
+@pytest.mark.parametrize(
+    "path, value, words",
+    ROUND_END_BREAKS,
+    ids=[f"{p}={'missing' if v is KeyError else repr(v)}" for p, v, _ in ROUND_END_BREAKS],
+)
 def test_a_broken_round_end_is_refused_naming_the_field(path: str, value: Any, words: str) -> None:
     msg, info = _round_end_case()
     parse_round_end(msg, info)
@@ -348,8 +378,12 @@ def test_a_broken_round_end_is_refused_naming_the_field(path: str, value: Any, w
 def test_a_broken_match_end_is_refused() -> None:
     info = info_for(states(1)[0], 0)
     assert parse_match_end(wire(match_end_message("m", [2, 3, 1])), info) == (2, 3, 1)
-    for placements, words in [([1, 1, 2], "each of the 3 places once"), ([1, 2], "must have 3 entries"),
-                              ([1, 2, 4], "each of the 3 places once"), ([1, 2, "3"], "list of JSON integers")]:
+    for placements, words in [
+        ([1, 1, 2], "each of the 3 places once"),
+        ([1, 2], "must have 3 entries"),
+        ([1, 2, 4], "each of the 3 places once"),
+        ([1, 2, "3"], "list of JSON integers"),
+    ]:
         with pytest.raises(MessageError, match=words):
             parse_match_end({"type": "match_end", "match": "m", "placements": placements}, info)
 
@@ -357,26 +391,35 @@ def test_a_broken_match_end_is_refused() -> None:
 # --- the referee's side: ready and the replies (hostile input) ----------------------------
 
 
-@pytest.mark.parametrize("obj, ready", [
-    ({"type": "ready", "name": "x", "version": "1.2"}, {"type": "ready", "name": "x", "version": "1.2"}),
-    ({"type": "ready", "name": "x"}, {"type": "ready", "name": "x", "version": None}),
-    ({"type": "ready", "name": "x", "version": None, "extra": [1]}, {"type": "ready", "name": "x", "version": None}),
-])
+@pytest.mark.parametrize(
+    "obj, ready",
+    [
+        ({"type": "ready", "name": "x", "version": "1.2"}, {"type": "ready", "name": "x", "version": "1.2"}),
+        ({"type": "ready", "name": "x"}, {"type": "ready", "name": "x", "version": None}),
+        (
+            {"type": "ready", "name": "x", "version": None, "extra": [1]},
+            {"type": "ready", "name": "x", "version": None},
+        ),
+    ],
+)
 def test_parse_ready(obj: dict[str, Any], ready: dict[str, Any]) -> None:
     assert parse_ready(obj) == ready
 
 
-@pytest.mark.parametrize("obj, words", [
-    ({"type": "ready"}, "'name' must be a JSON string"),
-    ({"type": "ready", "name": ""}, "'name' must be a JSON string"),
-    ({"type": "ready", "name": 7}, "'name' must be a JSON string"),
-    ({"type": "ready", "name": "x" * 201}, "'name' must be a JSON string of 1 to 200"),
-    ({"type": "ready", "name": "x", "version": 1.2}, "'version' must be a JSON string"),
-    ({"type": "ready", "name": "x", "version": ["1"]}, "'version' must be a JSON string"),
-    ({"type": "Ready", "name": "x"}, "expected"),
-    ({"name": "x"}, "expected"),
-    ({"type": "ready", "name": [[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]}, "'name' must be"),
-])
+@pytest.mark.parametrize(
+    "obj, words",
+    [
+        ({"type": "ready"}, "'name' must be a JSON string"),
+        ({"type": "ready", "name": ""}, "'name' must be a JSON string"),
+        ({"type": "ready", "name": 7}, "'name' must be a JSON string"),
+        ({"type": "ready", "name": "x" * 201}, "'name' must be a JSON string of 1 to 200"),
+        ({"type": "ready", "name": "x", "version": 1.2}, "'version' must be a JSON string"),
+        ({"type": "ready", "name": "x", "version": ["1"]}, "'version' must be a JSON string"),
+        ({"type": "Ready", "name": "x"}, "expected"),
+        ({"name": "x"}, "expected"),
+        ({"type": "ready", "name": [[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]}, "'name' must be"),
+    ],
+)
 def test_parse_ready_refuses(obj: dict[str, Any], words: str) -> None:
     with pytest.raises(ProtocolError) as err:
         parse_ready(obj)

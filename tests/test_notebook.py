@@ -24,10 +24,19 @@ NOTEBOOK = ROOT / "notebooks" / "analysis.ipynb"
 def small_run(folder: Path) -> Path:
     """A real run: built-in bots in their sandboxes, two variants, 20 matches each."""
     cfg = folder / "nb.yaml"
-    cfg.write_text(json.dumps({"name": "nb", "seed": 3, "players": [3, 4], "matches": 20,
-                               "bots": ["random", "probabilistic", "cautious", "bluffer", "calza"],
-                               # Not in alphabetical order: the notebook's tables keep the run's.
-                               "variants": {"lizumo": {"preset": "lizumo"}, "classic": {"preset": "classic"}}}))
+    cfg.write_text(
+        json.dumps(
+            {
+                "name": "nb",
+                "seed": 3,
+                "players": [3, 4],
+                "matches": 20,
+                "bots": ["random", "probabilistic", "cautious", "bluffer", "calza"],
+                # Not in alphabetical order: the notebook's tables keep the run's.
+                "variants": {"lizumo": {"preset": "lizumo"}, "classic": {"preset": "classic"}},
+            }
+        )
+    )
     old = os.getcwd()
     os.chdir(ROOT)  # built-in bot names resolve from the project
     try:
@@ -44,7 +53,9 @@ def test_analysis_notebook_executes(tmp_path: Path, monkeypatch: pytest.MonkeyPa
     monkeypatch.setenv("ARENA_RESAMPLES", "20")
     monkeypatch.setenv("MPLBACKEND", "module://matplotlib_inline.backend_inline")
     nb = nbformat.read(NOTEBOOK, as_version=4)
-    NotebookClient(nb, timeout=180, kernel_name="python3", resources={"metadata": {"path": str(NOTEBOOK.parent)}}).execute()
+    NotebookClient(
+        nb, timeout=180, kernel_name="python3", resources={"metadata": {"path": str(NOTEBOOK.parent)}}
+    ).execute()
     outputs = [o for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])]
     assert not [o for o in outputs if o.get("output_type") == "error"]
     images = [o for o in outputs if "image/png" in o.get("data", {})]

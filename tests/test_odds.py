@@ -54,9 +54,11 @@ def test_palifico_turns_wilds_off() -> None:
     for q in range(1, 6):
         b = Bid(q, 4)
         assert odds.probability(b, (1, 4), 3, wild=True, palifico=True) == pytest.approx(
-            brute(b, (1, 4), 3, wild=False)[0])
+            brute(b, (1, 4), 3, wild=False)[0]
+        )
         assert odds.probability_exact(b, (1, 4), 3, wild=True, palifico=True) == pytest.approx(
-            brute(b, (1, 4), 3, wild=False)[1])
+            brute(b, (1, 4), 3, wild=False)[1]
+        )
 
 
 @pytest.mark.parametrize("n", [0, 1, 7, 30, 99])
@@ -108,9 +110,13 @@ def test_turn_conveniences_follow_the_round() -> None:
             for b in [Bid(2, 1), Bid(3, 4), Bid(5, 6), Bid(9, 2)]:
                 p = turn.probability(b)
                 assert p == odds.probability(b, turn.dice, unseen, wild=wild)
-                assert p == pytest.approx(odds.p_at_least(b.quantity - count_matching([turn.dice], b.face,
-                                                                                      wild and b.face != 1),
-                                                          15, 1 / 3 if wild and b.face != 1 else 1 / 6))
+                assert p == pytest.approx(
+                    odds.p_at_least(
+                        b.quantity - count_matching([turn.dice], b.face, wild and b.face != 1),
+                        15,
+                        1 / 3 if wild and b.face != 1 else 1 / 6,
+                    )
+                )
                 assert turn.p_exact(b) == odds.probability_exact(b, turn.dice, unseen, wild=wild)
             assert turn.expected(4) == odds.expected_count(4, turn.dice, unseen, wild=wild)
             assert turn.mine(4) == count_matching([turn.dice], 4, wild)

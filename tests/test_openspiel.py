@@ -83,8 +83,9 @@ def chance_map(game: Any) -> dict[int, int]:
     return out
 
 
-def start_both(game: Any, rules: Rules, dice: tuple[tuple[int, ...], tuple[int, ...]],
-               rolls: dict[int, int]) -> tuple[State, Any]:
+def start_both(
+    game: Any, rules: Rules, dice: tuple[tuple[int, ...], tuple[int, ...]], rolls: dict[int, int]
+) -> tuple[State, Any]:
     ours = deal(new_match(rules, 2, opener=0), dice)
     theirs = game.new_initial_state()
     for hand in dice:  # OpenSpiel rolls player 0's dice first, then player 1's
@@ -103,7 +104,19 @@ def test_action_mapping_is_the_bid_order() -> None:
     ours = [mapping[a] for a in ids]
     assert ours[-1] is DUDO
     assert [str(b) for b in ours[:-1]] == [
-        "1x2", "1x3", "1x4", "1x5", "1x6", "1x1", "2x2", "2x3", "2x4", "2x5", "2x6", "2x1"]
+        "1x2",
+        "1x3",
+        "1x4",
+        "1x5",
+        "1x6",
+        "1x1",
+        "2x2",
+        "2x3",
+        "2x4",
+        "2x5",
+        "2x6",
+        "2x1",
+    ]
 
 
 def test_exhaustive_one_die_equivalence() -> None:

@@ -25,8 +25,9 @@ def arena(*args: str, cwd: Path) -> tuple[int, str, str]:
     """Run with stdout and stderr redirected to files, as a CI job does."""
     out, err = cwd / "stdout.txt", cwd / "stderr.txt"
     with open(out, "w") as o, open(err, "w") as e:
-        code = subprocess.run([*ARENA, *args], cwd=cwd, stdout=o, stderr=e, timeout=600,
-                              env={**os.environ, "PYTHONPATH": str(ROOT)}).returncode
+        code = subprocess.run(
+            [*ARENA, *args], cwd=cwd, stdout=o, stderr=e, timeout=600, env={**os.environ, "PYTHONPATH": str(ROOT)}
+        ).returncode
     return code, out.read_text(), err.read_text()
 
 
@@ -37,8 +38,18 @@ def plain(text: str) -> None:
 
 def test_redirected_run_stats_and_report_have_no_progress_fragments(tmp_path: Path) -> None:
     cfg = tmp_path / "c.yaml"
-    cfg.write_text(json.dumps({"name": "o", "bots": ["random", "probabilistic", "cautious", "bluffer"], "players": 4,
-                               "matches": 30, "seed": 12345678901, "variants": {"classic": {"preset": "classic"}}}))
+    cfg.write_text(
+        json.dumps(
+            {
+                "name": "o",
+                "bots": ["random", "probabilistic", "cautious", "bluffer"],
+                "players": 4,
+                "matches": 30,
+                "seed": 12345678901,
+                "variants": {"classic": {"preset": "classic"}},
+            }
+        )
+    )
     code, out, err = arena("run", str(cfg), "--out", "o", "--live-every", "0.5", cwd=tmp_path)
     assert code == 0, err
     plain(out + err)
@@ -53,8 +64,19 @@ def test_redirected_run_stats_and_report_have_no_progress_fragments(tmp_path: Pa
 
 
 def test_sprt_shows_wins_losses_and_the_pentanomial_and_what_a_resume_found(tmp_path: Path) -> None:
-    args = ["sprt", "probabilistic", "random", "--max-matches", "60", "--seed", "12345678901", "--out", "s",
-            "--workers", "2"]
+    args = [
+        "sprt",
+        "probabilistic",
+        "random",
+        "--max-matches",
+        "60",
+        "--seed",
+        "12345678901",
+        "--out",
+        "s",
+        "--workers",
+        "2",
+    ]
     code, out, err = arena(*args, cwd=tmp_path)
     assert code == 0, err
     plain(out + err)
@@ -62,11 +84,14 @@ def test_sprt_shows_wins_losses_and_the_pentanomial_and_what_a_resume_found(tmp_
     pairs = meta["sprt"]["pairs"]
     # The counts, from the records themselves: heads up, probabilistic's games won in the pairs the test read.
     recs = {r.match: r for r in read_records(tmp_path / "s").records}
-    wins = sum(recs[f"m-{i:06d}"].placements[recs[f"m-{i:06d}"].bots.index("probabilistic")] == 1
-               for i in range(2 * pairs))
+    wins = sum(
+        recs[f"m-{i:06d}"].placements[recs[f"m-{i:06d}"].bots.index("probabilistic")] == 1 for i in range(2 * pairs)
+    )
     c = meta["sprt"]["counts"]
-    line = (f"Games: {2 * pairs}, Wins: {wins}, Losses: {2 * pairs - wins}, Draws: 0, "
-            f"Ptnml(0-2): [{int(c['below'])}, 0, {int(c['level'])}, 0, {int(c['above'])}]")
+    line = (
+        f"Games: {2 * pairs}, Wins: {wins}, Losses: {2 * pairs - wins}, Draws: 0, "
+        f"Ptnml(0-2): [{int(c['below'])}, 0, {int(c['level'])}, 0, {int(c['above'])}]"
+    )
     assert line in out.splitlines(), out
     # A resume: the folder as a stop after ten matches leaves it; the same command says what it found.
     games = tmp_path / "s" / "games.jsonl"
@@ -76,9 +101,12 @@ def test_sprt_shows_wins_losses_and_the_pentanomial_and_what_a_resume_found(tmp_
     code, out, err = arena(*args, cwd=tmp_path)
     assert code == 0, err
     plain(out + err)
-    assert re.search(r"^resumed: 10 matches were already recorded; the test so far: LLR [-+]\d+\.\d\d .* 5 pairs .*; "
-                     r"Games: 10, Wins: \d+, Losses: \d+, Draws: 0, Ptnml\(0-2\): \[\d+, 0, \d+, 0, \d+\]$",
-                     err, re.MULTILINE), err
+    assert re.search(
+        r"^resumed: 10 matches were already recorded; the test so far: LLR [-+]\d+\.\d\d .* 5 pairs .*; "
+        r"Games: 10, Wins: \d+, Losses: \d+, Draws: 0, Ptnml\(0-2\): \[\d+, 0, \d+, 0, \d+\]$",
+        err,
+        re.MULTILINE,
+    ), err
     assert line in out.splitlines()  # the same verdict on the same pairs
 
 

@@ -111,8 +111,7 @@ def test_a_bot_draws_the_same_from_either_form(tmp_path: Path) -> None:
 def test_reader_skips_foreign_and_damaged_files_and_keeps_the_least_exploitable(tmp_path: Path) -> None:
     shutil.copy(SHIPPED / "neller-1.json.gz", tmp_path / "a.json.gz")
     data = read_policy(SHIPPED / "neller-1.json.gz")
-    worse = dict(data, rounds={"1-1": dict(data["rounds"]["1-1"], exploitability=0.5,
-                                          infosets={"3|": {"dudo": 1.0}})})
+    worse = dict(data, rounds={"1-1": dict(data["rounds"]["1-1"], exploitability=0.5, infosets={"3|": {"dudo": 1.0}})})
     write_policy(tmp_path / "b.npz", worse)
     (tmp_path / "c.json").write_text("{not json")
     (tmp_path / "d.npz").write_bytes(b"garbage")

@@ -54,17 +54,44 @@ def odds(q: int, f: int, dice: list[int], unseen: int, wild: bool) -> float:
 
 
 def match_start(rules: Rules, seat: int = 1, players: int = 3) -> dict[str, Any]:
-    return {"type": "match_start", "match": "t-1", "seat": seat, "players": players,
-            "names": [f"bot{s}" for s in range(players)], "rules": rules.to_dict(), "seed": 1}
+    return {
+        "type": "match_start",
+        "match": "t-1",
+        "seat": seat,
+        "players": players,
+        "names": [f"bot{s}" for s in range(players)],
+        "rules": rules.to_dict(),
+        "seed": 1,
+    }
 
 
-def turn_msg(dice: list[int], counts: list[int], history: list[list[int]], mins: dict[int, int],
-             dudo: bool, calza: bool, palifico: bool = False, seat: int = 1) -> dict[str, Any]:
-    return {"type": "turn", "match": "t-1", "round": 1, "seat": seat, "dice": dice, "counts": counts,
-            "palifico": palifico, "history": history,
-            "legal": {"dudo": dudo, "calza": calza, "min_quantity": {str(f): q for f, q in mins.items()},
-                      "max_quantity": sum(counts)},
-            "time_ms": 1000}
+def turn_msg(
+    dice: list[int],
+    counts: list[int],
+    history: list[list[int]],
+    mins: dict[int, int],
+    dudo: bool,
+    calza: bool,
+    palifico: bool = False,
+    seat: int = 1,
+) -> dict[str, Any]:
+    return {
+        "type": "turn",
+        "match": "t-1",
+        "round": 1,
+        "seat": seat,
+        "dice": dice,
+        "counts": counts,
+        "palifico": palifico,
+        "history": history,
+        "legal": {
+            "dudo": dudo,
+            "calza": calza,
+            "min_quantity": {str(f): q for f, q in mins.items()},
+            "max_quantity": sum(counts),
+        },
+        "time_ms": 1000,
+    }
 
 
 def make_turn(rules: Rules, msg: dict[str, Any]) -> Turn:
@@ -75,8 +102,9 @@ def make_turn(rules: Rules, msg: dict[str, Any]) -> Turn:
 
 CLASSIC = Rules.preset("classic")
 # Standing bid 4x4 by seat 0 at a table of 12 dice (classic, convert).
-RAISE_MSG = turn_msg([1, 3, 3, 5, 6], [4, 5, 3], [[0, 4, 4]],
-                     {1: 2, 2: 5, 3: 5, 4: 5, 5: 4, 6: 4}, dudo=True, calza=True)
+RAISE_MSG = turn_msg(
+    [1, 3, 3, 5, 6], [4, 5, 3], [[0, 4, 4]], {1: 2, 2: 5, 3: 5, 4: 5, 5: 4, 6: 4}, dudo=True, calza=True
+)
 
 
 def test_illegal_reasons_name_the_smallest_legal_bid() -> None:
@@ -89,8 +117,10 @@ def test_illegal_reasons_name_the_smallest_legal_bid() -> None:
 
 
 def test_illegal_reasons_for_calls_and_openings() -> None:
-    opening = make_turn(Rules.preset("lizumo"), turn_msg([2, 2, 5], [3, 3, 3], [], {2: 1, 3: 1, 4: 1, 5: 1, 6: 1},
-                                                         dudo=False, calza=False))
+    opening = make_turn(
+        Rules.preset("lizumo"),
+        turn_msg([2, 2, 5], [3, 3, 3], [], {2: 1, 3: 1, 4: 1, 5: 1, 6: 1}, dudo=False, calza=False),
+    )
     assert "open with a bid" in (illegal_reason(DUDO, opening) or "")
     assert "calza: false" in (illegal_reason(CALZA, opening) or "")
     assert "open on 1s" in (illegal_reason(Bid(1, 1), opening) or "")
@@ -146,9 +176,29 @@ def test_setup_refuses_conflicting_options() -> None:
 
 def test_quit_through_pipes_records_the_forfeit(tmp_path: Path) -> None:
     out = tmp_path / "games.jsonl"
-    proc = subprocess.run([sys.executable, "-m", "arena", "play", "--preset", "lizumo", "--bots", "random",
-                           "--bots", "cautious", "--seed", "3", "--out", str(out)],
-                          input="quit\n", capture_output=True, text=True, timeout=120, cwd=ROOT)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "arena",
+            "play",
+            "--preset",
+            "lizumo",
+            "--bots",
+            "random",
+            "--bots",
+            "cautious",
+            "--seed",
+            "3",
+            "--out",
+            str(out),
+        ],
+        input="quit\n",
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=ROOT,
+    )
     assert proc.returncode == 0, proc.stderr
     assert "You leave the table" in proc.stdout and "Match over" in proc.stdout
     record = json.loads(out.read_text())
@@ -183,11 +233,19 @@ def parse_screen_turn(block: str) -> dict[str, Any]:
     likely_cells = re.search(r"50% up to +(.*)", block).group(1).split()  # type: ignore[union-attr]
     likely = [0 if c == "-" else int(c.split("x")[0]) for c in likely_cells]
     bids = re.search(r"Bids: (.*)", block).group(1)  # type: ignore[union-attr]
-    return {"dice": dice, "total": total, "mins": mins, "dudo": "dudo" in legal_line.split(";")[-1],
-            "standing": [(int(q), int(f), float(p)) for q, f, p in standing],
-            "raises": [(int(q), int(f), float(p)) for q, f, p in raises],
-            "expected": expected, "likely": likely, "opening": bids.startswith("none yet"),
-            "wild": "1s wild" in block, "palifico": "palifico" in block.split("\n", 1)[0]}
+    return {
+        "dice": dice,
+        "total": total,
+        "mins": mins,
+        "dudo": "dudo" in legal_line.split(";")[-1],
+        "standing": [(int(q), int(f), float(p)) for q, f, p in standing],
+        "raises": [(int(q), int(f), float(p)) for q, f, p in raises],
+        "expected": expected,
+        "likely": likely,
+        "opening": bids.startswith("none yet"),
+        "wild": "1s wild" in block,
+        "palifico": "palifico" in block.split("\n", 1)[0],
+    }
 
 
 def record_bidding(record: dict[str, Any], rnd: dict[str, Any]) -> str:
@@ -204,9 +262,29 @@ def test_full_match_in_a_pseudo_terminal(tmp_path: Path) -> None:
     the human's move, rounds the human never acted in) and palifico flag
     against the match record, and the seed shown is the record's."""
     out = tmp_path / "games.jsonl"
-    child = pexpect.spawn(sys.executable, ["-m", "arena", "play", "--preset", "classic", "--bots", "random",
-                                           "--bots", "cautious", "--seed", "11", "--assist", "--out", str(out)],
-                          cwd=str(ROOT), encoding="utf-8", timeout=90, dimensions=(50, 200))
+    child = pexpect.spawn(
+        sys.executable,
+        [
+            "-m",
+            "arena",
+            "play",
+            "--preset",
+            "classic",
+            "--bots",
+            "random",
+            "--bots",
+            "cautious",
+            "--seed",
+            "11",
+            "--assist",
+            "--out",
+            str(out),
+        ],
+        cwd=str(ROOT),
+        encoding="utf-8",
+        timeout=90,
+        dimensions=(50, 200),
+    )
     typo_done = illegal_done = False
     checked = turns = openings = 0
     transcript: list[str] = []
@@ -287,7 +365,7 @@ def test_full_match_in_a_pseudo_terminal(tmp_path: Path) -> None:
         assert bidding == record_bidding(record, rnd)  # the whole bidding, in order
         assert bool(pal) == rnd["palifico"]
         acted = [k for k, a in enumerate(rnd["actions"]) if a[0] == human]
-        after = rnd["actions"][acted[-1] + 1:] if acted else rnd["actions"]
+        after = rnd["actions"][acted[-1] + 1 :] if acted else rnd["actions"]
         unseen_bids += sum(1 for a in after if a[1] == "bid")  # bids after the human's last move
     assert unseen_bids >= 1  # some bids came after the human's move and were shown only at the round's end
 

@@ -26,19 +26,35 @@ BOTS = Path(__file__).parent / "bots"
 
 # A realistic turn message (~200 bytes), as docs/protocol.md shows it.
 TURN: dict[str, Any] = {
-    "type": "turn", "match": "m-000042", "round": 7, "seat": 2,
-    "dice": [1, 3, 3, 5], "counts": [5, 0, 4, 3], "palifico": False,
+    "type": "turn",
+    "match": "m-000042",
+    "round": 7,
+    "seat": 2,
+    "dice": [1, 3, 3, 5],
+    "counts": [5, 0, 4, 3],
+    "palifico": False,
     "history": [[1, 3, 4], [3, 4, 4]],
-    "legal": {"dudo": True, "calza": True,
-              "min_quantity": {"1": 2, "2": 5, "3": 5, "4": 5, "5": 4, "6": 4}, "max_quantity": 12},
+    "legal": {
+        "dudo": True,
+        "calza": True,
+        "min_quantity": {"1": 2, "2": 5, "3": 5, "4": 5, "5": 4, "6": 4},
+        "max_quantity": 12,
+    },
     "time_ms": 300,
 }
 OPENING = {**TURN, "history": [], "legal": {**TURN["legal"], "dudo": False, "calza": False}}
 
 
 def match_start(seed: int = 7) -> dict[str, Any]:
-    return {"type": "match_start", "match": "m-000042", "seat": 2, "players": 4,
-            "names": ["a", "b", "c", "d"], "rules": Rules().to_dict(), "seed": seed}
+    return {
+        "type": "match_start",
+        "match": "m-000042",
+        "seat": 2,
+        "players": 4,
+        "names": ["a", "b", "c", "d"],
+        "rules": Rules().to_dict(),
+        "seed": seed,
+    }
 
 
 FAST = TimeControl(budget_ms=300, wall_factor=3.0, hello_ms=10000, grace_ms=200)
@@ -92,8 +108,15 @@ def healthy() -> Iterator[BotProcess]:
     bot.close()
 
 
-def run_fault(name: str, healthy: BotProcess, *, turns: int = 1, limits: SandboxLimits = LIMITS,
-              time: TimeControl = FAST, **env: str) -> BotFault:
+def run_fault(
+    name: str,
+    healthy: BotProcess,
+    *,
+    turns: int = 1,
+    limits: SandboxLimits = LIMITS,
+    time: TimeControl = FAST,
+    **env: str,
+) -> BotFault:
     """Start the bot, play up to ``turns`` turns, return the fault it raised;
     check it left nothing behind and the healthy bot still answers."""
     bot = BotProcess(spec(name, **env), limits, time)
@@ -209,7 +232,7 @@ def test_bad_quantities() -> None:
                 parse_reply(bot.request(TURN)[0])
             assert err.value.kind == "malformed" and f"got '{expected}'" in err.value.detail
         # Well-formed but out of range: parsed, for the referee to reject as illegal.
-        assert parse_reply(bot.request(TURN)[0]) == Bid(10 ** 100 - 1, 3)
+        assert parse_reply(bot.request(TURN)[0]) == Bid(10**100 - 1, 3)
         assert parse_reply(bot.request(TURN)[0]) == Bid(0, 3)
         assert parse_reply(bot.request(TURN)[0]) == Bid(-1, 3)
         assert bot.alive
@@ -218,10 +241,18 @@ def test_bad_quantities() -> None:
 def test_odd_return_values_become_reply_lines_and_the_bot_plays_on() -> None:
     """tests/bots/odd_replies.py: whatever act() returns, the host sends a line
     (a bid of ints-by-__index__ is a bid; the rest is malformed, quoted)."""
-    expected = [("malformed", "got '3.0'"), ("malformed", "got 'true'"), ("malformed", "got '\"3\"'"),
-                (None, Bid(2, 2)), ("malformed", "repr() raised"), ("malformed", "repr() raised"),
-                ("malformed", "{...}"), ("malformed", "'quantity' must be a JSON integer"),
-                ("malformed", "dudo"), ("malformed", "(5, 3)")]
+    expected = [
+        ("malformed", "got '3.0'"),
+        ("malformed", "got 'true'"),
+        ("malformed", "got '\"3\"'"),
+        (None, Bid(2, 2)),
+        ("malformed", "repr() raised"),
+        ("malformed", "repr() raised"),
+        ("malformed", "{...}"),
+        ("malformed", "'quantity' must be a JSON integer"),
+        ("malformed", "dudo"),
+        ("malformed", "(5, 3)"),
+    ]
     with BotProcess(spec("odd_replies.py"), LIMITS, FAST) as bot:
         bot.start()
         bot.notify(match_start())

@@ -14,8 +14,9 @@ from arena.analysis import ratings as rt
 from arena.errors import ArenaError, RatingError
 
 
-def sample_rankings(rng: np.random.Generator, theta: np.ndarray, matches: int,
-                    sizes: tuple[int, int] = (2, 5), replace: bool = False) -> list[list[int]]:
+def sample_rankings(
+    rng: np.random.Generator, theta: np.ndarray, matches: int, sizes: tuple[int, int] = (2, 5), replace: bool = False
+) -> list[list[int]]:
     """Finishing orders drawn from Plackett-Luce with log-strengths ``theta``:
     sorting strength + Gumbel noise is an exact PL sample."""
     out = []
@@ -123,12 +124,15 @@ def test_non_convergence_raises_with_the_iteration_count() -> None:
     assert isinstance(info.value, ArenaError)
 
 
-@pytest.mark.parametrize("ranks, message", [
-    ([], "no rankings"),
-    ([[0, 1], [2]], "ranking 1 has 1 entries"),
-    ([[0, 5]], r"must lie in 0\.\.2"),
-    ([[0, -1]], r"must lie in 0\.\.2"),
-])
+@pytest.mark.parametrize(
+    "ranks, message",
+    [
+        ([], "no rankings"),
+        ([[0, 1], [2]], "ranking 1 has 1 entries"),
+        ([[0, 5]], r"must lie in 0\.\.2"),
+        ([[0, -1]], r"must lie in 0\.\.2"),
+    ],
+)
 def test_bad_rankings_are_named(ranks: list[list[int]], message: str) -> None:
     with pytest.raises(RatingError, match=message):
         rt.fit_plackett_luce(3, ranks)
@@ -194,7 +198,9 @@ def test_sequential_elo_by_hand() -> None:
     after = rt.sequential_elo(2, [[0, 1], [1, 0]], k=16)
     assert after.tolist() == pytest.approx([1508 - 16 * (1 - e), 1492 + 16 * (1 - e)])
     # Order matters (that is why the table labels it): the same matches reversed differ.
-    assert not np.allclose(rt.sequential_elo(2, [[0, 1], [0, 1], [1, 0]]), rt.sequential_elo(2, [[1, 0], [0, 1], [0, 1]]))
+    assert not np.allclose(
+        rt.sequential_elo(2, [[0, 1], [0, 1], [1, 0]]), rt.sequential_elo(2, [[1, 0], [0, 1], [0, 1]])
+    )
     # Ratings are conserved.
     many = rt.sequential_elo(4, [[0, 1, 2, 3], [3, 1], [2, 0, 1]], k=32)
     assert many.sum() == pytest.approx(4 * 1500.0)
@@ -231,7 +237,8 @@ def test_sequential_elo_is_the_matrix_update() -> None:
         # some CPUs and not on others (one ulp apart seen on a CI machine), so the
         # numpy form is not one fixed sum order to match.
         assert rt.sequential_elo(items, rankings).tolist() == pytest.approx(
-            _sequential_elo_numpy(items, rankings), rel=1e-12, abs=0)
+            _sequential_elo_numpy(items, rankings), rel=1e-12, abs=0
+        )
     with pytest.raises(RatingError, match="at least 2"):
         rt.sequential_elo(3, [[0, 1], [2]])
     with pytest.raises(RatingError, match="must lie in 0..2"):
@@ -267,8 +274,9 @@ def test_hessian_matches_finite_differences_of_the_gradient() -> None:
     w = rng.integers(0, 3, d.n_rankings).astype(float)
     x = rng.normal(0, 1, 5)
     for precision in (0.0, 0.7):
-        numeric = np.array([approx_fprime(x, lambda t, i=i, p=precision: rt._objective(t, d, w, p)[1][i], 1e-6)
-                            for i in range(5)])
+        numeric = np.array(
+            [approx_fprime(x, lambda t, i=i, p=precision: rt._objective(t, d, w, p)[1][i], 1e-6) for i in range(5)]
+        )
         hess = rt._hessian(x, d, w, precision)
         assert np.allclose(hess, numeric, rtol=1e-4, atol=1e-3)
         assert np.allclose(hess, hess.T)
@@ -305,7 +313,8 @@ def test_a_design_newton_cannot_solve_goes_to_the_trust_region() -> None:
     grad = approx_fprime(fit, lambda t: loglik_reference(t, ranks), 1e-7)
     assert np.abs(grad).max() < 1e-4  # the likelihood's maximum
     assert fit[0] - fit[1] == pytest.approx(math.log(2), abs=1e-5) and fit[2] - fit[3] == pytest.approx(
-        math.log(2), abs=1e-5)
+        math.log(2), abs=1e-5
+    )
 
 
 def test_the_end_of_run_table_imports_no_scipy(tmp_path: Path) -> None:
@@ -319,8 +328,10 @@ def test_the_end_of_run_table_imports_no_scipy(tmp_path: Path) -> None:
     import synth_records
 
     run = synth_records.league(tmp_path / "run")
-    code = ("import sys; from arena.analysis.commands import end_of_run_text; "
-            f"text = end_of_run_text({str(run)!r}); assert 'Elo' in text, text; "
-            "print(sorted(m for m in sys.modules if m.split('.')[0] == 'scipy'))")
+    code = (
+        "import sys; from arena.analysis.commands import end_of_run_text; "
+        f"text = end_of_run_text({str(run)!r}); assert 'Elo' in text, text; "
+        "print(sorted(m for m in sys.modules if m.split('.')[0] == 'scipy'))"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"

@@ -26,10 +26,22 @@ ENV = {**os.environ, "RAY_ADDRESS": "", "RAY_USAGE_STATS_ENABLED": "0"}
 def config(folder: Path, matches: int) -> Path:
     # The leisurely bot (0.2 s asleep at each match's start, at about half the
     # tables) makes a run last seconds on any machine: the Ctrl-C below lands mid-run.
-    cfg = {"name": "ray", "seed": 23, "bots": ["random", "probabilistic", "cautious", "bluffer", "calza",
-                                               str(ROOT / "tests" / "bots" / "leisurely.py")],
-           "players": [3, 4], "matches": matches, "workers": 2,
-           "variants": {"classic": {"preset": "classic"}, "neller": {"preset": "neller"}}}
+    cfg = {
+        "name": "ray",
+        "seed": 23,
+        "bots": [
+            "random",
+            "probabilistic",
+            "cautious",
+            "bluffer",
+            "calza",
+            str(ROOT / "tests" / "bots" / "leisurely.py"),
+        ],
+        "players": [3, 4],
+        "matches": matches,
+        "workers": 2,
+        "variants": {"classic": {"preset": "classic"}, "neller": {"preset": "neller"}},
+    }
     path = folder / "ray.yaml"
     path.write_text(json.dumps(cfg))
     return path
@@ -46,8 +58,12 @@ def lines(folder: Path) -> set[str]:
 @pytest.mark.slow
 def test_ray_backend_matches_local_and_resumes(tmp_path: Path) -> None:
     cfg = config(tmp_path, 40)
-    run = lambda *a: subprocess.run([*ARENA, "run", str(cfg), *a], cwd=ROOT, env=ENV,  # noqa: E731
-                                    capture_output=True, text=True, timeout=600)
+
+    def run(*a: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [*ARENA, "run", str(cfg), *a], cwd=ROOT, env=ENV, capture_output=True, text=True, timeout=600
+        )
+
     local = run("--out", str(tmp_path / "local"))
     assert local.returncode == 0, local.stderr
     ray_full = run("--out", str(tmp_path / "ray"), "--backend", "ray")
@@ -57,8 +73,14 @@ def test_ray_backend_matches_local_and_resumes(tmp_path: Path) -> None:
 
     # Interrupt a Ray run part-way (Ctrl-C), then resume it.
     out = tmp_path / "ray-int"
-    proc = subprocess.Popen([*ARENA, "run", str(cfg), "--out", str(out), "--backend", "ray"], cwd=ROOT, env=ENV,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [*ARENA, "run", str(cfg), "--out", str(out), "--backend", "ray"],
+        cwd=ROOT,
+        env=ENV,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     deadline = time.monotonic() + 120
     while recorded(out) < 10 and time.monotonic() < deadline:
         time.sleep(0.2)

@@ -35,8 +35,21 @@ BOTS = ROOT / "bots"
 TEST_BOTS = Path(__file__).resolve().parent / "bots"
 OLD_RUN = Path(__file__).resolve().parent / "data" / "run-2026-12-01"
 NAMES = ["random", "probabilistic", "cautious", "bluffer", "calza"]
-KEY_ORDER = ["match", "variant", "rules", "seed", "bots", "first", "rounds", "placements", "rounds_played", "end",
-             "faults", "think", "seconds"]
+KEY_ORDER = [
+    "match",
+    "variant",
+    "rules",
+    "seed",
+    "bots",
+    "first",
+    "rounds",
+    "placements",
+    "rounds_played",
+    "end",
+    "faults",
+    "think",
+    "seconds",
+]
 BOT_KINDS = [k for k in FaultKind if k.charged_to_bot]
 
 
@@ -67,28 +80,40 @@ def bot(name: str) -> InProcessTransport:
     return InProcessTransport(load_python_bot(path), name)
 
 
-def play(rules: Rules, names: list[str], index: int = 0, faulty: Mapping[int, tuple[int, FaultKind]] = {},
-         variant: str = "v") -> MatchRecord:
+def play(
+    rules: Rules, names: list[str], index: int = 0, faulty: Mapping[int, tuple[int, FaultKind]] = {}, variant: str = "v"
+) -> MatchRecord:
     players: list[Any] = [bot(n) for n in names]
     for seat, (at, kind) in faulty.items():
         players[seat] = Faulty(players[seat], at, kind)
-    spec = MatchSpec(index=index, match=f"m-{index:06d}", variant=variant, rules=rules.to_dict(),
-                     entrants=tuple(range(len(names))), seed=derive_seed("rec", index),
-                     dice_seed=derive_seed("rec-dice", index), table=index, rotation=0)
+    spec = MatchSpec(
+        index=index,
+        match=f"m-{index:06d}",
+        variant=variant,
+        rules=rules.to_dict(),
+        entrants=tuple(range(len(names))),
+        seed=derive_seed("rec", index),
+        dice_seed=derive_seed("rec-dice", index),
+        table=index,
+        rotation=0,
+    )
     return play_match(spec, players, names, 1000).record
 
 
 @st.composite
 def played(draw: st.DrawFn) -> MatchRecord:
     n = draw(st.integers(2, 6))
-    overrides: dict[str, Any] = {"dice": draw(st.integers(1, 5)),
-                                 "seating": draw(st.sampled_from(["roll", "fixed"])),
-                                 "max_rounds": draw(st.sampled_from([1000, 1, 2, 5, 9]))}
+    overrides: dict[str, Any] = {
+        "dice": draw(st.integers(1, 5)),
+        "seating": draw(st.sampled_from(["roll", "fixed"])),
+        "max_rounds": draw(st.sampled_from([1000, 1, 2, 5, 9])),
+    }
     rules = Rules.preset(draw(st.sampled_from(sorted(PRESETS))), overrides)
     names = draw(st.lists(st.sampled_from(NAMES), min_size=n, max_size=n))
-    faulty = draw(st.dictionaries(st.integers(0, n - 1), st.tuples(st.integers(1, 6), st.sampled_from(BOT_KINDS)),
-                                  max_size=n))
-    return play(rules, names, draw(st.integers(0, 10 ** 6)), faulty)
+    faulty = draw(
+        st.dictionaries(st.integers(0, n - 1), st.tuples(st.integers(1, 6), st.sampled_from(BOT_KINDS)), max_size=n)
+    )
+    return play(rules, names, draw(st.integers(0, 10**6)), faulty)
 
 
 @settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -147,8 +172,9 @@ def test_a_match_whose_other_players_all_fault_ends_by_forfeit() -> None:
 
 
 def test_the_last_opponent_faulting_is_a_forfeit_too() -> None:
-    rec = play(Rules.preset("classic", {"seating": "fixed"}), ["cautious", "probabilistic"],
-               faulty={1: (5, FaultKind.TIMEOUT)})
+    rec = play(
+        Rules.preset("classic", {"seating": "fixed"}), ["cautious", "probabilistic"], faulty={1: (5, FaultKind.TIMEOUT)}
+    )
     assert rec.end is EndReason.FORFEIT and [f.kind for f in rec.faults] == [FaultKind.TIMEOUT]
     assert rec.placements == (1, 2)
     check(rec)
@@ -159,14 +185,24 @@ def test_a_run_records_each_end_reason(tmp_path: Path) -> None:
     """`arena run` with sandboxed bot processes: a bot that crashes mid-match
     forfeits its two-player matches, a variant capped at 2 rounds stops at the
     cap, the rest are played out; every line says which, and replays."""
-    cfg = {"name": "ends", "seed": 5, "bots": [str(TEST_BOTS / "crash_mid.py"), "random", "cautious"],
-           "players": [2], "matches": 6,
-           "variants": {"classic": {"preset": "classic"}, "short": {"preset": "classic", "max_rounds": 2}}}
+    cfg = {
+        "name": "ends",
+        "seed": 5,
+        "bots": [str(TEST_BOTS / "crash_mid.py"), "random", "cautious"],
+        "players": [2],
+        "matches": 6,
+        "variants": {"classic": {"preset": "classic"}, "short": {"preset": "classic", "max_rounds": 2}},
+    }
     path = tmp_path / "c.yaml"
     path.write_text(json.dumps(cfg))
     out = tmp_path / "out"
-    proc = subprocess.run([sys.executable, "-m", "arena", "run", str(path), "--out", str(out)], cwd=ROOT,
-                          capture_output=True, text=True, timeout=300)
+    proc = subprocess.run(
+        [sys.executable, "-m", "arena", "run", str(path), "--out", str(out)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     lines = [orjson.loads(x) for x in (out / "games.jsonl").read_bytes().splitlines()]
     assert len(lines) == 12 and all(line["end"] in set(EndReason) for line in lines)
@@ -221,8 +257,9 @@ def test_an_old_run_folder_rates_replays_and_reports_from_the_command_line(old_r
 
 def test_the_kept_old_run_is_untouched_by_the_tests() -> None:
     """The folder under tests/data is read only through copies; git knows its bytes."""
-    status = subprocess.run(["git", "status", "--porcelain", "--", str(OLD_RUN)], cwd=ROOT, capture_output=True,
-                            text=True)
+    status = subprocess.run(
+        ["git", "status", "--porcelain", "--", str(OLD_RUN)], cwd=ROOT, capture_output=True, text=True
+    )
     if status.returncode != 0:
         pytest.skip("not a git checkout")
     assert status.stdout == ""
@@ -237,19 +274,37 @@ def _line(**changes: Any) -> dict[str, Any]:
     return {k: v for k, v in data.items() if v is not None}
 
 
-@pytest.mark.parametrize("changes,message", [
-    ({"end": "resigned"}, "end: 'resigned' is not one of elimination, forfeit, max_rounds"),
-    ({"faults": [{"round": 2, "seat": 0, "kind": "tired", "detail": ""}]},
-     "fault kind 'tired' is not one of timeout, crash, malformed, illegal, unasked, arena"),
-    ({"first": 7}, "first: 7 is not a seat of the table"),
-    ({"placements": [1, 2]}, "2 placements for 3 bots"),
-    ({"rules": {"dice": 0}}, "rules: rule dice: 0 is not allowed"),
-    ({"seed": "42"}, "seed: '42' is not an integer"),
-    ({"variant": None, "match": "m-1"}, "needs the keys .*variant missing"),
-    ({"rounds": [{"round": 1, "opener": 0, "palifico": False, "dice": [[1], [2], [3]],
-                  "actions": [[0, "raise", 2, 3]], "count": 1, "change": {"seat": 0, "delta": -1}}]},
-     r"round 1: action \[0, 'raise', 2, 3\] is not"),
-])
+@pytest.mark.parametrize(
+    "changes,message",
+    [
+        ({"end": "resigned"}, "end: 'resigned' is not one of elimination, forfeit, max_rounds"),
+        (
+            {"faults": [{"round": 2, "seat": 0, "kind": "tired", "detail": ""}]},
+            "fault kind 'tired' is not one of timeout, crash, malformed, illegal, unasked, arena",
+        ),
+        ({"first": 7}, "first: 7 is not a seat of the table"),
+        ({"placements": [1, 2]}, "2 placements for 3 bots"),
+        ({"rules": {"dice": 0}}, "rules: rule dice: 0 is not allowed"),
+        ({"seed": "42"}, "seed: '42' is not an integer"),
+        ({"variant": None, "match": "m-1"}, "needs the keys .*variant missing"),
+        (
+            {
+                "rounds": [
+                    {
+                        "round": 1,
+                        "opener": 0,
+                        "palifico": False,
+                        "dice": [[1], [2], [3]],
+                        "actions": [[0, "raise", 2, 3]],
+                        "count": 1,
+                        "change": {"seat": 0, "delta": -1},
+                    }
+                ]
+            },
+            r"round 1: action \[0, 'raise', 2, 3\] is not",
+        ),
+    ],
+)
 def test_a_record_that_is_not_one_is_refused_naming_what(changes: dict[str, Any], message: str) -> None:
     with pytest.raises(RecordError, match=message):
         MatchRecord.from_dict(_line(**changes))
@@ -299,8 +354,11 @@ def test_a_repeat_that_differs_stops_a_resume_naming_both_lines(tmp_path: Path) 
     (folder / "games.jsonl").write_bytes(lines[0] + lines[1] + orjson.dumps(other) + b"\n")
     (folder / "run.json").write_text(json.dumps({"fingerprint": FP}))
     before = (folder / "games.jsonl").read_bytes()
-    with pytest.raises(RunError, match="line 3: match 'm-000004' is recorded on line 1 too, and the two records "
-                                       "differ in more than their timing"):
+    with pytest.raises(
+        RunError,
+        match="line 3: match 'm-000004' is recorded on line 1 too, and the two records "
+        "differ in more than their timing",
+    ):
         RunStore(folder).open({}, FP, force=False)
     assert (folder / "games.jsonl").read_bytes() == before  # nothing recorded is lost
 

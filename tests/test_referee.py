@@ -22,9 +22,17 @@ BOTS = Path(__file__).resolve().parent.parent / "bots"
 
 def spec(variant: str = "classic", n: int = 4, index: int = 0, **overrides: Any) -> MatchSpec:
     rules = Rules.preset(variant, overrides).to_dict()
-    return MatchSpec(index=index, match=f"m-{index:06d}", variant=variant, rules=rules,
-                     entrants=tuple(range(n)), seed=derive_seed("t", index), dice_seed=derive_seed("d", index),
-                     table=index, rotation=0)
+    return MatchSpec(
+        index=index,
+        match=f"m-{index:06d}",
+        variant=variant,
+        rules=rules,
+        entrants=tuple(range(n)),
+        seed=derive_seed("t", index),
+        dice_seed=derive_seed("d", index),
+        table=index,
+        rotation=0,
+    )
 
 
 def players(names: list[str]) -> list[InProcessTransport]:
@@ -85,8 +93,16 @@ def test_same_spec_gives_the_same_record() -> None:
     assert canonical(a) != canonical(c)
 
 
-@pytest.mark.parametrize("how,kind", [("timeout", "timeout"), ("crash", "crash"), ("unasked", "unasked"),
-                                      ("malformed", "malformed"), ("illegal", "illegal")])
+@pytest.mark.parametrize(
+    "how,kind",
+    [
+        ("timeout", "timeout"),
+        ("crash", "crash"),
+        ("unasked", "unasked"),
+        ("malformed", "malformed"),
+        ("illegal", "illegal"),
+    ],
+)
 def test_a_fault_puts_the_player_out_and_voids_the_round(how: str, kind: str) -> None:
     bad = Scripted(fail_at=2, how=how)
     others = players(["random", "probabilistic", "cautious"])
@@ -114,8 +130,7 @@ def test_turn_messages_carry_only_the_players_own_dice() -> None:
     by_round = {r.round: r.dice for r in rec.rounds}
     for m in turns:
         assert m["dice"] == sorted(by_round[m["round"]][0])
-        assert set(m) == {"type", "match", "round", "seat", "dice", "counts", "palifico", "history", "legal",
-                          "time_ms"}
+        assert set(m) == {"type", "match", "round", "seat", "dice", "counts", "palifico", "history", "legal", "time_ms"}
     starts = [m for m in spy.messages if m["type"] == "match_start"]
     assert len(starts) == 1 and starts[0]["seed"] != rec.seed
 
@@ -157,13 +172,11 @@ class Doubter(Bot):
         return "dudo" if turn.legal.dudo else next(turn.legal.bids())
 
 
-def seat0(mock: MockTransport, others: list[type[Bot]], preset: str = "classic",
-          **overrides: Any) -> MatchOutcome:
+def seat0(mock: MockTransport, others: list[type[Bot]], preset: str = "classic", **overrides: Any) -> MatchOutcome:
     """``mock`` at seat 0, which opens round 1; ``others`` after it, in-process."""
     rest = [InProcessTransport(cls, cls.__name__.lower()) for cls in others]
     names = ["mock", *(p.name for p in rest)]
-    out = play_match(spec(preset, len(names), seating="fixed", first="seat0", **overrides), [mock, *rest],
-                     names, 1000)
+    out = play_match(spec(preset, len(names), seating="fixed", first="seat0", **overrides), [mock, *rest], names, 1000)
     mock.assert_done()
     return out
 
@@ -181,23 +194,40 @@ def only_fault(out: MatchOutcome) -> tuple[int, int, str, str]:
     return f.round, f.seat, f.kind, f.detail
 
 
-@pytest.mark.parametrize("answer, fault, kind, words", [
-    ((), BotTimeout("bot mock sent no reply within the wall-clock cap"), "timeout", "wall-clock cap"),
-    ((), BotCrashed("bot mock exited with status 1; stderr ends: boom"), "crash", "stderr ends: boom"),
-    (("I raise to five threes",), None, "malformed", "not JSON"),
-    (('{"action": "bid", "quantity": true, "face": 2}',), None, "malformed", "must be a JSON integer"),
-    (('{"action": "bid", "quantity": 1, "face": 2, "x": NaN}',), None, "malformed", "not JSON"),
-    (('\ufeff' + OPEN,), None, "malformed", "not UTF-8"),
-    (('{"a": ' + "[" * 40 + "]" * 40 + "}",), None, "malformed", "nested more than"),
-    (('["bid", 1, 2]',), None, "malformed", "not a JSON object"),
-    (('{"action": "raise"}',), None, "malformed", "expected"),
-    (('{"action": "dudo"}',), None, "illegal", "dudo"),
-    (('{"action": "bid", "quantity": ' + "9" * 100 + ', "face": 2}',), None, "illegal", "quantity"),
-    (('{"action": "bid", "quantity": 1, "face": 7}',), None, "illegal", "face"),
-], ids=["timeout", "crash", "not-json", "true-quantity", "nan", "bom", "deep", "array", "unknown-action",
-        "dudo-opening", "huge-quantity", "face-7"])
+@pytest.mark.parametrize(
+    "answer, fault, kind, words",
+    [
+        ((), BotTimeout("bot mock sent no reply within the wall-clock cap"), "timeout", "wall-clock cap"),
+        ((), BotCrashed("bot mock exited with status 1; stderr ends: boom"), "crash", "stderr ends: boom"),
+        (("I raise to five threes",), None, "malformed", "not JSON"),
+        (('{"action": "bid", "quantity": true, "face": 2}',), None, "malformed", "must be a JSON integer"),
+        (('{"action": "bid", "quantity": 1, "face": 2, "x": NaN}',), None, "malformed", "not JSON"),
+        (("\ufeff" + OPEN,), None, "malformed", "not UTF-8"),
+        (('{"a": ' + "[" * 40 + "]" * 40 + "}",), None, "malformed", "nested more than"),
+        (('["bid", 1, 2]',), None, "malformed", "not a JSON object"),
+        (('{"action": "raise"}',), None, "malformed", "expected"),
+        (('{"action": "dudo"}',), None, "illegal", "dudo"),
+        (('{"action": "bid", "quantity": ' + "9" * 100 + ', "face": 2}',), None, "illegal", "quantity"),
+        (('{"action": "bid", "quantity": 1, "face": 7}',), None, "illegal", "face"),
+    ],
+    ids=[
+        "timeout",
+        "crash",
+        "not-json",
+        "true-quantity",
+        "nan",
+        "bom",
+        "deep",
+        "array",
+        "unknown-action",
+        "dudo-opening",
+        "huge-quantity",
+        "face-7",
+    ],
+)
 def test_each_fault_at_a_turn_puts_the_player_out_and_voids_the_round(
-        answer: tuple[str, ...], fault: BotFault | None, kind: str, words: str) -> None:
+    answer: tuple[str, ...], fault: BotFault | None, kind: str, words: str
+) -> None:
     mock = MockTransport().expect({"type": "match_start", "seat": 0, "players": 3})
     mock.expect({"type": "turn", "seat": 0, "round": 1, "history": []}, answer, fault=fault)
     out = seat0(mock, [Doubter, Doubter])
@@ -231,10 +261,20 @@ def test_a_fault_noticed_while_notifying_is_charged_at_the_next_turn() -> None:
 
 def test_a_healthy_player_gets_every_message_in_order_and_nothing_else() -> None:
     """Two players, one die each: round 1 decides the match."""
-    mock = MockTransport().expect({"type": "match_start", "seat": 0, "players": 2, "names": ["mock", "doubter"],
-                                   "rules": Rules.preset("neller", {"seating": "fixed", "first": "seat0", "dice": 1}).to_dict()})
-    mock.expect({"type": "turn", "round": 1, "seat": 0, "counts": [1, 1], "history": [], "time_ms": 1000},
-                ['{"action": "bid", "quantity": 1, "face": 2, "comment": "ignored"}'], cpu=0.25)
+    mock = MockTransport().expect(
+        {
+            "type": "match_start",
+            "seat": 0,
+            "players": 2,
+            "names": ["mock", "doubter"],
+            "rules": Rules.preset("neller", {"seating": "fixed", "first": "seat0", "dice": 1}).to_dict(),
+        }
+    )
+    mock.expect(
+        {"type": "turn", "round": 1, "seat": 0, "counts": [1, 1], "history": [], "time_ms": 1000},
+        ['{"action": "bid", "quantity": 1, "face": 2, "comment": "ignored"}'],
+        cpu=0.25,
+    )
     mock.expect({"type": "round_end", "round": 1, "bid": [0, 1, 2], "call": {"seat": 1, "kind": "dudo"}})
     mock.expect({"type": "match_end"})
     out = seat0(mock, [Doubter], "neller", dice=1)
@@ -250,8 +290,12 @@ def test_a_healthy_player_gets_every_message_in_order_and_nothing_else() -> None
 def test_the_mock_checks_the_handshake_as_a_process_does() -> None:
     ok = MockTransport().expect(hello_message(), ['{"type": "ready", "name": "m", "version": "1.0", "x": 1}'])
     assert ok.start() == {"type": "ready", "name": "m", "version": "1.0"}
-    for line, words in [('{"type": "ready"}', "'name'"), ('{"type": "ready", "name": "m", "version": 2}', "'version'"),
-                        ('{"type": "hi"}', '"hi"'), ("ready", "not JSON")]:
+    for line, words in [
+        ('{"type": "ready"}', "'name'"),
+        ('{"type": "ready", "name": "m", "version": 2}', "'version'"),
+        ('{"type": "hi"}', '"hi"'),
+        ("ready", "not JSON"),
+    ]:
         with pytest.raises(ProtocolError) as err:
             MockTransport().expect(hello_message(), [line]).start()
         assert err.value.kind == "malformed" and words in err.value.detail

@@ -30,8 +30,14 @@ from arena.analysis.viewer import SCRIPT_HASH
 
 ROOT = Path(__file__).resolve().parent.parent
 CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--no-first-run"]
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--no-first-run",
+]
 
 HOSTILE_BOT = '''"""Writes HTML to its stderr, then crashes on its 4th turn."""
 import sys
@@ -68,8 +74,13 @@ def run_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
     base = tmp_path_factory.mktemp("report")
     (base / "hostile.py").write_text(HOSTILE_BOT)
     (base / "tiny.yaml").write_text(CONFIG)
-    proc = subprocess.run([sys.executable, "-m", "arena", "run", "tiny.yaml", "--out", "run", "--report"],
-                          cwd=base, capture_output=True, text=True, timeout=300)
+    proc = subprocess.run(
+        [sys.executable, "-m", "arena", "run", "tiny.yaml", "--out", "run", "--report"],
+        cwd=base,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "report: " in proc.stderr
     return base / "run"
@@ -136,7 +147,8 @@ def test_hostile_names_are_escaped(run_folder: Path, tmp_path: Path) -> None:
     assert "&lt;script&gt;$x^$&lt;/script&gt;" in page
     data = page.split('id="viewer-data">', 1)[1].split("</script>", 1)[0]
     assert "<" not in data and evil in json.loads(data)[0]["players"] + [
-        p for m in json.loads(data) for p in m["players"]]
+        p for m in json.loads(data) for p in m["players"]
+    ]
 
 
 def test_report_needs_matches(tmp_path: Path) -> None:
@@ -157,8 +169,9 @@ def _chromium_or_skip() -> None:
 def _page(browser: Any, problems: list[str]) -> Any:
     """A page at a desktop size whose console errors, warnings and page errors land in ``problems``."""
     page = browser.new_page(viewport={"width": 1200, "height": 900})
-    page.on("console", lambda m: problems.append(f"console {m.type}: {m.text}")
-            if m.type in ("error", "warning") else None)
+    page.on(
+        "console", lambda m: problems.append(f"console {m.type}: {m.text}") if m.type in ("error", "warning") else None
+    )
     page.on("pageerror", lambda e: problems.append(f"page error: {e}"))
     return page
 
@@ -190,7 +203,11 @@ def test_report_renders_in_headless_chromium(run_folder: Path, tmp_path: Path) -
             rows = page.locator("#elo-table table").first.locator("tbody tr")
             assert rows.count() == 4
             assert set(rows.locator("td:nth-child(2)").all_inner_texts()) == {
-                "random", "cautious", "probabilistic", "hostile"}
+                "random",
+                "cautious",
+                "probabilistic",
+                "hostile",
+            }
             for plot in PLOTS:
                 img = page.locator(f"#plot-{plot}")
                 assert img.count() == 1, plot
@@ -250,18 +267,23 @@ def test_viewer_steps_through_a_match_in_chromium(run_folder: Path, tmp_path: Pa
             names = rec.bots
             assert "step 1 of" in where.inner_text()
             assert page.locator("#viewer-stage .viewer-dice").all_inner_texts() == [
-                " ".join("?" for _ in hand) for hand in first.dice]
+                " ".join("?" for _ in hand) for hand in first.dice
+            ]
             page.locator("#viewer").focus()
             for k, (seat, action) in enumerate(first.actions, start=1):
                 page.keyboard.press("ArrowRight")
                 bids = page.locator("#viewer-stage .viewer-bids li").all_inner_texts()
                 assert len(bids) == k and bids[-1].startswith(names[seat])
-                assert (f"{action.quantity} x {action.face}" in bids[-1] if hasattr(action, "quantity")
-                        else f"calls {action}" in bids[-1])
+                assert (
+                    f"{action.quantity} x {action.face}" in bids[-1]
+                    if hasattr(action, "quantity")
+                    else f"calls {action}" in bids[-1]
+                )
                 assert "?" in "".join(page.locator("#viewer-stage .viewer-dice").all_inner_texts())
             page.keyboard.press("ArrowRight")  # the reveal
             assert page.locator("#viewer-stage .viewer-dice").all_inner_texts() == [
-                " ".join(str(d) for d in hand) for hand in first.dice]
+                " ".join(str(d) for d in hand) for hand in first.dice
+            ]
             result = page.locator("#viewer-stage .viewer-result").inner_text()
             if first.fault is not None:
                 assert "FAULT" in result

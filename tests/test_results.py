@@ -172,8 +172,10 @@ def test_record_missing_required_keys(tmp_path: Path) -> None:
     run = tmp_path / "run"
     run.mkdir()
     (run / "games.jsonl").write_text('{"match": "A", "bots": ["x", "y"]}\n{"match": "B"}\n')
-    with pytest.raises(RunError, match="line 1: a match record needs the keys .*; variant, rules, seed, first, "
-                                       "rounds, placements missing"):
+    with pytest.raises(
+        RunError,
+        match="line 1: a match record needs the keys .*; variant, rules, seed, first, rounds, placements missing",
+    ):
         results.load(run)
 
 
@@ -184,8 +186,17 @@ def test_matches_parquet_holds_the_seat_table(tmp_path: Path) -> None:
     from arena.running.store import write_matches_parquet
 
     rules = Rules.preset("classic", {})
-    recs = [S.play(f"m{i}", "classic", rules, ["random", "sharp", "cautious"], seed=i,
-                   fault=(1, 3, "crash") if i % 3 == 0 else None) for i in range(12)]
+    recs = [
+        S.play(
+            f"m{i}",
+            "classic",
+            rules,
+            ["random", "sharp", "cautious"],
+            seed=i,
+            fault=(1, 3, "crash") if i % 3 == 0 else None,
+        )
+        for i in range(12)
+    ]
     run = S.write_run(tmp_path / "run", recs, {"classic": rules.to_dict()})
     write_matches_parquet(run)
     disk = pd.read_parquet(run / "matches.parquet")
@@ -193,8 +204,9 @@ def test_matches_parquet_holds_the_seat_table(tmp_path: Path) -> None:
     assert list(disk.columns) == [c for c in results.SEAT_COLUMNS if c not in ("first", "held")]
     for col in ("match", "seat", "bot", "place", "players", "rounds", "dice_left", "seconds"):
         assert disk[col].tolist() == ours[col].tolist(), col
-    assert [None if pd.isna(x) else int(x) for x in disk["out_round"]] == \
-        [None if pd.isna(x) else int(x) for x in ours["out_round"]]
+    assert [None if pd.isna(x) else int(x) for x in disk["out_round"]] == [
+        None if pd.isna(x) else int(x) for x in ours["out_round"]
+    ]
     assert [None if pd.isna(x) else x for x in disk["fault"]] == [None if pd.isna(x) else x for x in ours["fault"]]
     assert ours["fault"].notna().sum() == 4 and (ours["dice_left"] == 0).sum() >= 12
 
@@ -207,8 +219,17 @@ def test_rating_reads_a_stopped_runs_parquet_and_agrees_with_the_records(tmp_pat
     from arena.running.store import write_matches_parquet
 
     rules = Rules.preset("classic", {})
-    recs = [S.play(f"m{i:03d}", "classic", rules, ["random", "sharp", "cautious"][: 2 + i % 2], seed=i,
-                   fault=(0, 2, "timeout") if i % 5 == 0 else None) for i in range(20)]
+    recs = [
+        S.play(
+            f"m{i:03d}",
+            "classic",
+            rules,
+            ["random", "sharp", "cautious"][: 2 + i % 2],
+            seed=i,
+            fault=(0, 2, "timeout") if i % 5 == 0 else None,
+        )
+        for i in range(20)
+    ]
     run = S.write_run(tmp_path / "run", recs, {"classic": rules.to_dict()})
     write_matches_parquet(run)
     fast = results.load(run, seats_only=True)
@@ -228,4 +249,3 @@ def test_rating_reads_a_stopped_runs_parquet_and_agrees_with_the_records(tmp_pat
     os.utime(run / "games.jsonl", ns=(later, later))
     again = results.load(run, seats_only=True)
     assert not again.seats_only and len(again.matches) == 21
-

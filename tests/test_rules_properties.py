@@ -87,7 +87,7 @@ def check_legal(state: State, rng: random.Random) -> tuple[Bid, ...]:
     bids = legal_bids(state)
     actions = legal_actions(state)
     summary = legal_summary(state)
-    calls = actions[len(bids):]
+    calls = actions[len(bids) :]
     assert actions[: len(bids)] == bids
     assert set(calls) <= {DUDO, CALZA} and len(set(calls)) == len(calls)
     assert summary.dudo == (DUDO in calls) == bool(state.history)
@@ -97,8 +97,7 @@ def check_legal(state: State, rng: random.Random) -> tuple[Bid, ...]:
     # q from the face's minimum to max_quantity, and nothing else.
     legal = set(bids)
     assert len(legal) == len(bids)
-    from_summary = {bid(q, f) for f, low in summary.min_quantity.items()
-                    for q in range(low, summary.max_quantity + 1)}
+    from_summary = {bid(q, f) for f, low in summary.min_quantity.items() for q in range(low, summary.max_quantity + 1)}
     assert from_summary == legal
     # A face that may not be bid is absent (not present with an empty range).
     assert all(f in FACES and 1 <= low <= summary.max_quantity for f, low in summary.min_quantity.items())
@@ -123,7 +122,7 @@ def check_legal(state: State, rng: random.Random) -> tuple[Bid, ...]:
 
 def choose(state: State, rng: random.Random, bids: tuple[Bid, ...]) -> Any:
     actions = legal_actions(state)
-    calls = actions[len(bids):]
+    calls = actions[len(bids) :]
     roll_ = rng.random()
     if calls and CALZA in calls and state.dice is not None and roll_ < 0.15:
         # An oracle: call calza when the count is exact, so right calzas happen.
@@ -311,37 +310,51 @@ def test_presets_grid(preset: str) -> None:
     assert n == 9 * 5 * 8
 
 
-OVERRIDES = st.fixed_dictionaries({}, optional={
-    "wild_ones": st.booleans(),
-    "ones": st.sampled_from(["convert", "rank_high", "plain"]),
-    "open_on_ones": st.booleans(),
-    "calza": st.booleans(),
-    "calza_reward": st.sampled_from(["regain", "bidder_loses"]),
-    "calza_min_players": st.integers(2, 6),
-    "palifico": st.booleans(),
-    "palifico_change_face": st.booleans(),
-    "palifico_min_players": st.integers(2, 6),
-    "penalty": st.sampled_from(["one", "difference"]),
-    "max_rounds": st.integers(1, 60),
-})
+OVERRIDES = st.fixed_dictionaries(
+    {},
+    optional={
+        "wild_ones": st.booleans(),
+        "ones": st.sampled_from(["convert", "rank_high", "plain"]),
+        "open_on_ones": st.booleans(),
+        "calza": st.booleans(),
+        "calza_reward": st.sampled_from(["regain", "bidder_loses"]),
+        "calza_min_players": st.integers(2, 6),
+        "palifico": st.booleans(),
+        "palifico_change_face": st.booleans(),
+        "palifico_min_players": st.integers(2, 6),
+        "penalty": st.sampled_from(["one", "difference"]),
+        "max_rounds": st.integers(1, 60),
+    },
+)
 
 
-@settings(max_examples=1000, derandomize=True, deadline=None, database=None,
-          suppress_health_check=[HealthCheck.too_slow])
-@given(preset=st.sampled_from(sorted(PRESETS)), players=st.integers(2, 10), dice=st.integers(1, 5),
-       over=OVERRIDES, seed=st.integers(0, 2**32 - 1))
-def test_playouts_with_overrides(preset: str, players: int, dice: int, over: dict[str, Any],
-                                 seed: int) -> None:
+@settings(
+    max_examples=1000, derandomize=True, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow]
+)
+@given(
+    preset=st.sampled_from(sorted(PRESETS)),
+    players=st.integers(2, 10),
+    dice=st.integers(1, 5),
+    over=OVERRIDES,
+    seed=st.integers(0, 2**32 - 1),
+)
+def test_playouts_with_overrides(preset: str, players: int, dice: int, over: dict[str, Any], seed: int) -> None:
     playout(Rules.preset(preset, {**over, "dice": dice}), players, seed, fault_rate=0.02)
 
 
 @settings(max_examples=150, derandomize=True, deadline=None, database=None)
-@given(players=st.integers(3, 8), seed=st.integers(0, 2**32 - 1),
-       reward=st.sampled_from(["regain", "bidder_loses"]))
+@given(players=st.integers(3, 8), seed=st.integers(0, 2**32 - 1), reward=st.sampled_from(["regain", "bidder_loses"]))
 def test_calza_heavy_playouts(players: int, seed: int, reward: str) -> None:
     """Classic with calza everywhere and change-face palifico: the rare branches."""
-    rules = Rules.preset("wikipedia", {"dice": 3, "calza_reward": reward, "palifico_change_face": True,
-                                        "penalty": "difference" if seed % 2 else "one"})
+    rules = Rules.preset(
+        "wikipedia",
+        {
+            "dice": 3,
+            "calza_reward": reward,
+            "palifico_change_face": True,
+            "penalty": "difference" if seed % 2 else "one",
+        },
+    )
     playout(rules, players, seed)
 
 
@@ -357,7 +370,16 @@ def test_zz_every_branch_was_reached() -> None:
     exercised on every rare branch, not passed vacuously."""
     if not SEEN:
         pytest.skip("run with the rest of the file")
-    for branch in ("palifico", "calza regain", "calza regain at cap", "calza bidder loses",
-                   "calza wrong", "difference > 1", "fault", "max_rounds", "eliminated",
-                   "palifico change face"):
+    for branch in (
+        "palifico",
+        "calza regain",
+        "calza regain at cap",
+        "calza bidder loses",
+        "calza wrong",
+        "difference > 1",
+        "fault",
+        "max_rounds",
+        "eliminated",
+        "palifico change face",
+    ):
         assert SEEN[branch] > 0, (branch, dict(SEEN))

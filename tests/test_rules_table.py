@@ -131,8 +131,9 @@ RAISES = [
 
 
 @pytest.mark.parametrize("preset,over,players,history,ok,bad", RAISES)
-def test_raises(preset: str, over: dict[str, Any], players: int, history: list[str],
-                ok: list[str], bad: list[str]) -> None:
+def test_raises(
+    preset: str, over: dict[str, Any], players: int, history: list[str], ok: list[str], bad: list[str]
+) -> None:
     s = play(dealt(start(preset, players, **over)), *history)
     for t in ok:
         assert legal(s, t), f"{t} should be legal after {history} ({preset})"
@@ -166,8 +167,18 @@ def test_bid_order_keys() -> None:
     """The documented keys: convert ranks q aces as (2q, 7); rank_high as (q, 7); plain as (q, 1)."""
     assert bid_key(bid(3, 1), "convert") == bid_key(bid(6, 7), "plain")  # (2q, 7) in the (q, f) order
     assert bid_key(bid(6, 6), "convert") < bid_key(bid(3, 1), "convert") < bid_key(bid(7, 2), "convert")
-    order = [bid(1, 2), bid(1, 3), bid(1, 4), bid(1, 5), bid(1, 6), bid(1, 1), bid(2, 2), bid(2, 6),
-             bid(2, 1), bid(3, 2)]
+    order = [
+        bid(1, 2),
+        bid(1, 3),
+        bid(1, 4),
+        bid(1, 5),
+        bid(1, 6),
+        bid(1, 1),
+        bid(2, 2),
+        bid(2, 6),
+        bid(2, 1),
+        bid(3, 2),
+    ]
     assert sorted(order, key=lambda b: bid_key(b, "rank_high")) == order
     plain = [bid(1, 1), bid(1, 2), bid(1, 6), bid(2, 1), bid(2, 2)]
     assert sorted(plain, key=lambda b: bid_key(b, "plain")) == plain
@@ -199,15 +210,18 @@ def test_nobody_calls_before_the_first_bid() -> None:
 # ---------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("preset,over,allowed", [
-    ("classic", {}, False),
-    ("lizumo", {}, False),
-    ("wikipedia", {}, True),
-    ("neller", {}, True),
-    ("plain", {}, False),  # the plain preset keeps open_on_ones: false
-    ("plain", {"open_on_ones": True}, True),
-    ("classic", {"open_on_ones": True}, True),
-])
+@pytest.mark.parametrize(
+    "preset,over,allowed",
+    [
+        ("classic", {}, False),
+        ("lizumo", {}, False),
+        ("wikipedia", {}, True),
+        ("neller", {}, True),
+        ("plain", {}, False),  # the plain preset keeps open_on_ones: false
+        ("plain", {"open_on_ones": True}, True),
+        ("classic", {"open_on_ones": True}, True),
+    ],
+)
 def test_opening_on_aces(preset: str, over: dict[str, Any], allowed: bool) -> None:
     r = rules(preset, **over)
     assert r.open_on_ones is allowed
@@ -233,7 +247,7 @@ def test_palifico_opening_may_be_on_aces() -> None:
 
 COUNTS = [
     # dice, face, wild, count
-    ([[1, 3, 3], [1, 1, 5], [6]], 3, True, 5),   # "five threes" counts threes and aces
+    ([[1, 3, 3], [1, 1, 5], [6]], 3, True, 5),  # "five threes" counts threes and aces
     ([[1, 3, 3], [1, 1, 5], [6]], 3, False, 2),
     ([[1, 3, 3], [1, 1, 5], [6]], 1, False, 3),  # bids on aces count aces once
     ([[], [2, 2], [2]], 2, True, 3),
@@ -246,14 +260,17 @@ def test_count_matching(dice: list[list[int]], face: int, wild: bool, count: int
     assert count_matching(dice, face, wild) == count
 
 
-@pytest.mark.parametrize("preset,palifico,face,expected", [
-    ("classic", False, 3, 5),   # wild aces count as threes
-    ("classic", False, 1, 3),   # a bid on aces counts only aces
-    ("classic", True, 3, 2),    # palifico: aces are not wild
-    ("plain", False, 3, 2),     # wild_ones false
-    ("neller", False, 3, 5),
-    ("neller", False, 1, 3),
-])
+@pytest.mark.parametrize(
+    "preset,palifico,face,expected",
+    [
+        ("classic", False, 3, 5),  # wild aces count as threes
+        ("classic", False, 1, 3),  # a bid on aces counts only aces
+        ("classic", True, 3, 2),  # palifico: aces are not wild
+        ("plain", False, 3, 2),  # wild_ones false
+        ("neller", False, 3, 5),
+        ("neller", False, 1, 3),
+    ],
+)
 def test_round_count(preset: str, palifico: bool, face: int, expected: int) -> None:
     """The count a dudo is judged on, as recorded in ``state.last.count``."""
     s = start(preset, 3, dice=3, open_on_ones=True)
@@ -274,9 +291,9 @@ def test_round_count(preset: str, palifico: bool, face: int, expected: int) -> N
 
 # (dice, bid, penalty, (loser seat, delta))  seat 0 bids, seat 1 calls dudo
 DUDOS = [
-    ([[3, 3], [1, 5], [2, 2]], "4x3", "one", (0, -1)),         # count 3 < 4: bidder loses
-    ([[3, 3], [1, 5], [2, 2]], "3x3", "one", (1, -1)),         # count == q: caller loses
-    ([[3, 3], [1, 5], [2, 2]], "2x3", "one", (1, -1)),         # count > q: caller loses
+    ([[3, 3], [1, 5], [2, 2]], "4x3", "one", (0, -1)),  # count 3 < 4: bidder loses
+    ([[3, 3], [1, 5], [2, 2]], "3x3", "one", (1, -1)),  # count == q: caller loses
+    ([[3, 3], [1, 5], [2, 2]], "2x3", "one", (1, -1)),  # count > q: caller loses
     ([[3, 3], [1, 5], [2, 2]], "6x3", "difference", (0, -2)),  # |6 - 3| = 3, capped at 2 held
     ([[3, 3], [1, 5], [2, 2]], "5x3", "difference", (0, -2)),  # |5 - 3| = 2
     ([[3, 3], [1, 5], [2, 2]], "4x3", "difference", (0, -1)),  # |4 - 3| = 1
@@ -310,12 +327,12 @@ def test_difference_penalty_can_eliminate() -> None:
 
 # (reward, bid, dice held by seat 1 before, change)   seat 0 bids, seat 1 calls calza
 CALZAS = [
-    ("regain", "3x3", 2, (1, 1)),          # right: the caller regains a die
-    ("regain", "3x3", 3, (1, 0)),          # right at the maximum: nothing changes
-    ("regain", "4x3", 2, (1, -1)),         # wrong (too high): the caller loses one
-    ("regain", "2x3", 2, (1, -1)),         # wrong (too low): the caller loses one
-    ("bidder_loses", "3x3", 2, (0, -1)),   # right: the bidder loses one
-    ("bidder_loses", "4x3", 2, (1, -1)),   # wrong: the caller loses one
+    ("regain", "3x3", 2, (1, 1)),  # right: the caller regains a die
+    ("regain", "3x3", 3, (1, 0)),  # right at the maximum: nothing changes
+    ("regain", "4x3", 2, (1, -1)),  # wrong (too high): the caller loses one
+    ("regain", "2x3", 2, (1, -1)),  # wrong (too low): the caller loses one
+    ("bidder_loses", "3x3", 2, (0, -1)),  # right: the bidder loses one
+    ("bidder_loses", "4x3", 2, (1, -1)),  # wrong: the caller loses one
     ("bidder_loses", "2x3", 3, (1, -1)),
 ]
 
@@ -347,15 +364,17 @@ def test_right_calza_never_lifts_above_dice() -> None:
     assert loser(s) == (1, 0) and s.counts == (1, 1, 1) and s.opener == 1
 
 
-@pytest.mark.parametrize("preset,over,players,alive_needed", [
-    ("classic", {}, 3, 3),
-    ("classic", {}, 2, 3),
-    ("wikipedia", {}, 2, 2),
-    ("classic", {"calza_min_players": 4}, 4, 4),
-    ("classic", {"calza_min_players": 4}, 3, 4),
-])
-def test_calza_only_while_enough_players(preset: str, over: dict[str, Any], players: int,
-                                          alive_needed: int) -> None:
+@pytest.mark.parametrize(
+    "preset,over,players,alive_needed",
+    [
+        ("classic", {}, 3, 3),
+        ("classic", {}, 2, 3),
+        ("wikipedia", {}, 2, 2),
+        ("classic", {"calza_min_players": 4}, 4, 4),
+        ("classic", {"calza_min_players": 4}, 3, 4),
+    ],
+)
+def test_calza_only_while_enough_players(preset: str, over: dict[str, Any], players: int, alive_needed: int) -> None:
     s = play(dealt(start(preset, players, **over)), "1x2")
     ok = players >= alive_needed
     assert calza_allowed(s) is ok
@@ -394,14 +413,18 @@ def test_loser_opens_next_round() -> None:
     assert s.to_act == 2
 
 
-@pytest.mark.parametrize("players,out_first,loser_seat,expected_opener", [
-    (3, None, 1, 2),   # seat 1 out: seat 2 opens
-    (3, None, 2, 0),   # wraps around clockwise
-    (4, 2, 1, 3),      # seat 2 is already out, so it is skipped
-    (4, 3, 2, 0),      # seat 3 out already: from seat 2 the next in is seat 0
-])
-def test_next_opener_when_loser_is_eliminated(players: int, out_first: int | None,
-                                              loser_seat: int, expected_opener: int) -> None:
+@pytest.mark.parametrize(
+    "players,out_first,loser_seat,expected_opener",
+    [
+        (3, None, 1, 2),  # seat 1 out: seat 2 opens
+        (3, None, 2, 0),  # wraps around clockwise
+        (4, 2, 1, 3),  # seat 2 is already out, so it is skipped
+        (4, 3, 2, 0),  # seat 3 out already: from seat 2 the next in is seat 0
+    ],
+)
+def test_next_opener_when_loser_is_eliminated(
+    players: int, out_first: int | None, loser_seat: int, expected_opener: int
+) -> None:
     s = start("classic", players, dice=1)
     if out_first is not None:
         s = make_lose(s, out_first)
@@ -429,13 +452,16 @@ def test_winner_none_while_playing() -> None:
     assert winner(start()) is None
 
 
-@pytest.mark.parametrize("opener,expected", [
-    # after one round (seat 1 loses a die): 3 dice each for seats 0 and 2, 2 for seat 1.
-    # Ties rank by seat order from the opener of the last round played.
-    (0, (1, 3, 2)),
-    (2, (2, 3, 1)),
-    (1, (2, 3, 1)),  # from seat 1: seat 2 comes before seat 0
-])
+@pytest.mark.parametrize(
+    "opener,expected",
+    [
+        # after one round (seat 1 loses a die): 3 dice each for seats 0 and 2, 2 for seat 1.
+        # Ties rank by seat order from the opener of the last round played.
+        (0, (1, 3, 2)),
+        (2, (2, 3, 1)),
+        (1, (2, 3, 1)),  # from seat 1: seat 2 comes before seat 0
+    ],
+)
 def test_max_rounds_ranking(opener: int, expected: tuple[int, ...]) -> None:
     s = start("classic", 3, opener=opener, dice=3, max_rounds=1)
     s = make_lose(s, 1)
@@ -585,14 +611,17 @@ def test_palifico_by_difference_penalty() -> None:
     assert s.counts[0] == 1 and s.palifico and s.opener == 0
 
 
-@pytest.mark.parametrize("preset,over,players,expected", [
-    ("classic", {}, 3, True),
-    ("classic", {}, 2, False),             # palifico_min_players 3
-    ("wikipedia", {}, 2, True),            # palifico_min_players 2
-    ("classic", {"palifico": False}, 3, False),
-    ("lizumo", {"dice": 2}, 3, False),
-    ("classic", {"palifico_min_players": 4}, 3, False),
-])
+@pytest.mark.parametrize(
+    "preset,over,players,expected",
+    [
+        ("classic", {}, 3, True),
+        ("classic", {}, 2, False),  # palifico_min_players 3
+        ("wikipedia", {}, 2, True),  # palifico_min_players 2
+        ("classic", {"palifico": False}, 3, False),
+        ("lizumo", {"dice": 2}, 3, False),
+        ("classic", {"palifico_min_players": 4}, 3, False),
+    ],
+)
 def test_palifico_min_players(preset: str, over: dict[str, Any], players: int, expected: bool) -> None:
     s = make_lose(start(preset, players, **{"dice": 2, **over}), 1)
     assert s.palifico is expected
@@ -644,11 +673,35 @@ def test_parse_action_round_trip() -> None:
     assert parse_action("DUDO") == Dudo() and parse_action("Calza") == Calza()
 
 
-@pytest.mark.parametrize("junk", [
-    "", " ", "5", "5x", "x3", "5x0", "5x7", "0x3", "-1x3", "5y3", "5x3x", "5 x 3", "5x3.0",
-    "five threes", "dudo!", "doubt", "1e1x3", "\u0663x3", "5x\uff13", "101x3", "+5x3", "5x+3",
-    "bid 5 3", "None",
-])
+@pytest.mark.parametrize(
+    "junk",
+    [
+        "",
+        " ",
+        "5",
+        "5x",
+        "x3",
+        "5x0",
+        "5x7",
+        "0x3",
+        "-1x3",
+        "5y3",
+        "5x3x",
+        "5 x 3",
+        "5x3.0",
+        "five threes",
+        "dudo!",
+        "doubt",
+        "1e1x3",
+        "\u0663x3",
+        "5x\uff13",
+        "101x3",
+        "+5x3",
+        "5x+3",
+        "bid 5 3",
+        "None",
+    ],
+)
 def test_parse_action_rejects_junk(junk: str) -> None:
     with pytest.raises(InvalidAction) as exc:
         parse_action(junk)
@@ -693,8 +746,13 @@ def test_not_dealt_and_bad_deals() -> None:
     assert legal_actions(s) == () and legal_bids(s) == ()
     with pytest.raises(IllegalAction):
         apply(s, bid(1, 2))
-    for bad in ([[2, 2], [2, 2]], [[2, 2], [2, 2], [2]], [[2, 2], [2, 2], [2, 7]],
-                [[2, 2], [2, 2], [2, 0]], [[2, 2], [2, 2], [2, 2, 2]]):
+    for bad in (
+        [[2, 2], [2, 2]],
+        [[2, 2], [2, 2], [2]],
+        [[2, 2], [2, 2], [2, 7]],
+        [[2, 2], [2, 2], [2, 0]],
+        [[2, 2], [2, 2], [2, 2, 2]],
+    ):
         with pytest.raises(StateError):
             deal(s, bad)
     d = dealt(s)
@@ -727,19 +785,45 @@ def test_state_properties() -> None:
 # ---------------------------------------------------------------------------
 
 BAD_VALUES: list[tuple[str, object]] = [
-    ("dice", 0), ("dice", 11), ("dice", "5"), ("dice", True), ("dice", 2.0), ("dice", None),
-    ("wild_ones", "yes"), ("wild_ones", 1), ("wild_ones", None),
-    ("ones", "high"), ("ones", 1), ("ones", "Convert"),
-    ("open_on_ones", "false"), ("calza", 0),
-    ("calza_reward", "double"), ("calza_min_players", 1), ("calza_min_players", "3"),
-    ("palifico", "no"), ("palifico_change_face", 1),
-    ("palifico_min_players", 1), ("palifico_min_players", 2.5),
-    ("penalty", "two"), ("penalty", None),
-    ("seating", "rotate"), ("seating", "random"),
-    ("first", "seat1"), ("first", 0),
-    ("max_rounds", 0), ("max_rounds", -5), ("max_rounds", "1000"), ("max_rounds", False),
-    ("dead_mans_calza", 1), ("dead_mans_calza", "yes"), ("dead_mans_dice", 0), ("dead_mans_dice", 11),
-    ("dead_mans_dice", True), ("veteran_palifico", "on"), ("veteran_from", "all"), ("veteran_from", True),
+    ("dice", 0),
+    ("dice", 11),
+    ("dice", "5"),
+    ("dice", True),
+    ("dice", 2.0),
+    ("dice", None),
+    ("wild_ones", "yes"),
+    ("wild_ones", 1),
+    ("wild_ones", None),
+    ("ones", "high"),
+    ("ones", 1),
+    ("ones", "Convert"),
+    ("open_on_ones", "false"),
+    ("calza", 0),
+    ("calza_reward", "double"),
+    ("calza_min_players", 1),
+    ("calza_min_players", "3"),
+    ("palifico", "no"),
+    ("palifico_change_face", 1),
+    ("palifico_min_players", 1),
+    ("palifico_min_players", 2.5),
+    ("penalty", "two"),
+    ("penalty", None),
+    ("seating", "rotate"),
+    ("seating", "random"),
+    ("first", "seat1"),
+    ("first", 0),
+    ("max_rounds", 0),
+    ("max_rounds", -5),
+    ("max_rounds", "1000"),
+    ("max_rounds", False),
+    ("dead_mans_calza", 1),
+    ("dead_mans_calza", "yes"),
+    ("dead_mans_dice", 0),
+    ("dead_mans_dice", 11),
+    ("dead_mans_dice", True),
+    ("veteran_palifico", "on"),
+    ("veteran_from", "all"),
+    ("veteran_from", True),
 ]
 
 
@@ -749,10 +833,12 @@ def test_every_key_has_bad_value_rows() -> None:
 
 @pytest.mark.parametrize("key,value", BAD_VALUES)
 def test_bad_value_names_key_value_and_allowed(key: str, value: object) -> None:
-    for make in (lambda: Rules.preset("classic", {key: value}),
-                 lambda: Rules.from_dict({key: value}),
-                 lambda: Rules(**{key: value}),
-                 lambda: Rules().replace(**{key: value})):
+    for make in (
+        lambda: Rules.preset("classic", {key: value}),
+        lambda: Rules.from_dict({key: value}),
+        lambda: Rules(**{key: value}),
+        lambda: Rules().replace(**{key: value}),
+    ):
         with pytest.raises(RulesError) as exc:
             make()
         msg = str(exc.value)
@@ -799,10 +885,20 @@ def test_unknown_preset() -> None:
 
 
 DEFAULTS = {
-    "dice": 5, "wild_ones": True, "ones": "convert", "open_on_ones": False, "calza": True,
-    "calza_reward": "regain", "calza_min_players": 3, "palifico": True,
-    "palifico_change_face": False, "palifico_min_players": 3, "penalty": "one",
-    "seating": "roll", "first": "roll", "max_rounds": 1000,
+    "dice": 5,
+    "wild_ones": True,
+    "ones": "convert",
+    "open_on_ones": False,
+    "calza": True,
+    "calza_reward": "regain",
+    "calza_min_players": 3,
+    "palifico": True,
+    "palifico_change_face": False,
+    "palifico_min_players": 3,
+    "penalty": "one",
+    "seating": "roll",
+    "first": "roll",
+    "max_rounds": 1000,
 }
 # The variant keys: written out (records, match_start) only where not at their default.
 VARIANT_DEFAULTS = {"dead_mans_calza": False, "dead_mans_dice": 2, "veteran_palifico": False, "veteran_from": "own"}
@@ -849,18 +945,34 @@ def test_rules_are_immutable_and_hashable() -> None:
     assert Rules.from_dict(r.to_dict()) == r
 
 
-@pytest.mark.parametrize("key,text,value", [
-    ("dice", "3", 3), ("dice", " 10 ", 10), ("wild_ones", "false", False), ("wild_ones", "Yes", True),
-    ("calza", "off", False), ("calza", "1", True), ("ones", "rank_high", "rank_high"),
-    ("max_rounds", "50", 50), ("seating", "fixed", "fixed"),
-])
+@pytest.mark.parametrize(
+    "key,text,value",
+    [
+        ("dice", "3", 3),
+        ("dice", " 10 ", 10),
+        ("wild_ones", "false", False),
+        ("wild_ones", "Yes", True),
+        ("calza", "off", False),
+        ("calza", "1", True),
+        ("ones", "rank_high", "rank_high"),
+        ("max_rounds", "50", 50),
+        ("seating", "fixed", "fixed"),
+    ],
+)
 def test_parse_value(key: str, text: str, value: object) -> None:
     assert parse_value(key, text) == value
 
 
-@pytest.mark.parametrize("key,text", [
-    ("dice", "three"), ("dice", "11"), ("wild_ones", "maybe"), ("ones", "high"), ("max_rounds", "0"),
-])
+@pytest.mark.parametrize(
+    "key,text",
+    [
+        ("dice", "three"),
+        ("dice", "11"),
+        ("wild_ones", "maybe"),
+        ("ones", "high"),
+        ("max_rounds", "0"),
+    ],
+)
 def test_parse_value_errors(key: str, text: str) -> None:
     with pytest.raises(RulesError) as exc:
         parse_value(key, text)

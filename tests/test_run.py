@@ -27,9 +27,14 @@ ARENA = [sys.executable, "-m", "arena"]
 
 
 def write_config(folder: Path, **extra: object) -> Path:
-    cfg = {"name": "t", "seed": 17, "bots": ["random", "probabilistic", "cautious", "bluffer", "calza"],
-           "players": [3, 4], "matches": 24, "variants": {"classic": {"preset": "classic"},
-                                                        "lizumo": {"preset": "lizumo"}}}
+    cfg = {
+        "name": "t",
+        "seed": 17,
+        "bots": ["random", "probabilistic", "cautious", "bluffer", "calza"],
+        "players": [3, 4],
+        "matches": 24,
+        "variants": {"classic": {"preset": "classic"}, "lizumo": {"preset": "lizumo"}},
+    }
     cfg.update(extra)
     path = folder / "c.yaml"
     path.write_text(json.dumps(cfg))  # JSON is YAML
@@ -84,8 +89,14 @@ def test_kill_9_at_random_moments_then_resume_equals_an_uninterrupted_run(tmp_pa
         # freezing, cpu.stat, cgroup.kill): a kill -9 must leave no cgroup there either.
         env = {**os.environ, "ARENA_CGROUP_PREFER": "v2" if attempt % 2 == 0 else "auto"}
         before = len(list(iter_records(out))) if (out / "games.jsonl").exists() else 0
-        proc = subprocess.Popen([*ARENA, "run", str(cfg), "--out", str(out)], cwd=ROOT, env=env,
-                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+        proc = subprocess.Popen(
+            [*ARENA, "run", str(cfg), "--out", str(out)],
+            cwd=ROOT,
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+        )
         if attempt % 2 == 0:
             # At a moment of the clock: mostly while the run starts (bots checked,
             # workers forked, bots launched), at times among the first matches.
@@ -153,19 +164,22 @@ def test_resume_refuses_another_config(tmp_path: Path) -> None:
 BAD_BOT = "def act(turn):\n    return 'dudo'\nthis is not python\n"
 
 
-@pytest.mark.parametrize("change,expect", [
-    ({"colour": "red"}, "colour: unknown key"),
-    ({"matches": -3}, "matches: -3 is not allowed"),
-    ({"format": "swiss"}, "format: 'swiss' is not allowed; use one of league, round-robin, gauntlet"),
-    ({"bots": ["random", "bots/nope.py"]}, "'bots/nope.py': no such bot file"),
-    ({"bots": ["random", "bots/*.pyy"]}, "'bots/*.pyy' matches no .py or .yaml bot file"),
-    ({"variants": {"x": {"preset": "classic", "dice": 0}}}, "variants.x: rule dice: 0 is not allowed"),
-    ({"variants": {"x": {"preset": "klassik"}}}, "variants.x.preset: 'klassik' is not a preset"),
-    ({"variants": {"x": {"calsa": False}}}, "variants.x.calsa: unknown rule key"),
-    ({"time": {"budget_ms": "fast"}}, "time.budget_ms: 'fast' is not allowed"),
-    ({"players": 12}, "players: 12 is not allowed; use an integer from 2 to 10"),
-    ({"bad_bot": True}, "failed its handshake"),
-])
+@pytest.mark.parametrize(
+    "change,expect",
+    [
+        ({"colour": "red"}, "colour: unknown key"),
+        ({"matches": -3}, "matches: -3 is not allowed"),
+        ({"format": "swiss"}, "format: 'swiss' is not allowed; use one of league, round-robin, gauntlet"),
+        ({"bots": ["random", "bots/nope.py"]}, "'bots/nope.py': no such bot file"),
+        ({"bots": ["random", "bots/*.pyy"]}, "'bots/*.pyy' matches no .py or .yaml bot file"),
+        ({"variants": {"x": {"preset": "classic", "dice": 0}}}, "variants.x: rule dice: 0 is not allowed"),
+        ({"variants": {"x": {"preset": "klassik"}}}, "variants.x.preset: 'klassik' is not a preset"),
+        ({"variants": {"x": {"calsa": False}}}, "variants.x.calsa: unknown rule key"),
+        ({"time": {"budget_ms": "fast"}}, "time.budget_ms: 'fast' is not allowed"),
+        ({"players": 12}, "players: 12 is not allowed; use an integer from 2 to 10"),
+        ({"bad_bot": True}, "failed its handshake"),
+    ],
+)
 def test_config_mistakes_are_one_clear_line(tmp_path: Path, change: dict, expect: str) -> None:
     extra = dict(change)
     if extra.pop("bad_bot", False):
@@ -199,8 +213,13 @@ def test_replay_prints_and_checks_a_recorded_match(tmp_path: Path) -> None:
 
 # A run that lasts at least 10 s on any machine: each match sleeps 0.2 s at its
 # start (tests/bots/leisurely.py, at every table: 3 bots, 3 players), on 2 workers.
-SLOW_RUN: dict[str, Any] = {"bots": ["probabilistic", "cautious", str(ROOT / "tests" / "bots" / "leisurely.py")],
-                            "players": [3], "matches": 100, "workers": 2, "variants": {"c": {"preset": "classic"}}}
+SLOW_RUN: dict[str, Any] = {
+    "bots": ["probabilistic", "cautious", str(ROOT / "tests" / "bots" / "leisurely.py")],
+    "players": [3],
+    "matches": 100,
+    "workers": 2,
+    "variants": {"c": {"preset": "classic"}},
+}
 
 
 def test_ctrl_c_stops_cleanly_and_says_how_to_resume(tmp_path: Path) -> None:
@@ -209,8 +228,14 @@ def test_ctrl_c_stops_cleanly_and_says_how_to_resume(tmp_path: Path) -> None:
     # all finished first (on a CI machine with many cores, the default workers).
     cfg = write_config(tmp_path, **SLOW_RUN)
     out = tmp_path / "o"
-    proc = subprocess.Popen([*ARENA, "run", str(cfg), "--out", str(out)], cwd=ROOT, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+    proc = subprocess.Popen(
+        [*ARENA, "run", str(cfg), "--out", str(out)],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         if (out / "games.jsonl").exists() and len(list(iter_records(out))) >= 5:
@@ -234,8 +259,13 @@ def test_sigterm_stops_the_run_as_ctrl_c_does_and_leaves_no_process(tmp_path: Pa
     Ctrl-C test's: the folder is left as a Ctrl-C leaves it.)"""
     cfg = write_config(tmp_path, **SLOW_RUN)
     out = tmp_path / "o"
-    proc = subprocess.Popen([*ARENA, "run", str(cfg), "--out", str(out)], cwd=ROOT, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [*ARENA, "run", str(cfg), "--out", str(out)],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         if (out / "games.jsonl").exists() and len(list(iter_records(out))) >= 5:
@@ -261,9 +291,15 @@ def test_sigterm_stops_the_run_as_ctrl_c_does_and_leaves_no_process(tmp_path: Pa
 def test_half_budget_bots_with_twice_as_many_matches_as_cores_never_time_out(tmp_path: Path) -> None:
     cores = len(os.sched_getaffinity(0))
     half = str(ROOT / "tests" / "bots" / "cpu_half.py")
-    cfg = write_config(tmp_path, bots=[half, half, half], players=3, matches=2 * cores,
-                       variants={"c": {"preset": "lizumo", "dice": 1}}, workers=2 * cores,
-                       time={"budget_ms": 100, "wall_factor": 5})
+    cfg = write_config(
+        tmp_path,
+        bots=[half, half, half],
+        players=3,
+        matches=2 * cores,
+        variants={"c": {"preset": "lizumo", "dice": 1}},
+        workers=2 * cores,
+        time={"budget_ms": 100, "wall_factor": 5},
+    )
     r = run_cli("run", str(cfg), "--out", str(tmp_path / "o"))
     assert r.returncode == 0, r.stderr
     recs = list(iter_records(tmp_path / "o"))
@@ -277,16 +313,24 @@ def test_half_budget_bots_with_twice_as_many_matches_as_cores_never_time_out(tmp
 def test_a_worker_killed_mid_run_stops_the_run_cleanly_and_resume_completes(tmp_path: Path) -> None:
     cfg = write_config(tmp_path, **{**SLOW_RUN, "matches": 40})
     out = tmp_path / "o"
-    proc = subprocess.Popen([*ARENA, "run", str(cfg), "--out", str(out)], cwd=ROOT, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [*ARENA, "run", str(cfg), "--out", str(out)],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and not ((out / "games.jsonl").exists()
-                                               and len(list(iter_records(out))) >= 5):
+    while time.monotonic() < deadline and not ((out / "games.jsonl").exists() and len(list(iter_records(out))) >= 5):
         time.sleep(0.1)
     children = subprocess.run(["pgrep", "-P", str(proc.pid)], capture_output=True, text=True).stdout.split()
     # A worker is a child with bots of its own (the Elo table's helper, arena/apps/ahead.py, has none).
-    workers = [c for c in children if "arena" in Path(f"/proc/{c}/cmdline").read_bytes().decode(errors="replace")
-               and subprocess.run(["pgrep", "-P", c], capture_output=True, text=True).stdout.strip()]
+    workers = [
+        c
+        for c in children
+        if "arena" in Path(f"/proc/{c}/cmdline").read_bytes().decode(errors="replace")
+        and subprocess.run(["pgrep", "-P", c], capture_output=True, text=True).stdout.strip()
+    ]
     assert workers
     os.kill(int(workers[0]), signal.SIGKILL)  # e.g. the OOM killer
     _, err = proc.communicate(timeout=60)

@@ -39,12 +39,14 @@ ROOT = Path(__file__).resolve().parent.parent
 ARENA = [sys.executable, "-m", "arena"]
 needs_bwrap = pytest.mark.skipif(available().bwrap is None, reason="bubblewrap is not installed")
 JAVAC = shutil.which("javac")
-needs_javac = pytest.mark.skipif(JAVAC is None or shutil.which("java") is None,
-                                 reason="no JDK (javac and java): .ci/run installs default-jdk-headless")
+needs_javac = pytest.mark.skipif(
+    JAVAC is None or shutil.which("java") is None,
+    reason="no JDK (javac and java): .ci/run installs default-jdk-headless",
+)
 
 # A program bot without the SDK: the protocol by hand, numpy for its choice
 # (it bids the face it holds most of, at the lowest legal quantity).
-PYBOT = '''\
+PYBOT = """\
 import json, os, sys
 import numpy as np
 
@@ -63,7 +65,7 @@ for line in sys.stdin:
         face = max(faces, key=lambda f: (held[f], -f))
         print(json.dumps({"action": "bid", "quantity": legal["min_quantity"][str(face)], "face": face}),
               flush=True)
-'''
+"""
 
 
 def make_venv(where: Path) -> Path:
@@ -82,8 +84,10 @@ def make_venv(where: Path) -> Path:
 def venvs() -> Iterator[dict[str, Path]]:
     """One venv under the host's /tmp (a private tmpfs inside the sandbox) and
     one elsewhere (/var/tmp: not shown inside unless bound)."""
-    made = {"tmp": Path(tempfile.mkdtemp(prefix="arena-venv-", dir="/tmp")),
-            "elsewhere": Path(tempfile.mkdtemp(prefix="arena-venv-", dir="/var/tmp"))}
+    made = {
+        "tmp": Path(tempfile.mkdtemp(prefix="arena-venv-", dir="/tmp")),
+        "elsewhere": Path(tempfile.mkdtemp(prefix="arena-venv-", dir="/var/tmp")),
+    }
     try:
         yield {k: make_venv(v / "venv") for k, v in made.items()}
     finally:
@@ -112,7 +116,7 @@ def run_league(folder: Path, **env: str) -> tuple[list[MatchRecord], str]:
 def probe_py(kept: str) -> dict[str, str]:
     lines = [line for line in kept.splitlines() if line.startswith("PROBE-PY ")]
     assert lines, kept[-2000:]
-    return json.loads(lines[-1][len("PROBE-PY "):])
+    return json.loads(lines[-1][len("PROBE-PY ") :])
 
 
 # -- Python programs ------------------------------------------------------------
@@ -122,8 +126,9 @@ def probe_py(kept: str) -> dict[str, str]:
 @needs_bwrap
 @pytest.mark.parametrize("word", ["python3", "python"])
 @pytest.mark.parametrize("where", ["elsewhere", "tmp"])
-def test_bare_python_in_an_activated_venv_is_that_venvs(tmp_path: Path, venvs: dict[str, Path],
-                                                        word: str, where: str) -> None:
+def test_bare_python_in_an_activated_venv_is_that_venvs(
+    tmp_path: Path, venvs: dict[str, Path], word: str, where: str
+) -> None:
     """`command: [python3, ./bot.py]` with the venv activated: the venv's
     interpreter and its numpy, inside the sandbox, a league with no fault."""
     venv = venvs[where]
@@ -231,11 +236,19 @@ def test_a_pyenv_shim_is_resolved_the_way_pyenv_does(tmp_path: Path) -> None:
     (tmp_path / "work" / "deep").mkdir(parents=True)
     (tmp_path / "work" / ".python-version").write_text("# a comment\n3.0.1\n")
     with pytest.raises(Exception, match="pyenv shim.*3.0.1"):
-        resolve_program("python3", str(tmp_path / "bots"), "b", own, "bot b", env=env,
-                        cwd=str(tmp_path / "work" / "deep"))
+        resolve_program(
+            "python3", str(tmp_path / "bots"), "b", own, "bot b", env=env, cwd=str(tmp_path / "work" / "deep")
+        )
     # ... and PYENV_VERSION before both; a prefix means the latest release it starts.
-    rt = resolve_program("python3", str(tmp_path / "bots"), "b", own, "bot b",
-                         env={**env, "PYENV_VERSION": "9"}, cwd=str(tmp_path / "work"))
+    rt = resolve_program(
+        "python3",
+        str(tmp_path / "bots"),
+        "b",
+        own,
+        "bot b",
+        env={**env, "PYENV_VERSION": "9"},
+        cwd=str(tmp_path / "work"),
+    )
     assert rt.program == real
 
 
@@ -276,9 +289,21 @@ def test_the_python_bot_host_works_with_the_arena_in_a_venv_anywhere(tmp_path: P
                 (shutil.copytree if item.is_dir() else shutil.copy2)(item, site / item.name)
         ours = sysconfig.get_path("purelib")
         (site / "arena_src.pth").write_text(f"{Path(arena.__file__).resolve().parent.parent}\n{ours}\n")
-        r = subprocess.run([str(venv / "bin" / "python"), "-m", "arena", "check",
-                            str(ROOT / "tests" / "bots" / "steady.py"), "--turns", "30"],
-                           capture_output=True, text=True, timeout=300, cwd=tmp_path)
+        r = subprocess.run(
+            [
+                str(venv / "bin" / "python"),
+                "-m",
+                "arena",
+                "check",
+                str(ROOT / "tests" / "bots" / "steady.py"),
+                "--turns",
+                "30",
+            ],
+            capture_output=True,
+            text=True,
+            timeout=300,
+            cwd=tmp_path,
+        )
         assert r.returncode == 0, r.stdout + r.stderr
         assert "OK:" in r.stdout
     finally:
@@ -288,7 +313,7 @@ def test_the_python_bot_host_works_with_the_arena_in_a_venv_anywhere(tmp_path: P
 # -- Java -------------------------------------------------------------------------
 
 
-JAVA_BOT = '''\
+JAVA_BOT = """\
 import java.io.*;
 
 /** A protocol bot in Java: doubts any bid, opens on its most common face. */
@@ -331,7 +356,7 @@ public class Bot {
         }
     }
 }
-'''
+"""
 
 
 def java_bot(bots: Path, name: str, extra: str = "") -> Path:
@@ -341,8 +366,10 @@ def java_bot(bots: Path, name: str, extra: str = "") -> Path:
     subprocess.run([JAVAC or "javac", "-d", str(src), str(src / "Bot.java")], check=True, timeout=120)
     manifest = bots / f"{name}.yaml"
     # The JVM's own messages go to stderr (docs/protocol.md): stdout is the protocol's.
-    manifest.write_text("command: [java, -XX:+DisplayVMOutputToStderr, -Xlog:disable, -Xlog:all=warning:stderr, "
-                        f"-cp, ./{name}, Bot]\n{extra}")
+    manifest.write_text(
+        "command: [java, -XX:+DisplayVMOutputToStderr, -Xlog:disable, -Xlog:all=warning:stderr, "
+        f"-cp, ./{name}, Bot]\n{extra}"
+    )
     return manifest
 
 
@@ -412,7 +439,8 @@ def test_each_bot_runs_with_its_own_limits_recorded_in_run_json(tmp_path: Path) 
     meta = json.loads((proj / "results" / "live" / "run.json").read_text())
     assert {b["name"]: b["limits"] for b in meta["bots"]} == {
         "roomy": {"processes": 40, "memory_mb": 512, "open_files": 64},
-        "random": {"processes": 16, "memory_mb": 512, "open_files": 64}}
+        "random": {"processes": 16, "memory_mb": 512, "open_files": 64},
+    }
     assert meta["sandbox"]["max_processes"] == 40
     with pytest.raises(BotFault) as err, BotProcess(load_bot(proj / "bots" / "roomy.py")) as bot:
         bot.start()  # the run's limits, without its raise
@@ -487,8 +515,11 @@ def test_a_compiled_program_in_the_bots_folder_plays(tmp_path: Path, how: str) -
     (proj / "bots" / "cbot").mkdir()
     (proj / "bots" / "cbot" / "main.c").write_text(C_BOT)
     flags = ["-static"] if how == "static" else []
-    subprocess.run(["gcc", "-O2", *flags, "-o", str(proj / "bots" / "cbot" / "cbot"),
-                    str(proj / "bots" / "cbot" / "main.c")], check=True, timeout=120)
+    subprocess.run(
+        ["gcc", "-O2", *flags, "-o", str(proj / "bots" / "cbot" / "cbot"), str(proj / "bots" / "cbot" / "main.c")],
+        check=True,
+        timeout=120,
+    )
     (proj / "bots" / "cbot.yaml").write_text("command: [./cbot/cbot]\n")
     records, _ = run_league(proj)
     no_faults(records)
@@ -498,12 +529,23 @@ def test_a_compiled_program_in_the_bots_folder_plays(tmp_path: Path, how: str) -
 @pytest.mark.skipif(not available().cgroup("pids"), reason="no writable pids cgroup: no process limit to raise")
 def test_arena_check_and_arena_play_start_a_bot_with_its_own_limits(tmp_path: Path) -> None:
     (tmp_path / "roomy.py").write_text(ROOMY)
-    r = subprocess.run([*ARENA, "check", str(tmp_path / "roomy.py"), "--turns", "20"], capture_output=True,
-                       text=True, timeout=300, cwd=tmp_path)
+    r = subprocess.run(
+        [*ARENA, "check", str(tmp_path / "roomy.py"), "--turns", "20"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=tmp_path,
+    )
     assert r.returncode == 0 and "OK:" in r.stdout, r.stdout + r.stderr
     out = tmp_path / "games.jsonl"
-    r = subprocess.run([*ARENA, "play", "--bots", str(tmp_path / "roomy.py"), "--bots", "random", "--out", str(out)],
-                       input="quit\n", capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    r = subprocess.run(
+        [*ARENA, "play", "--bots", str(tmp_path / "roomy.py"), "--bots", "random", "--out", str(out)],
+        input="quit\n",
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=tmp_path,
+    )
     assert r.returncode == 0, r.stdout + r.stderr
     record = json.loads(out.read_text())
     assert [f["seat"] for f in record["faults"]] == [record["bots"].index("human")]  # only the human left

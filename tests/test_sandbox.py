@@ -28,13 +28,15 @@ pytestmark = pytest.mark.sandbox  # run as root and as an unprivileged user in C
 
 MECH = available()
 needs_bwrap = pytest.mark.skipif(MECH.bwrap is None, reason="bubblewrap is not installed")
-needs_cgroups = pytest.mark.skipif(not MECH.cgroup("pids") or not MECH.cgroup("memory"),
-                                   reason="no writable cgroup v1 pids/memory controllers")
+needs_cgroups = pytest.mark.skipif(
+    not MECH.cgroup("pids") or not MECH.cgroup("memory"), reason="no writable cgroup v1 pids/memory controllers"
+)
 REPO = Path(arena.__file__).resolve().parent.parent
 
 
-def play(name: str, *, limits: SandboxLimits = LIMITS, time: TimeControl = FAST,
-         **env: str) -> tuple[dict[str, Any] | None, BotFault | None, BotProcess]:
+def play(
+    name: str, *, limits: SandboxLimits = LIMITS, time: TimeControl = FAST, **env: str
+) -> tuple[dict[str, Any] | None, BotFault | None, BotProcess]:
     bot = BotProcess(spec(name, **env), limits, time)
     reply, fault = None, None
     try:
@@ -65,8 +67,10 @@ def test_unbounded_allocation_is_killed_at_the_memory_limit() -> None:
     assert "memory limit of 96 MB" in fault.detail
 
 
-@pytest.mark.skipif(MECH.bwrap is None or (MECH.root and not MECH.cgroup("pids")),
-                    reason="as root only a pids cgroup caps processes (RLIMIT_NPROC ignores uid 0)")
+@pytest.mark.skipif(
+    MECH.bwrap is None or (MECH.root and not MECH.cgroup("pids")),
+    reason="as root only a pids cgroup caps processes (RLIMIT_NPROC ignores uid 0)",
+)
 def test_fork_bomb_is_capped_and_cleaned_up() -> None:
     # play() checks that no forked child outlives close(); the autouse
     # fixture, that the bot's cgroups are gone.
@@ -104,8 +108,14 @@ def test_signals_do_not_leave_the_sandbox() -> None:
 @needs_bwrap
 def test_no_file_appears_outside_the_private_folder(tmp_path: Path) -> None:
     bots = Path(__file__).parent / "bots"
-    targets = [REPO / "ESCAPED.txt", REPO / "arena" / "escaped.py", bots / "escaped.txt",
-               tmp_path / "escaped.txt", Path("/tmp/arena-escaped.txt"), Path.home() / "escaped.txt"]
+    targets = [
+        REPO / "ESCAPED.txt",
+        REPO / "arena" / "escaped.py",
+        bots / "escaped.txt",
+        tmp_path / "escaped.txt",
+        Path("/tmp/arena-escaped.txt"),
+        Path.home() / "escaped.txt",
+    ]
     reply, fault, _ = play("writer.py", ARENA_TEST_PATHS=":".join(map(str, targets)))
     assert fault is None and reply is not None
     assert not any(r.endswith("written") and not r.startswith("/tmp/") for r in reply["writes"]), reply
@@ -119,8 +129,14 @@ def test_run_configs_results_and_other_bots_are_unreadable(tmp_path: Path) -> No
     secret.parent.mkdir()
     secret.write_text('{"seed": 42}')
     bots = Path(__file__).parent / "bots"
-    paths = [secret, REPO / "pyproject.toml", REPO / "README.md", bots / "steady.py",
-             bots / "reader.py", REPO / "arena" / "engine" / "rules.py"]
+    paths = [
+        secret,
+        REPO / "pyproject.toml",
+        REPO / "README.md",
+        bots / "steady.py",
+        bots / "reader.py",
+        REPO / "arena" / "engine" / "rules.py",
+    ]
     reply, fault, _ = play("reader.py", ARENA_TEST_PATHS=":".join(map(str, paths)))
     assert fault is None and reply is not None
     # Its own file and the arena package (public code) only.
@@ -156,8 +172,9 @@ def test_strict_runs_when_everything_is_there() -> None:
 
 
 @pytest.mark.skipif(MECH.unshare is None, reason="no working unshare")
-def test_degraded_unshare_mode_still_has_no_network(monkeypatch: pytest.MonkeyPatch,
-                                                     caplog: pytest.LogCaptureFixture) -> None:
+def test_degraded_unshare_mode_still_has_no_network(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
     monkeypatch.setattr(box_mod, "available", lambda: Mechanisms(None, MECH.unshare, MECH.cgroups, MECH.root))
     monkeypatch.setattr(box_mod, "_warned", set())
     with socket.socket() as listener:
@@ -188,8 +205,9 @@ def test_describe_names_the_mechanisms() -> None:
     assert "\n" not in line
 
 
-@pytest.mark.parametrize("bad", [{"mode": "loose"}, {"memory_mb": 0}, {"processes": 2}, {"open_files": 3},
-                                 {"output_bytes": -1}])
+@pytest.mark.parametrize(
+    "bad", [{"mode": "loose"}, {"memory_mb": 0}, {"processes": 2}, {"open_files": 3}, {"output_bytes": -1}]
+)
 def test_limits_are_validated(bad: dict[str, Any]) -> None:
     with pytest.raises(SandboxError):
         SandboxLimits(**bad)
@@ -200,9 +218,18 @@ def test_environment_is_scrubbed(monkeypatch: pytest.MonkeyPatch) -> None:
     box = sandbox.Sandbox(spec("steady.py"), LIMITS)
     env = box.env("/tmp")
     assert "ARENA_SECRET_TOKEN" not in env and env["HOME"] == "/tmp"
-    assert set(env) <= {"PATH", "HOME", "TMPDIR", "LANG", "ARENA_BOT", "PYTHONPATH",
-                        "PYTHONDONTWRITEBYTECODE", "PYTHONHASHSEED", "PYTHONIOENCODING",
-                        "ARENA_TEST_OWNER"}  # the last: the spec's own env, from spec()
+    assert set(env) <= {
+        "PATH",
+        "HOME",
+        "TMPDIR",
+        "LANG",
+        "ARENA_BOT",
+        "PYTHONPATH",
+        "PYTHONDONTWRITEBYTECODE",
+        "PYTHONHASHSEED",
+        "PYTHONIOENCODING",
+        "ARENA_TEST_OWNER",
+    }  # the last: the spec's own env, from spec()
 
 
 @pytest.fixture(autouse=True)

@@ -15,8 +15,7 @@ CLASSIC = {"classic": Rules().to_dict()}
 
 
 def sched(**kw):  # type: ignore[no-untyped-def]
-    args = dict(seed=11, n_entrants=6, sizes=(4,), matches=600, fmt="league", seating="roll",
-                variants=CLASSIC)
+    args = dict(seed=11, n_entrants=6, sizes=(4,), matches=600, fmt="league", seating="roll", variants=CLASSIC)
     args.update(kw)
     return build_schedule(**args)
 

@@ -30,8 +30,13 @@ LIZUMO = Rules.preset("lizumo").to_dict()
 
 
 def write_config(folder: Path, **cfg: object) -> Path:
-    data = {"name": "seating", "seed": 5, "matches": 30, "players": [2, 3, 4],
-            "bots": [TWO_PY, TWO_SH, "random", "probabilistic", "cautious", "calza"]}
+    data = {
+        "name": "seating",
+        "seed": 5,
+        "matches": 30,
+        "players": [2, 3, 4],
+        "bots": [TWO_PY, TWO_SH, "random", "probabilistic", "cautious", "calza"],
+    }
     data.update(cfg)
     path = folder / "c.yaml"
     path.write_text(json.dumps(data))
@@ -43,11 +48,11 @@ def write_config(folder: Path, **cfg: object) -> Path:
 
 @pytest.mark.parametrize("fmt,hero", [("league", None), ("round-robin", None), ("gauntlet", 1)])
 @pytest.mark.parametrize("seating", ["roll", "rotate"])
-def test_without_declarations_the_schedule_is_exactly_the_old_one(fmt: str, hero: int | None,
-                                                                   seating: str) -> None:
+def test_without_declarations_the_schedule_is_exactly_the_old_one(fmt: str, hero: int | None, seating: str) -> None:
     variants = {"classic": CLASSIC, "lizumo": LIZUMO}
-    args = dict(seed=3, n_entrants=6, sizes=(2, 3, 4), matches=60, fmt=fmt, seating=seating,
-                variants=variants, gauntlet=hero)
+    args = dict(
+        seed=3, n_entrants=6, sizes=(2, 3, 4), matches=60, fmt=fmt, seating=seating, variants=variants, gauntlet=hero
+    )
     before = build_schedule(**args)  # type: ignore[arg-type]
     labels = [f"b{i}" for i in range(6)]
     plan = seat_plan(labels, [Supports()] * 6, (2, 3, 4), variants, fmt, hero)
@@ -63,8 +68,17 @@ def test_a_two_player_bot_is_scheduled_only_at_two_player_tables(fmt: str, hero:
     sups = [Supports.from_data({"players": [2]}, "x")] * 2 + [Supports()] * 4
     plan = seat_plan(labels, sups, (2, 3, 4), {"classic": CLASSIC}, fmt, hero)
     assert plan == {2: (0, 1, 2, 3, 4, 5), 3: (2, 3, 4, 5), 4: (2, 3, 4, 5)}
-    specs = build_schedule(seed=1, n_entrants=6, sizes=(2, 3, 4), matches=90, fmt=fmt, seating="roll",
-                           variants={"classic": CLASSIC}, gauntlet=hero, seatable=plan)
+    specs = build_schedule(
+        seed=1,
+        n_entrants=6,
+        sizes=(2, 3, 4),
+        matches=90,
+        fmt=fmt,
+        seating="roll",
+        variants={"classic": CLASSIC},
+        gauntlet=hero,
+        seatable=plan,
+    )
     assert {len(s.entrants) for s in specs} == {2, 3, 4}
     for s in specs:
         if 0 in s.entrants or 1 in s.entrants:
@@ -105,8 +119,14 @@ def test_a_preset_restriction_under_two_variants(tmp_path: Path) -> None:
     text = str(err.value)
     assert "'classic_only'" in text and "variant 'lizumo'" in text and "supports.presets" in text
     # The starting dice are not part of a preset: classic with 3 dice is still classic.
-    ok = load_config(write_config(tmp_path, bots=[str(bot), "random", "cautious"], players=[3],
-                                  variants={"classic": {}, "short": {"preset": "classic", "dice": 3}}))
+    ok = load_config(
+        write_config(
+            tmp_path,
+            bots=[str(bot), "random", "cautious"],
+            players=[3],
+            variants={"classic": {}, "short": {"preset": "classic", "dice": 3}},
+        )
+    )
     assert [e.label for e in ok.entrants][0] == "classic_only"
 
 
@@ -116,8 +136,13 @@ def test_a_preset_restriction_under_two_variants(tmp_path: Path) -> None:
 def test_a_real_league_never_seats_the_two_player_bots_at_larger_tables(tmp_path: Path) -> None:
     cfg = write_config(tmp_path)
     out = tmp_path / "run"
-    r = subprocess.run([sys.executable, "-m", "arena", "run", str(cfg), "--workers", "2", "--out", str(out)],
-                       cwd=ROOT, capture_output=True, text=True, timeout=600)
+    r = subprocess.run(
+        [sys.executable, "-m", "arena", "run", str(cfg), "--workers", "2", "--out", str(out)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert r.returncode == 0, r.stderr + r.stdout
     records = list(iter_records(out))
     assert len(records) == 30
@@ -140,8 +165,13 @@ def test_a_real_league_never_seats_the_two_player_bots_at_larger_tables(tmp_path
 def test_arena_run_refuses_before_any_match(tmp_path: Path) -> None:
     cfg = write_config(tmp_path, players=[4])
     out = tmp_path / "run"
-    r = subprocess.run([sys.executable, "-m", "arena", "run", str(cfg), "--out", str(out)],
-                       cwd=ROOT, capture_output=True, text=True, timeout=120)
+    r = subprocess.run(
+        [sys.executable, "-m", "arena", "run", str(cfg), "--out", str(out)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert r.returncode != 0
     assert "'two_seater'" in r.stderr and "table size 4" in r.stderr and "supports.players" in r.stderr
     assert not out.exists()

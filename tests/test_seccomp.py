@@ -24,74 +24,200 @@ pytestmark = pytest.mark.sandbox  # run as root and as an unprivileged user in C
 
 MECH = available()
 REPO = Path(__file__).resolve().parent.parent
-needs_filter = pytest.mark.skipif(MECH.bwrap is None or seccomp.unavailable() is not None,
-                                  reason=f"no bubblewrap or no libseccomp: {seccomp.unavailable()}")
-x86_64 = pytest.mark.skipif(subprocess.run(["uname", "-m"], capture_output=True, text=True).stdout.strip()
-                            != "x86_64", reason="the raw probes use x86_64 system-call numbers")
+needs_filter = pytest.mark.skipif(
+    MECH.bwrap is None or seccomp.unavailable() is not None,
+    reason=f"no bubblewrap or no libseccomp: {seccomp.unavailable()}",
+)
+x86_64 = pytest.mark.skipif(
+    subprocess.run(["uname", "-m"], capture_output=True, text=True).stdout.strip() != "x86_64",
+    reason="the raw probes use x86_64 system-call numbers",
+)
 SLOW = TimeControl(budget_ms=20000, wall_factor=3.0, hello_ms=20000, grace_ms=200)
 
 # What each probe of tests/bots/syscalls.py must return under the filter.
 EXPECTED = {
-    "add_key": "EPERM", "request_key": "EPERM", "keyctl": "EPERM",
+    "add_key": "EPERM",
+    "request_key": "EPERM",
+    "keyctl": "EPERM",
     # Taking a lock "succeeds" without reaching the kernel; asking fails.
-    "flock": "ok", "fcntl F_SETLK": "ok", "fcntl F_SETLKW": "ok", "fcntl F_OFD_SETLK": "ok",
-    "fcntl F_OFD_SETLKW": "ok", "fcntl F_SETLK high bits": "ok", "locks held on /etc/passwd": "none",
-    "fcntl F_GETLK": "EPERM", "fcntl F_OFD_GETLK": "EPERM",
-    "fcntl F_GETLEASE": "EPERM", "fcntl F_SETLEASE": "EPERM", "fcntl F_NOTIFY": "EPERM",
-    "inotify_init": "EPERM", "inotify_init1": "EPERM", "inotify_add_watch": "EPERM",
-    "fanotify_init": "EPERM", "fanotify_mark": "EPERM",
-    "ptrace": "EPERM", "process_vm_readv": "EPERM", "process_vm_writev": "EPERM", "process_madvise": "EPERM",
-    "kcmp": "EPERM", "pidfd_getfd": "EPERM", "unshare": "EPERM", "setns": "EPERM",
-    **{f"clone {f}": "EPERM" for f in ("CLONE_NEWNS", "CLONE_NEWCGROUP", "CLONE_NEWUTS", "CLONE_NEWIPC",
-                                       "CLONE_NEWUSER", "CLONE_NEWPID", "CLONE_NEWNET")},
+    "flock": "ok",
+    "fcntl F_SETLK": "ok",
+    "fcntl F_SETLKW": "ok",
+    "fcntl F_OFD_SETLK": "ok",
+    "fcntl F_OFD_SETLKW": "ok",
+    "fcntl F_SETLK high bits": "ok",
+    "locks held on /etc/passwd": "none",
+    "fcntl F_GETLK": "EPERM",
+    "fcntl F_OFD_GETLK": "EPERM",
+    "fcntl F_GETLEASE": "EPERM",
+    "fcntl F_SETLEASE": "EPERM",
+    "fcntl F_NOTIFY": "EPERM",
+    "inotify_init": "EPERM",
+    "inotify_init1": "EPERM",
+    "inotify_add_watch": "EPERM",
+    "fanotify_init": "EPERM",
+    "fanotify_mark": "EPERM",
+    "ptrace": "EPERM",
+    "process_vm_readv": "EPERM",
+    "process_vm_writev": "EPERM",
+    "process_madvise": "EPERM",
+    "kcmp": "EPERM",
+    "pidfd_getfd": "EPERM",
+    "unshare": "EPERM",
+    "setns": "EPERM",
+    **{
+        f"clone {f}": "EPERM"
+        for f in (
+            "CLONE_NEWNS",
+            "CLONE_NEWCGROUP",
+            "CLONE_NEWUTS",
+            "CLONE_NEWIPC",
+            "CLONE_NEWUSER",
+            "CLONE_NEWPID",
+            "CLONE_NEWNET",
+        )
+    },
     "clone plain": "EINVAL",  # allowed: the kernel's own answer to the deliberately bad flags
     "clone3": "ENOSYS",
-    "mount": "EPERM", "umount2": "EPERM", "pivot_root": "EPERM", "chroot": "EPERM",
+    "mount": "EPERM",
+    "umount2": "EPERM",
+    "pivot_root": "EPERM",
+    "chroot": "EPERM",
     **{n: "ENOSYS" for n in ("fsopen", "fsconfig", "fsmount", "fspick", "move_mount", "open_tree", "mount_setattr")},
-    "name_to_handle_at": "EPERM", "open_by_handle_at": "EPERM",
-    "bpf": "EPERM", "perf_event_open": "EPERM", "userfaultfd": "EPERM",
-    "io_uring_setup": "ENOSYS", "io_uring_enter": "ENOSYS", "io_uring_register": "ENOSYS",
-    **{n: "EPERM" for n in ("init_module", "finit_module", "delete_module", "kexec_load", "kexec_file_load",
-                            "reboot", "acct", "swapon", "swapoff", "quotactl", "quotactl_fd", "syslog", "iopl",
-                            "ioperm", "uselib", "ustat", "sysfs", "settimeofday", "clock_settime",
-                            "clock_adjtime", "adjtimex", "modify_ldt", "migrate_pages", "move_pages")},
-    "personality query": "EPERM", "personality ADDR_NO_RANDOMIZE": "EPERM", "personality PER_LINUX": "ok",
+    "name_to_handle_at": "EPERM",
+    "open_by_handle_at": "EPERM",
+    "bpf": "EPERM",
+    "perf_event_open": "EPERM",
+    "userfaultfd": "EPERM",
+    "io_uring_setup": "ENOSYS",
+    "io_uring_enter": "ENOSYS",
+    "io_uring_register": "ENOSYS",
+    **{
+        n: "EPERM"
+        for n in (
+            "init_module",
+            "finit_module",
+            "delete_module",
+            "kexec_load",
+            "kexec_file_load",
+            "reboot",
+            "acct",
+            "swapon",
+            "swapoff",
+            "quotactl",
+            "quotactl_fd",
+            "syslog",
+            "iopl",
+            "ioperm",
+            "uselib",
+            "ustat",
+            "sysfs",
+            "settimeofday",
+            "clock_settime",
+            "clock_adjtime",
+            "adjtimex",
+            "modify_ldt",
+            "migrate_pages",
+            "move_pages",
+        )
+    },
+    "personality query": "EPERM",
+    "personality ADDR_NO_RANDOMIZE": "EPERM",
+    "personality PER_LINUX": "ok",
     **{f"socket {f}": "EAFNOSUPPORT" for f in ("AF_VSOCK", "AF_PACKET", "AF_ALG", "AF_APPLETALK", "AF_KEY")},
     **{f"socket {f}": "ok" for f in ("AF_UNIX", "AF_INET", "AF_INET6", "AF_NETLINK")},
     "socket AF_UNIX high bits": "EAFNOSUPPORT",  # the filter compares all 64 bits: any junk is refused
-    "ioctl TIOCSTI": "EPERM", "ioctl TIOCLINUX": "EPERM", "fcntl F_GETFD": "ok",
-    "i386: keyctl": "EPERM", "i386: flock": "ok", "i386: fcntl64 F_NOTIFY": "EPERM", "i386: inotify_init": "EPERM",
-    "i386: unshare": "EPERM", "i386: getpid": "ok",
+    "ioctl TIOCSTI": "EPERM",
+    "ioctl TIOCLINUX": "EPERM",
+    "fcntl F_GETFD": "ok",
+    "i386: keyctl": "EPERM",
+    "i386: flock": "ok",
+    "i386: fcntl64 F_NOTIFY": "EPERM",
+    "i386: inotify_init": "EPERM",
+    "i386: unshare": "EPERM",
+    "i386: getpid": "ok",
     "x32: keyctl": "EPERM",
-    "futex FUTEX_WAIT shared": "EAGAIN", "futex FUTEX_WAIT_BITSET shared": "EAGAIN",
+    "futex FUTEX_WAIT shared": "EAGAIN",
+    "futex FUTEX_WAIT_BITSET shared": "EAGAIN",
     "futex FUTEX_WAIT private": "ETIMEDOUT",  # allowed: the kernel's own timeout
     "futex_waitv": "ENOSYS",
     # The page cache of shared files: exact probes fail, hints are "done" and reach nothing.
-    "preadv2 RWF_NOWAIT": "ENOTSUP", "preadv2 RWF_NOWAIT in the 5th argument": "ENOTSUP",
-    "preadv2 plain": "ok", "pwritev2 RWF_NOWAIT": "ENOTSUP", "mincore": "ENOSYS", "cachestat": "ENOSYS",
-    **{f"fadvise64 POSIX_FADV_{a}": "ok" for a in ("WILLNEED", "DONTNEED", "RANDOM")}, "readahead": "ok",
+    "preadv2 RWF_NOWAIT": "ENOTSUP",
+    "preadv2 RWF_NOWAIT in the 5th argument": "ENOTSUP",
+    "preadv2 plain": "ok",
+    "pwritev2 RWF_NOWAIT": "ENOTSUP",
+    "mincore": "ENOSYS",
+    "cachestat": "ENOSYS",
+    **{f"fadvise64 POSIX_FADV_{a}": "ok" for a in ("WILLNEED", "DONTNEED", "RANDOM")},
+    "readahead": "ok",
     **{f"madvise MADV_{a}": "ok" for a in ("WILLNEED", "COLD", "PAGEOUT")},
     **{f"madvise MADV_{a}": "EINVAL" for a in ("POPULATE_READ", "POPULATE_WRITE", "COLLAPSE", "MERGEABLE")},
     **{f"madvise MADV_{a}": "ok" for a in ("DONTNEED", "FREE", "NOHUGEPAGE")},  # allowed: malloc's advice
     "prctl PR_SET_MEMORY_MERGE": "EINVAL",
-    "i386: fadvise64_64": "ok", "i386: fadvise64": "ok", "i386: readahead": "ok", "i386: mincore": "ENOSYS",
-    "i386: madvise MADV_PAGEOUT": "ok", "i386: cachestat": "ENOSYS", "x32: preadv2 RWF_NOWAIT": "ENOTSUP",
+    "i386: fadvise64_64": "ok",
+    "i386: fadvise64": "ok",
+    "i386: readahead": "ok",
+    "i386: mincore": "ENOSYS",
+    "i386: madvise MADV_PAGEOUT": "ok",
+    "i386: cachestat": "ENOSYS",
+    "x32: preadv2 RWF_NOWAIT": "ENOTSUP",
 }
 # Probes the kernel itself answers differently without the filter, here: the
 # channels and calls the filter is what stops (the rest the kernel refuses too,
 # for want of capabilities, and the filter is the second wall).
 CLOSED_BY_FILTER = {
-    "add_key", "keyctl", "locks held on /etc/passwd", "fcntl F_GETLK", "fcntl F_OFD_GETLK", "fcntl F_GETLEASE",
-    "fcntl F_NOTIFY", "inotify_init", "inotify_init1", "inotify_add_watch", "fanotify_init", "unshare",
-    "clone CLONE_NEWUSER", "clone3", "perf_event_open", "userfaultfd", "io_uring_setup", "personality query",
-    "modify_ldt", "socket AF_VSOCK", "i386: keyctl", "i386: fcntl64 F_NOTIFY", "i386: inotify_init",
-    "i386: unshare", "x32: keyctl", "futex FUTEX_WAIT shared", "futex FUTEX_WAIT_BITSET shared", "futex_waitv",
-    "preadv2 RWF_NOWAIT", "preadv2 RWF_NOWAIT in the 5th argument", "pwritev2 RWF_NOWAIT", "mincore", "cachestat",
-    "fadvise64 POSIX_FADV_WILLNEED", "fadvise64 POSIX_FADV_DONTNEED", "fadvise64 POSIX_FADV_RANDOM", "readahead",
-    "madvise MADV_WILLNEED", "madvise MADV_COLD", "madvise MADV_PAGEOUT", "madvise MADV_POPULATE_READ",
-    "madvise MADV_POPULATE_WRITE", "madvise MADV_COLLAPSE", "madvise MADV_MERGEABLE", "prctl PR_SET_MEMORY_MERGE",
-    "i386: fadvise64_64", "i386: fadvise64", "i386: readahead", "i386: mincore", "i386: madvise MADV_PAGEOUT",
-    "i386: cachestat", "x32: preadv2 RWF_NOWAIT",
+    "add_key",
+    "keyctl",
+    "locks held on /etc/passwd",
+    "fcntl F_GETLK",
+    "fcntl F_OFD_GETLK",
+    "fcntl F_GETLEASE",
+    "fcntl F_NOTIFY",
+    "inotify_init",
+    "inotify_init1",
+    "inotify_add_watch",
+    "fanotify_init",
+    "unshare",
+    "clone CLONE_NEWUSER",
+    "clone3",
+    "perf_event_open",
+    "userfaultfd",
+    "io_uring_setup",
+    "personality query",
+    "modify_ldt",
+    "socket AF_VSOCK",
+    "i386: keyctl",
+    "i386: fcntl64 F_NOTIFY",
+    "i386: inotify_init",
+    "i386: unshare",
+    "x32: keyctl",
+    "futex FUTEX_WAIT shared",
+    "futex FUTEX_WAIT_BITSET shared",
+    "futex_waitv",
+    "preadv2 RWF_NOWAIT",
+    "preadv2 RWF_NOWAIT in the 5th argument",
+    "pwritev2 RWF_NOWAIT",
+    "mincore",
+    "cachestat",
+    "fadvise64 POSIX_FADV_WILLNEED",
+    "fadvise64 POSIX_FADV_DONTNEED",
+    "fadvise64 POSIX_FADV_RANDOM",
+    "readahead",
+    "madvise MADV_WILLNEED",
+    "madvise MADV_COLD",
+    "madvise MADV_PAGEOUT",
+    "madvise MADV_POPULATE_READ",
+    "madvise MADV_POPULATE_WRITE",
+    "madvise MADV_COLLAPSE",
+    "madvise MADV_MERGEABLE",
+    "prctl PR_SET_MEMORY_MERGE",
+    "i386: fadvise64_64",
+    "i386: fadvise64",
+    "i386: readahead",
+    "i386: mincore",
+    "i386: madvise MADV_PAGEOUT",
+    "i386: cachestat",
+    "x32: preadv2 RWF_NOWAIT",
 }
 
 
@@ -106,8 +232,7 @@ def probe() -> dict[str, Any]:
 
 @needs_filter
 @x86_64
-def test_every_denied_call_fails_with_its_error_and_only_because_of_the_filter(
-        monkeypatch: pytest.MonkeyPatch) -> None:
+def test_every_denied_call_fails_with_its_error_and_only_because_of_the_filter(monkeypatch: pytest.MonkeyPatch) -> None:
     filtered = probe()
     assert filtered["seccomp"] == "2" and filtered["no_new_privs"] == "1"
     assert filtered["probes"] == EXPECTED
@@ -126,8 +251,8 @@ def test_every_denied_call_fails_with_its_error_and_only_because_of_the_filter(
 def test_every_entry_is_documented() -> None:
     """docs/sandbox.md's table names every denied call, and nothing the filter lacks."""
     text = (REPO / "docs" / "sandbox.md").read_text()
-    table = text[text.index("## The system-call filter"):]
-    table = table[:table.index("\n## ", 5)]
+    table = text[text.index("## The system-call filter") :]
+    table = table[: table.index("\n## ", 5)]
     documented = set(re.findall(r"`([a-z0-9_]+)`", table))
     denied = {d.syscall for d in seccomp.DENY}
     assert denied <= documented, denied - documented
@@ -156,8 +281,17 @@ def run_sandboxed(argv: list[str], limits: SandboxLimits, tmp_path: Path) -> sub
     box = Sandbox(load_bot(manifest), limits)
     try:
         cmd, env, cwd = box.command()
-        return subprocess.run(cmd, env=env, cwd=cwd, capture_output=True, text=True, timeout=60,
-                              pass_fds=box.pass_fds, preexec_fn=box.preexec(), start_new_session=True)
+        return subprocess.run(
+            cmd,
+            env=env,
+            cwd=cwd,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            pass_fds=box.pass_fds,
+            preexec_fn=box.preexec(),
+            start_new_session=True,
+        )
     finally:
         box.cleanup()
 
@@ -174,10 +308,19 @@ def program_bot(manifest: Path, limits: SandboxLimits) -> tuple[dict[str, Any], 
 # (which RLIMIT_AS counts where there is no memory cgroup): the limits and
 # heap flags a JVM bot needs.
 JVM_LIMITS = SandboxLimits(memory_mb=1024, processes=64)
-JVM_FLAGS = ["-Xmx64m", "-Xss512k", "-XX:ReservedCodeCacheSize=32m", "-XX:CompressedClassSpaceSize=64m",
-             "-XX:MaxMetaspaceSize=64m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1"]
-needs_java = pytest.mark.skipif(shutil.which("java") is None or shutil.which("javac") is None,
-                                reason="no JDK (java and javac); CI installs default-jdk-headless")
+JVM_FLAGS = [
+    "-Xmx64m",
+    "-Xss512k",
+    "-XX:ReservedCodeCacheSize=32m",
+    "-XX:CompressedClassSpaceSize=64m",
+    "-XX:MaxMetaspaceSize=64m",
+    "-XX:+UseSerialGC",
+    "-XX:TieredStopAtLevel=1",
+]
+needs_java = pytest.mark.skipif(
+    shutil.which("java") is None or shutil.which("javac") is None,
+    reason="no JDK (java and javac); CI installs default-jdk-headless",
+)
 
 
 @needs_filter

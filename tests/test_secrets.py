@@ -55,11 +55,21 @@ class ScriptedHuman(HumanPlayer):
 def test_control_the_old_play_match_id_gave_every_hand_away() -> None:
     """The attack is real: with the match id of old (``play-<seed>``), the bot derives its hand."""
     seed = 123456
-    spec = MatchSpec(index=0, match=f"play-{seed}", variant="classic", rules=Rules.preset("classic").to_dict(),
-                     entrants=(0, 1), seed=derive_seed("play", seed, "match"),
-                     dice_seed=derive_seed("play", seed, "dice"), table=0, rotation=0)
-    bots = [BotProcess(derive_spec(), LIMITS, CLOCK), BotProcess(load_bot(ROOT / "bots" / "probabilistic.py"),
-                                                                 LIMITS, CLOCK)]
+    spec = MatchSpec(
+        index=0,
+        match=f"play-{seed}",
+        variant="classic",
+        rules=Rules.preset("classic").to_dict(),
+        entrants=(0, 1),
+        seed=derive_seed("play", seed, "match"),
+        dice_seed=derive_seed("play", seed, "dice"),
+        table=0,
+        rotation=0,
+    )
+    bots = [
+        BotProcess(derive_spec(), LIMITS, CLOCK),
+        BotProcess(load_bot(ROOT / "bots" / "probabilistic.py"), LIMITS, CLOCK),
+    ]
     try:
         for b in bots:
             b.start()
@@ -89,9 +99,13 @@ def derive_logs() -> Iterator[list[str]]:
 
 
 def _play(seed: int, honest: bool) -> tuple[list[int], str]:
-    setup = PlaySetup(rules=Rules.preset("classic"), bots=(("derive", derive_spec(honest)),
-                                                           ("cautious", load_bot(ROOT / "bots" / "cautious.py"))),
-                      seed=seed, time=CLOCK, sandbox=LIMITS)
+    setup = PlaySetup(
+        rules=Rules.preset("classic"),
+        bots=(("derive", derive_spec(honest)), ("cautious", load_bot(ROOT / "bots" / "cautious.py"))),
+        seed=seed,
+        time=CLOCK,
+        sandbox=LIMITS,
+    )
     with derive_logs() as logs:
         outcome = play_human(setup, ScriptedHuman())
     assert str(seed) not in outcome.record.match
@@ -119,7 +133,7 @@ def test_arena_check_with_its_default_secret_seed_gives_nothing_away() -> None:
     assert "DERIVED check-" in "".join(logs)
     with derive_logs() as logs:
         report = check_bot(str(DERIVE), turns=150)
-    assert report.seed >= 2 ** 32 and f"--seed {report.seed}" in report.render()
+    assert report.seed >= 2**32 and f"--seed {report.seed}" in report.render()
     assert "DERIVED" not in "".join(logs) and "TRIED check-" in "".join(logs)
 
 
@@ -127,17 +141,27 @@ def _run(tmp_path: Path, seed: int | None) -> str:
     bots = tmp_path / f"bots{seed}"
     bots.mkdir()
     (bots / "derive.py").write_text(DERIVE.read_text())
-    cfg: dict[str, Any] = {"name": "d", "bots": [str(bots / "derive.py"), "probabilistic", "cautious"],
-                           "players": 3, "matches": 6, "workers": 1}
+    cfg: dict[str, Any] = {
+        "name": "d",
+        "bots": [str(bots / "derive.py"), "probabilistic", "cautious"],
+        "players": 3,
+        "matches": 6,
+        "workers": 1,
+    }
     if seed is not None:
         cfg["seed"] = seed
     path = tmp_path / f"d{seed}.yaml"
     path.write_text(json.dumps(cfg))
     out = tmp_path / f"out{seed}"
-    r = subprocess.run([sys.executable, "-m", "arena", "run", str(path), "--out", str(out)], cwd=ROOT,
-                       capture_output=True, text=True, timeout=300)
+    r = subprocess.run(
+        [sys.executable, "-m", "arena", "run", str(path), "--out", str(out)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert r.returncode == 0, r.stderr
-    if seed is not None and seed < 2 ** 32:
+    if seed is not None and seed < 2**32:
         assert "can be guessed" in r.stderr  # the run warns about a small explicit seed
     return "\n".join(p.read_text(errors="replace") for p in (out / "bots").rglob("*") if p.is_file())
 

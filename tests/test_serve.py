@@ -46,8 +46,14 @@ from arena.serve.table import assist_json, move_refusal  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--no-first-run"]
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--no-first-run",
+]
 # The screenshots of docs/serve.md: written there only when asked
 # (ARENA_SERVE_SHOTS=docs/serve), so a test run leaves the repository as it was.
 SHOTS = Path(os.environ.get("ARENA_SERVE_SHOTS") or tempfile.mkdtemp(prefix="serve-shots-"))
@@ -73,9 +79,18 @@ def _turn(rules: Rules, hands: list[list[int]], bids: list[tuple[int, int]], ope
 def _palifico_turn() -> Turn:
     """A palifico round (1s not wild, the face fixed), as the referee sends it."""
     rules = Rules.preset("classic")
-    msg = {"type": "turn", "match": "t-1", "round": 4, "seat": 1, "dice": [1, 3, 3, 6], "counts": [1, 4, 3],
-           "palifico": True, "history": [[0, 2, 3]],
-           "legal": {"dudo": True, "calza": False, "min_quantity": {"3": 3}, "max_quantity": 8}, "time_ms": 1000}
+    msg = {
+        "type": "turn",
+        "match": "t-1",
+        "round": 4,
+        "seat": 1,
+        "dice": [1, 3, 3, 6],
+        "counts": [1, 4, 3],
+        "palifico": True,
+        "history": [[0, 2, 3]],
+        "legal": {"dudo": True, "calza": False, "min_quantity": {"3": 3}, "max_quantity": 8},
+        "time_ms": 1000,
+    }
     start = match_start_message("t-1", 1, ["a", "b", "c"], rules.to_dict(), 7)
     import random
 
@@ -121,7 +136,7 @@ def _count_rolls(dice: tuple[int, ...], unseen: int, wild: bool, face: int) -> l
 def brute_force(turn: Turn, q: int, face: int, exact: bool = False) -> float:
     """P(bid q x face true), or P(exactly q), by counting every roll of the unseen dice."""
     tally = _count_rolls(tuple(turn.dice), turn.unseen, turn.wild, face)
-    hits = (tally[q] if 0 <= q < len(tally) else 0) if exact else sum(tally[max(q, 0):])
+    hits = (tally[q] if 0 <= q < len(tally) else 0) if exact else sum(tally[max(q, 0) :])
     return hits / 6**turn.unseen
 
 
@@ -146,7 +161,7 @@ def test_assist_figures_are_those_of_play_and_of_a_brute_force_count() -> None:
                 assert f"calza on {q}x{f}: P(exactly) {page['p_calza_text']}" in text
                 assert a.p_calza == pytest.approx(brute_force(turn, q, f, exact=True), abs=1e-12)
         shown = re.findall(r"raise (\d+)x(\d): P\(true\) ([\d.]+%)", text)
-        assert shown == [(str(q), str(f), t) for q, f, _, t in page["raises"][:len(shown)]]
+        assert shown == [(str(q), str(f), t) for q, f, _, t in page["raises"][: len(shown)]]
         for q, f, p, _ in page["raises"]:
             assert p == pytest.approx(brute_force(turn, q, f), abs=1e-12)
         for o in a.faces:  # the largest quantity still at >= 50%, and the next one below it
@@ -185,10 +200,17 @@ class Server:
 
         self.port = _free_port()
         self.out = out
-        self.opts = ServeOptions(port=self.port, out=out, key=key, away_s=away_s, run=run,
-                                 bots_dirs=(ROOT / "bots", ROOT / "tests" / "bots"))
-        config = uvicorn.Config(make_app(self.opts), host="127.0.0.1", port=self.port, log_level="warning",
-                                access_log=False, ws="websockets-sansio")
+        self.opts = ServeOptions(
+            port=self.port, out=out, key=key, away_s=away_s, run=run, bots_dirs=(ROOT / "bots", ROOT / "tests" / "bots")
+        )
+        config = uvicorn.Config(
+            make_app(self.opts),
+            host="127.0.0.1",
+            port=self.port,
+            log_level="warning",
+            access_log=False,
+            ws="websockets-sansio",
+        )
         self.server = uvicorn.Server(config)
         self.thread = threading.Thread(target=self.server.run, daemon=True)
         self.thread.start()
@@ -210,8 +232,12 @@ class Server:
 
 
 def post(url: str, data: Any, headers: dict[str, str] | None = None) -> tuple[int, Any]:
-    req = urllib.request.Request(url, data=json.dumps(data).encode(), method="POST",
-                                 headers={"Content-Type": "application/json", **(headers or {})})
+    req = urllib.request.Request(
+        url,
+        data=json.dumps(data).encode(),
+        method="POST",
+        headers={"Content-Type": "application/json", **(headers or {})},
+    )
     try:
         with urllib.request.urlopen(req, timeout=20) as resp:
             return resp.status, json.loads(resp.read())
@@ -240,13 +266,17 @@ def test_pages_are_locked_down_and_bad_tables_get_one_clear_error(server: Server
     assert status == 200
     csp = headers["content-security-policy"]
     assert "script-src 'self'" in csp and "default-src 'none'" in csp and "unsafe-inline" not in csp
-    assert "<script>" not in body and "<script src=\"/static/lobby.js\"" in body  # no inline script
+    assert "<script>" not in body and '<script src="/static/lobby.js"' in body  # no inline script
     assert headers["x-content-type-options"] == "nosniff" and headers["referrer-policy"] == "no-referrer"
     # DNS rebinding: a page of another name that resolves to 127.0.0.1
     assert get(server.base + "/api/options", {"Host": f"evil.example:{server.port}"})[0] == 403
     # a form of another site cannot start a table (no JSON without CORS)
-    req = urllib.request.Request(server.base + "/api/tables", data=b"preset=classic", method="POST",
-                                 headers={"Content-Type": "application/x-www-form-urlencoded"})
+    req = urllib.request.Request(
+        server.base + "/api/tables",
+        data=b"preset=classic",
+        method="POST",
+        headers={"Content-Type": "application/x-www-form-urlencoded"},
+    )
     with pytest.raises(urllib.error.HTTPError) as err:
         urllib.request.urlopen(req, timeout=10)
     assert err.value.code == 415
@@ -352,8 +382,10 @@ class Page:
         self.page = self.context.new_page()
         self.frames: list[dict[str, Any]] = []
         self.problems: list[str] = []
-        self.page.on("console", lambda m: self.problems.append(f"console {m.type}: {m.text}")
-                     if m.type in ("error", "warning") else None)
+        self.page.on(
+            "console",
+            lambda m: self.problems.append(f"console {m.type}: {m.text}") if m.type in ("error", "warning") else None,
+        )
         self.page.on("pageerror", lambda e: self.problems.append(f"page error: {e}"))
         self.page.on("websocket", lambda ws: ws.on("framereceived", self._frame))
         self.page.goto(url)
@@ -390,8 +422,9 @@ def _no_foreign_dice(frames: list[dict[str, Any]], my_seat: int | None) -> None:
 def next_turn(p: Page, last: str, timeout_s: float = 60) -> str | None:
     """Wait until page ``p`` draws a turn after turn ``last`` (the page's own
     count, ``body[data-turn]``) or the end; the turn's number, or None at the end."""
-    p.page.wait_for_selector(f'body[data-over="1"], body:not([data-turn="0"]):not([data-turn="{last}"])',
-                             timeout=timeout_s * 1000)
+    p.page.wait_for_selector(
+        f'body[data-over="1"], body:not([data-turn="0"]):not([data-turn="{last}"])', timeout=timeout_s * 1000
+    )
     if p.page.get_attribute("body", "data-over") == "1":
         return None
     return p.page.get_attribute("body", "data-turn")
@@ -410,8 +443,13 @@ def move(p: Page, by_key: bool) -> None:
         page.locator("#bid").click()
 
 
-def play_out(p: Page, *, keyboard_every: int = 2, at_reveal: Callable[[], None] | None = None,
-             at_bid: Callable[[], None] | None = None) -> int:
+def play_out(
+    p: Page,
+    *,
+    keyboard_every: int = 2,
+    at_reveal: Callable[[], None] | None = None,
+    at_bid: Callable[[], None] | None = None,
+) -> int:
     """Play the seat of page ``p`` to the end, every ``keyboard_every``-th move
     by keyboard, the others by mouse. Returns the number of moves made."""
     moves, last, refused = 0, "0", len(p.events("refused"))
@@ -452,6 +490,7 @@ def test_a_person_plays_a_whole_match_by_mouse_and_keyboard(server: Server, brow
         page.screenshot(path=str(SHOTS / "table-800.png"), full_page=True)
         page.locator("#assist-box").screenshot(path=str(SHOTS / "assist-800.png"))
         page.set_viewport_size({"width": 1400, "height": 1000})
+
     # a refused move: the words of arena play, and the seat is asked again
     page.fill("#move", "99x2")  # more dice than there are: never legal
     page.press("#move", "Enter")
@@ -476,7 +515,8 @@ def test_a_person_plays_a_whole_match_by_mouse_and_keyboard(server: Server, brow
     assert [r["dice"] for r in reveals] == [[sorted(h) for h in rr.dice] for rr in rec.rounds]
     assert [r["history"] for r in reveals] == [
         [[a.seat, a.action.quantity, a.action.face] for a in rr.actions if isinstance(a.action, Bid)]
-        for rr in rec.rounds]
+        for rr in rec.rounds
+    ]
     assert over["placements"] == list(rec.placements)
     seat = me.events("seat")[0]["seat"]
     assert rec.bots[seat] == "ana"
@@ -527,7 +567,8 @@ def test_the_lobby_starts_a_table_and_hands_out_its_links(server: Server, browse
     rec = table.outcome.record
     seat = rec.bots.index("person 1")
     assert [(f.seat, str(f.kind), f.detail) for f in rec.faults] == [
-        (seat, "crash", repr("the person left the table (the seat forfeits)"))]  # quoted, as every detail
+        (seat, "crash", repr("the person left the table (the seat forfeits)"))
+    ]  # quoted, as every detail
     assert not lobby.problems, lobby.problems
     lobby.context.close()
 
@@ -535,9 +576,24 @@ def test_the_lobby_starts_a_table_and_hands_out_its_links(server: Server, browse
 @pytest.mark.slow
 def test_the_command_says_how_it_listens(tmp_path: Path) -> None:
     port = _free_port()
-    proc = subprocess.Popen([sys.executable, "-m", "arena", "serve", "--host", "0.0.0.0", "--port", str(port),
-                             "--out", str(tmp_path / "t")], cwd=ROOT, stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, text=True)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "arena",
+            "serve",
+            "--host",
+            "0.0.0.0",
+            "--port",
+            str(port),
+            "--out",
+            str(tmp_path / "t"),
+        ],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
     try:
         assert proc.stdout is not None
         first = proc.stdout.readline() + proc.stdout.readline()
@@ -557,15 +613,36 @@ def test_the_command_says_how_it_listens(tmp_path: Path) -> None:
     finally:
         proc.terminate()
         proc.wait(20)
-    bad = subprocess.run([sys.executable, "-m", "arena", "serve", "--fallback", "nosuch", "--port", str(port),
-                          "--out", str(tmp_path / "t")], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    bad = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "arena",
+            "serve",
+            "--fallback",
+            "nosuch",
+            "--port",
+            str(port),
+            "--out",
+            str(tmp_path / "t"),
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert bad.returncode == 1 and "--fallback 'nosuch': no such bot" in bad.stderr, bad.stderr
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))
         taken.listen()
         busy = taken.getsockname()[1]
-        bad = subprocess.run([sys.executable, "-m", "arena", "serve", "--port", str(busy), "--out", str(tmp_path / "t")],
-                             cwd=ROOT, capture_output=True, text=True, timeout=60)
+        bad = subprocess.run(
+            [sys.executable, "-m", "arena", "serve", "--port", str(busy), "--out", str(tmp_path / "t")],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
     assert bad.returncode == 1 and f"--port {busy}: cannot listen there" in bad.stderr, bad.stderr
 
 
@@ -648,8 +725,9 @@ def test_a_person_gone_too_long_is_replaced_by_the_named_fallback_bot(tmp_path: 
         assert not rec.faults  # the seat was played on, not forfeited
         assert any(a.seat == seat for rr in rec.rounds for a in rr.actions)
         replaced = [ev for who, ev in t._log if ev["type"] == "replaced"]
-        assert replaced == [{"type": "replaced", "seat": seat, "by": "probabilistic",
-                             "why": "the person was away longer than 1 s"}]
+        assert replaced == [
+            {"type": "replaced", "seat": seat, "by": "probabilistic", "why": "the person was away longer than 1 s"}
+        ]
         assert _record(srv.out, rec.match).bots == rec.bots
     finally:
         srv.stop()
@@ -671,8 +749,14 @@ def test_the_live_page_reads_a_record_as_a_full_parse_would() -> None:
     rng = random.Random(3)
     rules = Rules.preset("classic")
     for i in range(60):
-        rec = synth_records.play(f"d-{i}", "classic", rules, rng.sample(list(synth_records.POLICIES), rng.randint(2, 4)),
-                                 rng.randrange(2**31), fault=(0, 2, "timeout") if i % 3 == 0 else None)
+        rec = synth_records.play(
+            f"d-{i}",
+            "classic",
+            rules,
+            rng.sample(list(synth_records.POLICIES), rng.randint(2, 4)),
+            rng.randrange(2**31),
+            fault=(0, 2, "timeout") if i % 3 == 0 else None,
+        )
         for f in rec["faults"]:
             f["detail"] = '],"placements":[9,9,9,9],"faults":[],"x":",\\"rounds":'
         for r in rec["rounds"]:
@@ -693,10 +777,18 @@ def test_the_live_page_follows_a_run_as_its_records_arrive(tmp_path: Path, brows
 
     rules = R.preset("classic")
     hostile = '<img src=x onerror="document.title=9">'
-    records = [synth_records.play(f"m-{i:03d}", "classic", rules,
-                                  ["random", "cautious", hostile if i % 2 else "sharp"], 100 + i,
-                                  fault=(0, 2, "timeout") if i == 3 else None, policy_of={hostile: "random"})
-               for i in range(12)]
+    records = [
+        synth_records.play(
+            f"m-{i:03d}",
+            "classic",
+            rules,
+            ["random", "cautious", hostile if i % 2 else "sharp"],
+            100 + i,
+            fault=(0, 2, "timeout") if i == 3 else None,
+            policy_of={hostile: "random"},
+        )
+        for i in range(12)
+    ]
     folder = tmp_path / "run"
     synth_records.write_run(folder, [], {"classic": rules.to_dict()}, status="running")
     meta = json.loads((folder / "run.json").read_text())
@@ -740,8 +832,13 @@ def test_the_live_page_follows_a_run_as_its_records_arrive(tmp_path: Path, brows
 @pytest.mark.slow
 def test_a_persons_games_are_rated_beside_the_bots(server: Server, browser: Any) -> None:
     """Runs after the matches above (pytest keeps the file's order): their folder is a run folder."""
-    proc = subprocess.run([sys.executable, "-m", "arena", "ratings", str(server.out)], capture_output=True,
-                          text=True, timeout=300, cwd=ROOT)
+    proc = subprocess.run(
+        [sys.executable, "-m", "arena", "ratings", str(server.out)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=ROOT,
+    )
     assert proc.returncode == 0, proc.stderr
     for name in ("ana", "bo", "probabilistic", "cautious"):
         assert re.search(rf"^\s*\d+\s+{re.escape(name)}\s+\d+", proc.stdout, re.M), proc.stdout

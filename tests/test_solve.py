@@ -112,8 +112,10 @@ def test_round_tree_and_payoffs_are_the_engines(preset: str, over: dict[str, Any
                 d = int(game.node_depth[node])
                 lv = game.levels[d]
                 i = node - lv.start
-                kids = [game.ladder[int(game.node_top[c])]
-                        for c in range(int(lv.child_start[i]), int(lv.child_start[i] + lv.n_children[i]))]
+                kids = [
+                    game.ladder[int(game.node_top[c])]
+                    for c in range(int(lv.child_start[i]), int(lv.child_start[i] + lv.n_children[i]))
+                ]
                 assert list(legal_actions(state)) == kids + ([DUDO] if d > 0 else [])
                 if d > 0 and (not kids or rng.random() < 0.3):
                     t = int(game.node_top[node])
@@ -172,8 +174,9 @@ def test_shipped_policies(name: str) -> None:
 # --- the equilibrium bot ------------------------------------------------------------
 
 
-def _turn(rules: Rules, seat: int, hands: list[tuple[int, ...]], bids: list[Bid], seed: int,
-          counts: tuple[int, int] = (1, 1)) -> tuple[Turn, Any]:
+def _turn(
+    rules: Rules, seat: int, hands: list[tuple[int, ...]], bids: list[Bid], seed: int, counts: tuple[int, int] = (1, 1)
+) -> tuple[Turn, Any]:
     state = deal(round_start(rules, counts), hands)
     for b in bids:
         state = apply(state, b)
@@ -255,7 +258,7 @@ def brute_force_br(rules: Rules, policy: Policy, br_seat: int) -> float:
         acts = legal_actions(s0)
         if s0.to_act == br_seat:
             return max(step(states, reach, a, None) for a in acts)
-        return sum(step(states, reach, a, [pol(s, o) .get(a, 0.0) for s, o in zip(states, faces)]) for a in acts)
+        return sum(step(states, reach, a, [pol(s, o).get(a, 0.0) for s, o in zip(states, faces)]) for a in acts)
 
     def step(states: list[Any], reach: list[float], a: Any, probs: list[float] | None) -> float:
         r = reach if probs is None else [x * p for x, p in zip(reach, probs)]
@@ -325,8 +328,9 @@ def test_brute_force_agrees_with_the_solver_on_uniform_play() -> None:
     """The two best responses (brute force here, the solver's) on the uniform strategy."""
     rules = rules_of("neller", {})
     solver = RoundSolver(round_game(rules, (1, 1)), lambda loser, k, _: -1.0 if loser == OPENER else 1.0)
-    uni = solver._normalise([np.zeros_like(c) for c in solver.regret_child],
-                            [np.zeros_like(u) for u in solver.regret_dudo], clip=True)
+    uni = solver._normalise(
+        [np.zeros_like(c) for c in solver.regret_child], [np.zeros_like(u) for u in solver.regret_dudo], clip=True
+    )
     brute = (brute_force_br(rules, uniform, 0) + brute_force_br(rules, uniform, 1)) / 2
     assert exploitability(solver, uni) == pytest.approx(brute, abs=1e-9)
 
@@ -365,9 +369,15 @@ def test_report_shows_exploitability_when_computed(tmp_path: Path) -> None:
     shutil.copytree(ROOT / "tests" / "data" / "run-2026-12-01", run)
     assert 'id="exploitability"' not in build_report(run, resamples=2)
     (run / "exploit").mkdir()
-    rep = {"bot": "<b>evil</b>", "game": "two players, dice=1", "exploitability": 0.25, "interval": None,
-           "br_opener": 0.2, "br_other": 0.3,
-           "worst": [{"role": "opener", "hand": "3", "bids": [], "best": "1x4", "loss": 0.1}]}
+    rep = {
+        "bot": "<b>evil</b>",
+        "game": "two players, dice=1",
+        "exploitability": 0.25,
+        "interval": None,
+        "br_opener": 0.2,
+        "br_other": 0.3,
+        "worst": [{"role": "opener", "hand": "3", "bids": [], "best": "1x4", "loss": 0.1}],
+    }
     (run / "exploit" / "evil-neller-1.json").write_text(json.dumps(rep))
     (run / "exploit" / "broken.json").write_text("{not json")
     page = build_report(run, resamples=2)

@@ -71,8 +71,9 @@ def test_the_paired_schedule_puts_a_and_b_in_one_seat_of_one_deal() -> None:
         seat = first.entrants.index(0)
         seats.add(seat)
         assert second.entrants[seat] == 1 and 1 not in first.entrants and 0 not in second.entrants
-        assert [e for i, e in enumerate(first.entrants) if i != seat] == \
-            [e for i, e in enumerate(second.entrants) if i != seat]
+        assert [e for i, e in enumerate(first.entrants) if i != seat] == [
+            e for i, e in enumerate(second.entrants) if i != seat
+        ]
         assert first.rules["seating"] == "fixed" and (first.repeat, second.repeat) == (0, 1)
     assert seats == {0, 1, 2, 3}  # the hero's seat goes round the table
     heads = sprt_schedule(seed=3, labels=["A", "B"], params=params, players=2, pairs=2, variant="c", rules=ONE_DIE)
@@ -83,8 +84,9 @@ def simulate(bots: dict[str, object], params: SprtParams, *, seed: int, pairs: i
     """One test with in-process bots through the referee, on the real paired schedule."""
     labels = list(bots)
     test = SprtTest(params, pairs)
-    for spec in sprt_schedule(seed=seed, labels=labels, params=params, players=players, pairs=pairs,
-                              variant="one-die", rules=ONE_DIE):
+    for spec in sprt_schedule(
+        seed=seed, labels=labels, params=params, players=players, pairs=pairs, variant="one-die", rules=ONE_DIE
+    ):
         names = [labels[e] for e in spec.entrants]
         seats = [InProcessTransport(bots[n], n) for n in names]  # type: ignore[arg-type]
         record = play_match(spec, seats, names, 1000).record
@@ -97,8 +99,7 @@ def simulate(bots: dict[str, object], params: SprtParams, *, seed: int, pairs: i
 def test_equal_bots_accept_h1_in_at_most_about_alpha_of_the_trials() -> None:
     params = SprtParams("A", "B", elo0=0, elo1=100, alpha=0.05, beta=0.05)
     trials = 150
-    verdicts = [simulate({"A": RANDOM, "B": RANDOM}, params, seed=1000 + k, pairs=400).verdict
-                for k in range(trials)]
+    verdicts = [simulate({"A": RANDOM, "B": RANDOM}, params, seed=1000 + k, pairs=400).verdict for k in range(trials)]
     h1 = verdicts.count("H1")
     # alpha 0.05 of 150 is 7.5 expected; the binomial's 3-sigma upper end is about 15.
     assert h1 <= 15, verdicts
@@ -117,18 +118,21 @@ def test_a_clearly_stronger_bot_accepts_h1_within_a_bounded_number_of_pairs() ->
 def test_in_a_field_equal_bots_do_not_accept_h1_and_a_stronger_one_does() -> None:
     params = SprtParams("A", "B", elo0=0, elo1=100, alpha=0.05, beta=0.05)
     field = {"x": CAUTIOUS, "y": RANDOM, "z": PROBABILISTIC}
-    equal = [simulate({"A": RANDOM, "B": RANDOM, **field}, params, seed=3000 + k, pairs=300, players=3).verdict
-             for k in range(30)]
+    equal = [
+        simulate({"A": RANDOM, "B": RANDOM, **field}, params, seed=3000 + k, pairs=300, players=3).verdict
+        for k in range(30)
+    ]
     assert equal.count("H1") <= 5, equal
-    stronger = [simulate({"A": PROBABILISTIC, "B": RANDOM, **field}, params, seed=4000 + k, pairs=300,
-                         players=3) for k in range(5)]
+    stronger = [
+        simulate({"A": PROBABILISTIC, "B": RANDOM, **field}, params, seed=4000 + k, pairs=300, players=3)
+        for k in range(5)
+    ]
     assert all(t.verdict == "H1" for t in stronger), [t.summary() for t in stronger]
 
 
 def test_the_verdict_reads_pairs_in_schedule_order_whatever_the_arrival() -> None:
     params = SprtParams("A", "B", elo0=0, elo1=100)
-    specs = sprt_schedule(seed=9, labels=["A", "B"], params=params, players=2, pairs=200, variant="c",
-                          rules=ONE_DIE)
+    specs = sprt_schedule(seed=9, labels=["A", "B"], params=params, players=2, pairs=200, variant="c", rules=ONE_DIE)
     records = []
     for spec in specs:
         names = ["A" if e == 0 else "B" for e in spec.entrants]
@@ -138,6 +142,7 @@ def test_the_verdict_reads_pairs_in_schedule_order_whatever_the_arrival() -> Non
     for rec in records:
         in_order.observe(rec)
     import random
+
     mixed = list(records)
     random.Random(1).shuffle(mixed)
     for rec in mixed:
@@ -163,8 +168,9 @@ def test_arena_sprt_for_real(tmp_path: Path) -> None:
     assert 2 * meta["sprt"]["decided_at"] <= 400  # a few hundred matches at most
     lines = (out / "games.jsonl").read_bytes()
     # The same command: already decided, said so, nothing played.
-    again = sprt_cli("probabilistic", "random", "--max-matches", "600", "--workers", "2", "--seed", "3",
-                     "--out", str(out))
+    again = sprt_cli(
+        "probabilistic", "random", "--max-matches", "600", "--workers", "2", "--seed", "3", "--out", str(out)
+    )
     assert again.returncode == 0 and "already decided" in again.stderr and "H1 accepted" in again.stdout
     assert (out / "games.jsonl").read_bytes() == lines
     # An ordinary run folder: rated like any other.

@@ -43,11 +43,16 @@ LIMITS = SandboxLimits(memory_mb=256, processes=32, output_bytes=1 << 20)
 BEFORE = StallSample(cpu_us=1_204_117, io_us=5_210, memory_us=0, frozen_us=41_683_705, at=100.0)
 
 
-def after(cpu: float = 0.0, io: float = 0.0, memory: float = 0.0, frozen: float = 0.0,
-          window: float = 0.39) -> StallSample:
-    return StallSample(BEFORE.cpu_us + int(cpu * 1e6), BEFORE.io_us + int(io * 1e6),
-                       BEFORE.memory_us + int(memory * 1e6), BEFORE.frozen_us + int(frozen * 1e6),
-                       BEFORE.at + window)
+def after(
+    cpu: float = 0.0, io: float = 0.0, memory: float = 0.0, frozen: float = 0.0, window: float = 0.39
+) -> StallSample:
+    return StallSample(
+        BEFORE.cpu_us + int(cpu * 1e6),
+        BEFORE.io_us + int(io * 1e6),
+        BEFORE.memory_us + int(memory * 1e6),
+        BEFORE.frozen_us + int(frozen * 1e6),
+        BEFORE.at + window,
+    )
 
 
 # -- the attribution, on samples ------------------------------------------------------
@@ -132,8 +137,17 @@ def entrants(*names: str) -> list[tuple[str, Any]]:
 
 def spec(i: int, entrants: tuple[int, ...] = (0, 1)) -> MatchSpec:
     rules = Rules.preset("classic", {"seating": "fixed", "first": "seat0"}).to_dict()
-    return MatchSpec(index=i, match=f"m-{i:06d}", variant="classic", rules=rules, entrants=entrants,
-                     seed=derive_seed("stalls", i), dice_seed=derive_seed("stalls-dice", i), table=i, rotation=0)
+    return MatchSpec(
+        index=i,
+        match=f"m-{i:06d}",
+        variant="classic",
+        rules=rules,
+        entrants=entrants,
+        seed=derive_seed("stalls", i),
+        dice_seed=derive_seed("stalls-dice", i),
+        table=i,
+        rotation=0,
+    )
 
 
 def hold_frozen(proc: BotProcess) -> None:
@@ -247,8 +261,9 @@ def test_a_bot_that_makes_its_own_stall_when_losing_gets_its_own_timeout() -> No
 def test_a_priority_the_bot_lowered_is_seen(tmp_path: Path) -> None:
     """What the attribution reads before it excuses a stall: a nice value the bot set itself."""
     bot = tmp_path / "niced.py"
-    bot.write_text("import os\nos.nice(7)\n\ndef act(turn):\n    return 'dudo' if turn.legal.dudo else "
-                   "next(turn.legal.bids())\n")
+    bot.write_text(
+        "import os\nos.nice(7)\n\ndef act(turn):\n    return 'dudo' if turn.legal.dudo else next(turn.legal.bids())\n"
+    )
     with BotProcess(load_bot(bot), LIMITS, CLOCK) as proc:
         proc.start()
         assert proc._box is not None
@@ -269,11 +284,18 @@ def test_a_worker_gets_a_cpu_group_of_its_own_and_dead_runs_groups_are_swept() -
     parent = cgroups.cpu_parent()
     if parent is None:
         pytest.skip("no v1 cpu hierarchy with autogroups here that we may create groups in")
-    code = ("import os\nfrom arena.sandbox import cgroups\n"
-            "path = cgroups.join_cpu_group()\nprint(path, flush=True)\n"
-            "print(open('/proc/self/cgroup').read(), flush=True)\nos._exit(0)\n")
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
-                          env={**os.environ, "PYTHONPATH": str(ROOT)})
+    code = (
+        "import os\nfrom arena.sandbox import cgroups\n"
+        "path = cgroups.join_cpu_group()\nprint(path, flush=True)\n"
+        "print(open('/proc/self/cgroup').read(), flush=True)\nos._exit(0)\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
     path, _, table = proc.stdout.partition("\n")
     assert path.startswith(os.path.join(parent, "arena-")) and path.endswith("-cpu"), proc.stdout + proc.stderr
     assert f":cpu:/{os.path.basename(path)}" in table
@@ -287,10 +309,17 @@ def test_a_worker_gets_a_cpu_group_of_its_own_and_dead_runs_groups_are_swept() -
 def test_a_worker_leaves_its_cpu_group_when_it_ends() -> None:
     if cgroups.cpu_parent() is None:
         pytest.skip("no v1 cpu hierarchy with autogroups here that we may create groups in")
-    code = ("import os\nfrom arena.sandbox import cgroups\n"
-            "path = cgroups.join_cpu_group()\ncgroups.leave_cpu_group(path)\n"
-            "print(path, os.path.exists(path), open('/proc/self/cgroup').read().count('-cpu'))\n")
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
-                          env={**os.environ, "PYTHONPATH": str(ROOT)})
+    code = (
+        "import os\nfrom arena.sandbox import cgroups\n"
+        "path = cgroups.join_cpu_group()\ncgroups.leave_cpu_group(path)\n"
+        "print(path, os.path.exists(path), open('/proc/self/cgroup').read().count('-cpu'))\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
     path, exists, count = proc.stdout.split()
     assert path.endswith("-cpu") and exists == "False" and count == "0", proc.stdout + proc.stderr

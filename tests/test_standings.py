@@ -84,8 +84,11 @@ def test_a_log_gets_one_plain_line_a_display() -> None:
     clock.t = 61
     st.tick(400, 1000)
     assert len(out) == 1 and out[0].count("\n") == 1 and "\r" not in out[0] and "\x1b" not in out[0]
-    assert re.fullmatch(r"live after 400/1000 matches \(1:01, 0 with faults\), Elo: 1\. bot0 \d+±\d+, "
-                        r"(\d\. bot\d \d+±\d+, ){4}7\. bot6 \d+±\d+ \(\+2 more\)\n", out[0]), out[0]
+    assert re.fullmatch(
+        r"live after 400/1000 matches \(1:01, 0 with faults\), Elo: 1\. bot0 \d+±\d+, "
+        r"(\d\. bot\d \d+±\d+, ){4}7\. bot6 \d+±\d+ \(\+2 more\)\n",
+        out[0],
+    ), out[0]
 
 
 def test_no_interval_before_a_bot_has_played_enough() -> None:

@@ -30,13 +30,19 @@ from arena.untrusted import load_untrusted_yaml
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples" / "bots"
-TOOLS = {"py_numpy": ("python3",), "java_odds": ("javac", "java"), "c_odds": ("cc",),
-         "node_odds": ("node",), "sh_odds": ("bash",)}
+TOOLS = {
+    "py_numpy": ("python3",),
+    "java_odds": ("javac", "java"),
+    "c_odds": ("cc",),
+    "node_odds": ("node",),
+    "sh_odds": ("bash",),
+}
 VIEWS = "limits" in arena.botfile.spec._MANIFEST_KEYS  # the runtimes-in-the-sandbox work has landed
-NEEDS_VIEWS = {"py_numpy": "its venv's interpreter and numpy are not shown inside bwrap (the base "
-                           "interpreter and its packages run instead)",
-               "java_odds": "the manifest's `limits:` key is unknown, and the JVM's /etc configuration "
-                            "is hidden inside bwrap"}
+NEEDS_VIEWS = {
+    "py_numpy": "its venv's interpreter and numpy are not shown inside bwrap (the base "
+    "interpreter and its packages run instead)",
+    "java_odds": "the manifest's `limits:` key is unknown, and the JVM's /etc configuration is hidden inside bwrap",
+}
 
 
 def build(name: str) -> Path:
@@ -50,11 +56,23 @@ def build(name: str) -> Path:
 
 def league(folder: Path, manifest: Path, sandbox: str) -> tuple[list[dict[str, Any]], Path]:
     cfg = folder / "league.yaml"
-    cfg.write_text(json.dumps({"name": "starters", "seed": 21, "matches": 30, "players": [2, 3, 4],
-                               "workers": 2, "bots": [str(manifest), "probabilistic", "cautious", "random"],
-                               "sandbox": {"mode": sandbox}, "out": str(folder / "run")}))
-    r = subprocess.run([sys.executable, "-m", "arena", "run", str(cfg)], cwd=folder, capture_output=True,
-                       text=True, timeout=900)
+    cfg.write_text(
+        json.dumps(
+            {
+                "name": "starters",
+                "seed": 21,
+                "matches": 30,
+                "players": [2, 3, 4],
+                "workers": 2,
+                "bots": [str(manifest), "probabilistic", "cautious", "random"],
+                "sandbox": {"mode": sandbox},
+                "out": str(folder / "run"),
+            }
+        )
+    )
+    r = subprocess.run(
+        [sys.executable, "-m", "arena", "run", str(cfg)], cwd=folder, capture_output=True, text=True, timeout=900
+    )
     assert r.returncode == 0, (r.stdout + r.stderr)[-4000:]
     return list(iter_records(folder / "run")), folder / "run"
 
@@ -64,8 +82,7 @@ def assert_plays_well(name: str, records: list[MatchRecord]) -> None:
     assert not [f for r in records for f in r.faults], [f for r in records for f in r.faults][:3]
     mine = [r for r in records if name in r.bots]
     assert len(mine) >= 10
-    place = {b: [r.placements[r.bots.index(b)] / len(r.bots) for r in records if b in r.bots]
-             for b in (name, "random")}
+    place = {b: [r.placements[r.bots.index(b)] / len(r.bots) for r in records if b in r.bots] for b in (name, "random")}
     # A real strategy: clearly ahead of the random bot, and it wins matches.
     assert sum(place[name]) / len(place[name]) < sum(place["random"]) / len(place["random"])
     assert sum(r.placements[r.bots.index(name)] == 1 for r in mine) >= 2
@@ -79,9 +96,15 @@ def numpy_origin(run: Path) -> str:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name", [
-    pytest.param(n, marks=pytest.mark.xfail(not VIEWS and n in NEEDS_VIEWS, strict=True,
-                                            reason=NEEDS_VIEWS.get(n, ""))) for n in TOOLS])
+@pytest.mark.parametrize(
+    "name",
+    [
+        pytest.param(
+            n, marks=pytest.mark.xfail(not VIEWS and n in NEEDS_VIEWS, strict=True, reason=NEEDS_VIEWS.get(n, ""))
+        )
+        for n in TOOLS
+    ],
+)
 def test_starter_in_the_full_sandbox(name: str, tmp_path: Path) -> None:
     manifest = build(name)
     report = check_bot(str(manifest), turns=300, seed=1, sandbox="strict")

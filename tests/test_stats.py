@@ -46,14 +46,27 @@ def _stat(table: pd.DataFrame, variant: str, name: str) -> pd.Series:
 
 # Worked out by hand from synth_records.hand_built()'s three v1 matches.
 V1_EXPECTED = {
-    "matches": 3, "rounds_per_match": 8 / 3, "rounds_p10": 1, "rounds_p50": 2, "rounds_p90": 5,
-    "decisions_per_match": 17 / 3, "opener_win_rate": 2 / 3,
+    "matches": 3,
+    "rounds_per_match": 8 / 3,
+    "rounds_p10": 1,
+    "rounds_p50": 2,
+    "rounds_p90": 5,
+    "decisions_per_match": 17 / 3,
+    "opener_win_rate": 2 / 3,
     "opener_fair_share": 4 / 9,
     # Per table size, against that size's fair share: B and C are 2-player, A 3-player.
-    "fair_share[2p]": 1 / 2, "opener_win_rate[2p]": 1.0, "seat0_win_rate[2p]": 1 / 2, "seat1_win_rate[2p]": 1 / 2,
-    "fair_share[3p]": 1 / 3, "opener_win_rate[3p]": 0.0, "seat0_win_rate[3p]": 0.0, "seat1_win_rate[3p]": 0.0,
+    "fair_share[2p]": 1 / 2,
+    "opener_win_rate[2p]": 1.0,
+    "seat0_win_rate[2p]": 1 / 2,
+    "seat1_win_rate[2p]": 1 / 2,
+    "fair_share[3p]": 1 / 3,
+    "opener_win_rate[3p]": 0.0,
+    "seat0_win_rate[3p]": 0.0,
+    "seat1_win_rate[3p]": 0.0,
     "seat2_win_rate[3p]": 1.0,
-    "dudo_calls_per_match": 2.0, "dudo_right_share": 3 / 6, "calza_calls_per_match": 1 / 3,
+    "dudo_calls_per_match": 2.0,
+    "dudo_right_share": 3 / 6,
+    "calza_calls_per_match": 1 / 3,
     "calza_right_share": 1.0,
     # The one calza (A round 2) was called with 1 + 2 + 2 dice in play.
     "calza_right_share[1-5 dice]": 1.0,
@@ -63,16 +76,30 @@ V1_EXPECTED = {
     "bid_false_share": 4 / 10,
     "palifico_rounds_per_match": 2 / 3,
     # A's palifico rounds: round 2 the opener (x) lost nothing (a right calza), round 5 the opener (y) lost.
-    "palifico_opener_lost_share": 1 / 2, "palifico_dudo_right_share": 1.0,
+    "palifico_opener_lost_share": 1 / 2,
+    "palifico_dudo_right_share": 1.0,
     "dice_lost_per_round": 6 / 7,
     # Held 1 die at a round's start: x and y in A, x in B, x and z in C; x won B and C.
     # Held 2: x, y, z in A (z won), y and x in B (x won).
-    "win_rate_holding[1]": 2 / 5, "win_rate_holding[2]": 2 / 5,
-    "faults_per_match": 1 / 3, "faulted_match_share": 1 / 3,
+    "win_rate_holding[1]": 2 / 5,
+    "win_rate_holding[2]": 2 / 5,
+    "faults_per_match": 1 / 3,
+    "faulted_match_share": 1 / 3,
 }
-V1_N = {"matches": 3, "seat2_win_rate[3p]": 1, "seat0_win_rate[2p]": 2, "dudo_right_share": 6,
-        "calza_right_share": 1, "challenged_bid_true_share": 7, "opener_win_rate": 3, "bid_false_share": 10,
-        "palifico_opener_lost_share": 2, "win_rate_holding[1]": 5, "fair_share[2p]": 2, "fair_share[3p]": 1}
+V1_N = {
+    "matches": 3,
+    "seat2_win_rate[3p]": 1,
+    "seat0_win_rate[2p]": 2,
+    "dudo_right_share": 6,
+    "calza_right_share": 1,
+    "challenged_bid_true_share": 7,
+    "opener_win_rate": 3,
+    "bid_false_share": 10,
+    "palifico_opener_lost_share": 2,
+    "win_rate_holding[1]": 5,
+    "fair_share[2p]": 2,
+    "fair_share[3p]": 1,
+}
 
 
 def test_variant_statistics_by_hand(hand: Any) -> None:
@@ -102,7 +129,8 @@ def test_skill_statistics_by_hand(hand: Any) -> None:
     sd = float(np.std([1600, 1500, 1400]))
     assert rows["elo_sd"][2] == pytest.approx(sd)
     assert rows["elo_sd"][3] == pytest.approx(sd, rel=0.03) and rows["elo_sd"][4] == pytest.approx(
-        float(np.std([1700, 1500, 1300])), rel=0.03)
+        float(np.std([1700, 1500, 1300])), rel=0.03
+    )
 
 
 def test_quantile_interval_is_the_order_statistic_interval() -> None:
@@ -119,8 +147,9 @@ def test_seat_fair_share_follows_table_size(tmp_path: Path) -> None:
     from arena.engine import rules as R
 
     rules = R.Rules.preset("classic", {})
-    recs = [S.play(f"m{i}", "classic", rules, ["sharp", "random", "random"] + ["random"] * (i % 2), i)
-            for i in range(12)]
+    recs = [
+        S.play(f"m{i}", "classic", rules, ["sharp", "random", "random"] + ["random"] * (i % 2), i) for i in range(12)
+    ]
     table = stats.variant_stats(from_records(S.typed(recs)))
     names = set(table["statistic"])
     assert {"fair_share[3p]", "fair_share[4p]", "seat3_win_rate[4p]"} <= names and "seat3_win_rate[3p]" not in names
@@ -130,8 +159,12 @@ def test_seat_fair_share_follows_table_size(tmp_path: Path) -> None:
 
 def test_proportions_carry_wilson_intervals(hand: Any) -> None:
     table = stats.variant_stats(hand)
-    for name, (k, n) in {"dudo_right_share": (3, 6), "challenged_bid_true_share": (4, 7),
-                         "opener_win_rate": (2, 3), "calza_right_share": (1, 1)}.items():
+    for name, (k, n) in {
+        "dudo_right_share": (3, 6),
+        "challenged_bid_true_share": (4, 7),
+        "opener_win_rate": (2, 3),
+        "calza_right_share": (1, 1),
+    }.items():
         row = _stat(table, "v1", name)
         low, high = wilson_by_hand(k, n)
         assert (row["low"], row["high"]) == pytest.approx((low, high), abs=1e-9), name
@@ -233,20 +266,42 @@ def _orders(variant: str, order: list[str], copies: int) -> list[MatchRecord]:
     (best first), with each pair also meeting once the other way round."""
     recs = []
     for i in range(copies):
-        recs.append({"match": f"{variant}-{i}", "variant": variant, "rules": {}, "seed": i, "bots": order,
-                     "placements": list(range(1, len(order) + 1)), "first": 0, "rounds": [],
-                     "rounds_played": 0})
+        recs.append(
+            {
+                "match": f"{variant}-{i}",
+                "variant": variant,
+                "rules": {},
+                "seed": i,
+                "bots": order,
+                "placements": list(range(1, len(order) + 1)),
+                "first": 0,
+                "rounds": [],
+                "rounds_played": 0,
+            }
+        )
     for j in range(len(order) - 1):
-        recs.append({"match": f"{variant}-r{j}", "variant": variant, "rules": {}, "seed": j,
-                     "bots": [order[j], order[j + 1]], "placements": [2, 1], "first": 0, "rounds": [],
-                     "rounds_played": 0})
+        recs.append(
+            {
+                "match": f"{variant}-r{j}",
+                "variant": variant,
+                "rules": {},
+                "seed": j,
+                "bots": [order[j], order[j + 1]],
+                "placements": [2, 1],
+                "first": 0,
+                "rounds": [],
+                "rounds_played": 0,
+            }
+        )
     return S.typed(recs)
 
 
 def test_variant_comparison_rank_correlation_and_change() -> None:
     bots = ["a", "b", "c", "d"]
-    res = from_records(_orders("same1", bots, 8) + _orders("same2", bots, 8) + _orders("flip", bots[::-1], 8),
-                       {"variants": {"same1": {}, "same2": {}, "flip": {}}})
+    res = from_records(
+        _orders("same1", bots, 8) + _orders("same2", bots, 8) + _orders("flip", bots[::-1], 8),
+        {"variants": {"same1": {}, "same2": {}, "flip": {}}},
+    )
     report = stats.rate_results(res, resamples=30)
     changes, corr = stats.variant_comparison(report)
     c = corr.set_index("variant")
@@ -288,8 +343,9 @@ def test_arena_ratings_json_and_csv(hand_run: Path) -> None:
     assert {r["bot"] for r in data["ratings"]} == {"x", "y", "z"}
     assert data["los"]["v1"]["x"]["x"] == 0.5
     assert not (hand_run / "ratings.csv").exists()
-    out = runner.invoke(main, ["ratings", str(hand_run), "--resamples", "10", "--csv", "--variant", "v1",
-                               "--anchor", "x=2000"])
+    out = runner.invoke(
+        main, ["ratings", str(hand_run), "--resamples", "10", "--csv", "--variant", "v1", "--anchor", "x=2000"]
+    )
     assert out.exit_code == 0, out.output
     lines = out.output.splitlines()
     assert lines[0].startswith("variant,bot,elo") and len(lines) == 4
@@ -336,7 +392,10 @@ def test_elo_table_text_for_arena_run(hand_run: Path, tmp_path: Path) -> None:
     assert one.startswith("v1: Plackett-Luce Elo") and "all:" not in one
     (tmp_path / "fresh").mkdir()
     (tmp_path / "fresh" / "run.json").write_text('{"name": "fresh", "status": "running"}')
-    assert commands.elo_table_text(tmp_path / "fresh") == f"no Elo table: {tmp_path / 'fresh'}: no finished match to rate yet"
+    assert (
+        commands.elo_table_text(tmp_path / "fresh")
+        == f"no Elo table: {tmp_path / 'fresh'}: no finished match to rate yet"
+    )
 
 
 @pytest.mark.slow
@@ -350,9 +409,27 @@ def test_default_league_separates_the_strongest_and_weakest_bots(tmp_path: Path)
     root = Path(__file__).resolve().parent.parent
     out = tmp_path / "league"
     proc = subprocess.run(
-        [sys.executable, "-m", "arena", "run", str(root / "configs" / "league.yaml"), "--matches", "300",
-         "--seed", "7", "--out", str(out), "--set", "bots=[bots/*.py]", "--set", "players=[4, 5]"],
-        cwd=root, capture_output=True, text=True, timeout=600,
+        [
+            sys.executable,
+            "-m",
+            "arena",
+            "run",
+            str(root / "configs" / "league.yaml"),
+            "--matches",
+            "300",
+            "--seed",
+            "7",
+            "--out",
+            str(out),
+            "--set",
+            "bots=[bots/*.py]",
+            "--set",
+            "players=[4, 5]",
+        ],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        timeout=600,
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
     table = stats.rate_results(load(out), resamples=100).table

@@ -26,9 +26,19 @@ HEADER = re.compile(r"^### arena: (m-\d{6}) · worker (\d+)(?: · (.*))?$")
 
 def play(folder: Path, matches: int) -> Path:
     cfg = folder / "c.yaml"
-    cfg.write_text(json.dumps({"name": "logs", "seed": 9, "matches": matches, "players": 3, "workers": 2,
-                               "bots": [LOGGER, LOGGER, "probabilistic", "random"],
-                               "out": str(folder / "run")}))
+    cfg.write_text(
+        json.dumps(
+            {
+                "name": "logs",
+                "seed": 9,
+                "matches": matches,
+                "players": 3,
+                "workers": 2,
+                "bots": [LOGGER, LOGGER, "probabilistic", "random"],
+                "out": str(folder / "run"),
+            }
+        )
+    )
     result = run(load_config(cfg))
     assert result.status == "complete", result.error
     return folder / "run"
@@ -66,7 +76,7 @@ def test_two_workers_every_line_under_its_match_and_nothing_lost(tmp_path: Path)
                     # Written on match_end, while the worker had already begun the
                     # process's next match: under that match's header, before its start.
                     ends.append(words[1])
-                    assert words[1] == match or f"start {match}" in " ".join(body[i + 1:]), (line, match)
+                    assert words[1] == match or f"start {match}" in " ".join(body[i + 1 :]), (line, match)
                     continue
                 lines[match].append(line)
             assert note in ("", "after its end"), note
@@ -107,10 +117,12 @@ def test_take_stderr_hands_out_each_byte_once_and_counts_what_it_dropped(tmp_pat
     from arena.sandbox import SandboxLimits
 
     bot = tmp_path / "noisy.py"
-    bot.write_text("import sys\nfrom arena.sdk import DUDO\n\n"
-                   "def act(turn):\n"
-                   "    sys.stderr.write('x' * 3000 + '\\n'); sys.stderr.flush()\n"
-                   "    return DUDO if turn.legal.dudo else next(iter(turn.legal.bids()))\n")
+    bot.write_text(
+        "import sys\nfrom arena.sdk import DUDO\n\n"
+        "def act(turn):\n"
+        "    sys.stderr.write('x' * 3000 + '\\n'); sys.stderr.flush()\n"
+        "    return DUDO if turn.legal.dudo else next(iter(turn.legal.bids()))\n"
+    )
     from arena.engine.rules import Rules, deal, new_match
     from arena.protocol.messages import match_start_message, turn_message
 

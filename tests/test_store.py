@@ -13,12 +13,32 @@ from arena.running.store import GAMES, RunStore, iter_records, read_run_json
 
 
 def rec(i: int) -> MatchRecord:
-    return MatchRecord.from_dict({"match": f"m-{i:06d}", "variant": "classic", "rules": {"dice": 1}, "seed": i, "bots": ["a", "b"],
+    return MatchRecord.from_dict(
+        {
+            "match": f"m-{i:06d}",
+            "variant": "classic",
+            "rules": {"dice": 1},
+            "seed": i,
+            "bots": ["a", "b"],
             "first": 0,
-            "rounds": [{"round": 1, "opener": 0, "palifico": False, "dice": [[2], [3]],
-                        "actions": [[0, "bid", 1, 2], [1, "dudo"]], "count": 1,
-                        "change": {"seat": 1, "delta": -1}}],
-            "placements": [1, 2], "rounds_played": 1, "faults": [], "think": [0.1, 0.2], "seconds": 0.5})
+            "rounds": [
+                {
+                    "round": 1,
+                    "opener": 0,
+                    "palifico": False,
+                    "dice": [[2], [3]],
+                    "actions": [[0, "bid", 1, 2], [1, "dudo"]],
+                    "count": 1,
+                    "change": {"seat": 1, "delta": -1},
+                }
+            ],
+            "placements": [1, 2],
+            "rounds_played": 1,
+            "faults": [],
+            "think": [0.1, 0.2],
+            "seconds": 0.5,
+        }
+    )
 
 
 FP = {"seed": 1, "bots": [["a", "x"], ["b", "y"]]}
@@ -33,8 +53,19 @@ def test_append_close_and_parquet(tmp_path: Path) -> None:
     meta = read_run_json(tmp_path / "run")
     assert meta is not None and meta["status"] == "complete" and meta["ended"]
     df = pd.read_parquet(tmp_path / "run" / "matches.parquet")
-    assert list(df.columns) == ["match", "variant", "seat", "bot", "place", "players", "rounds", "dice_left",
-                                "out_round", "fault", "seconds"]
+    assert list(df.columns) == [
+        "match",
+        "variant",
+        "seat",
+        "bot",
+        "place",
+        "players",
+        "rounds",
+        "dice_left",
+        "out_round",
+        "fault",
+        "seconds",
+    ]
     assert len(df) == 6
     row = df[(df["match"] == "m-000001") & (df["seat"] == 1)].iloc[0]
     assert row["dice_left"] == 0 and row["out_round"] == 1 and row["place"] == 2 and row["seconds"] == 0.2

@@ -63,8 +63,9 @@ def layer_of(module: str) -> int:
 def imports(tree: ast.AST, module: str) -> list[tuple[str, int]]:
     """Every module imported (absolute names), with its line."""
     out = []
-    package = module if (PACKAGE.parent / module.replace(".", "/") / "__init__.py").exists() else \
-        module.rpartition(".")[0]
+    package = (
+        module if (PACKAGE.parent / module.replace(".", "/") / "__init__.py").exists() else module.rpartition(".")[0]
+    )
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             out += [(a.name, node.lineno) for a in node.names]
@@ -78,8 +79,9 @@ def imports(tree: ast.AST, module: str) -> list[tuple[str, int]]:
             # `from arena import x` names a module x when arena/x exists
             for a in node.names:
                 sub = f"{base}.{a.name}"
-                if (PACKAGE.parent / sub.replace(".", "/")).exists() or \
-                        (PACKAGE.parent / (sub.replace(".", "/") + ".py")).exists():
+                if (PACKAGE.parent / sub.replace(".", "/")).exists() or (
+                    PACKAGE.parent / (sub.replace(".", "/") + ".py")
+                ).exists():
                     out.append((sub, node.lineno))
     return out
 
@@ -97,11 +99,14 @@ def test_no_module_imports_a_layer_above_its_own(path: Path) -> None:
         top = name.split(".")[0]
         if top == "arena":
             if layer_of(name) > mine:
-                wrong.append(f"{path.relative_to(PACKAGE.parent)}:{line} imports {name} "
-                             f"({LAYERS[layer_of(name)][0]}), above its layer {LAYERS[mine][0]}")
+                wrong.append(
+                    f"{path.relative_to(PACKAGE.parent)}:{line} imports {name} "
+                    f"({LAYERS[layer_of(name)][0]}), above its layer {LAYERS[mine][0]}"
+                )
         elif top in ONLY_IN and LAYERS[mine][0] not in ONLY_IN[top]:
-            wrong.append(f"{path.relative_to(PACKAGE.parent)}:{line} imports {top}, which only "
-                         f"{', '.join(ONLY_IN[top])} may use")
+            wrong.append(
+                f"{path.relative_to(PACKAGE.parent)}:{line} imports {top}, which only {', '.join(ONLY_IN[top])} may use"
+            )
     assert not wrong, "\n".join(wrong)
 
 

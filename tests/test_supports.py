@@ -15,8 +15,9 @@ from arena.errors import ConfigError
 def test_python_bot_declares_by_a_literal_read_without_importing(tmp_path: Path) -> None:
     bot = tmp_path / "two.py"
     # Importing this file would raise: the declaration must come from its syntax tree alone.
-    bot.write_text("raise SystemExit('imported on the host')\n"
-                   "SUPPORTS = {'players': [2], 'dice': '1-2', 'presets': ['neller']}\n")
+    bot.write_text(
+        "raise SystemExit('imported on the host')\nSUPPORTS = {'players': [2], 'dice': '1-2', 'presets': ['neller']}\n"
+    )
     sup = load_bot(bot).supports
     assert sup.players == {2} and sup.dice == {1, 2} and sup.presets == ("neller",)
     neller1 = Rules.preset("neller", {"dice": 1}).to_dict()
@@ -28,8 +29,12 @@ def test_python_bot_declares_by_a_literal_read_without_importing(tmp_path: Path)
 
 def test_preset_match_ignores_only_the_administrative_keys() -> None:
     sup = Supports.from_data({"presets": ["classic"]}, "x")
-    assert sup.why_not(Rules.preset("classic", {"dice": 3, "seating": "fixed", "first": "seat0",
-                                                "max_rounds": 50}).to_dict(), 4) is None
+    assert (
+        sup.why_not(
+            Rules.preset("classic", {"dice": 3, "seating": "fixed", "first": "seat0", "max_rounds": 50}).to_dict(), 4
+        )
+        is None
+    )
     assert sup.why_not(Rules.preset("classic", {"calza_reward": "bidder_loses"}).to_dict(), 4) is not None
 
 
@@ -50,16 +55,19 @@ def test_no_declaration_means_anything(tmp_path: Path) -> None:
     assert not sup.restricted and sup.why_not(Rules.preset("plain", {"dice": 10}).to_dict(), 10) is None
 
 
-@pytest.mark.parametrize("data,words", [
-    ({"players": [1]}, "supports.players: 1 is not an integer from 2 to 10"),
-    ({"players": "two"}, "supports.players"),
-    ({"dice": [0]}, "supports.dice: 0"),
-    ({"presets": ["chess"]}, "'chess' is not a preset"),
-    ({"rules": {"aces": [True]}}, "'aces' is not a rule key"),
-    ({"rules": {"ones": ["sideways"]}}, "supports.rules.ones"),
-    ({"tables": [2]}, "unknown key 'tables'"),
-    ([2], "expected a mapping"),
-])
+@pytest.mark.parametrize(
+    "data,words",
+    [
+        ({"players": [1]}, "supports.players: 1 is not an integer from 2 to 10"),
+        ({"players": "two"}, "supports.players"),
+        ({"dice": [0]}, "supports.dice: 0"),
+        ({"presets": ["chess"]}, "'chess' is not a preset"),
+        ({"rules": {"aces": [True]}}, "'aces' is not a rule key"),
+        ({"rules": {"ones": ["sideways"]}}, "supports.rules.ones"),
+        ({"tables": [2]}, "unknown key 'tables'"),
+        ([2], "expected a mapping"),
+    ],
+)
 def test_bad_declarations_name_the_key(tmp_path: Path, data: object, words: str) -> None:
     with pytest.raises(ConfigError) as err:
         Supports.from_data(data, f"bot manifest {str(tmp_path / 'b.yaml')!r}: supports")

@@ -39,8 +39,9 @@ OLD_RUN = HERE / "data" / "run-2026-12-01"
 def from_the_records(folder: Path) -> Results:
     """The folder loaded the long way: every record parsed and tabulated."""
     read = read_records(folder)
-    return from_records(sorted(read.records, key=lambda r: r.match), json.loads((folder / "run.json").read_text()),
-                        folder)
+    return from_records(
+        sorted(read.records, key=lambda r: r.match), json.loads((folder / "run.json").read_text()), folder
+    )
 
 
 def assert_same_as_the_records(folder: Path) -> None:
@@ -77,8 +78,14 @@ def test_a_played_run_writes_tables_that_give_the_records_statistics(tmp_path: P
 def test_the_tables_after_ctrl_c_and_after_the_resume(tmp_path: Path) -> None:
     cfg = write_config(tmp_path, **{**SLOW_RUN, "seed": 23, "matches": 40})  # lasts 4 s at least
     out = tmp_path / "o"
-    proc = subprocess.Popen([*ARENA, "run", str(cfg), "--out", str(out)], cwd=ROOT, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+    proc = subprocess.Popen(
+        [*ARENA, "run", str(cfg), "--out", str(out)],
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:
         if (out / "games.jsonl").exists() and (out / "games.jsonl").read_bytes().count(b"\n") >= 2:
@@ -188,20 +195,25 @@ def test_every_record_of_a_run_encodes(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("gz", [False, True])
 def test_a_compressed_run_keeps_its_tables(tmp_path: Path, gz: bool) -> None:
-    records = [S.play(f"m-{i:06d}", "classic", R.Rules.preset("classic"), ["random", "cautious", "sharp"], 1000 + i)
-               for i in range(12)]
+    records = [
+        S.play(f"m-{i:06d}", "classic", R.Rules.preset("classic"), ["random", "cautious", "sharp"], 1000 + i)
+        for i in range(12)
+    ]
     folder = S.write_run(tmp_path / "c", records, {"classic": R.Rules.preset("classic").to_dict()}, gz=gz)
     assert_same_as_the_records(folder)
 
 
 def test_a_resume_adds_to_the_tables_it_finds_fresh_without_deriving_them_again(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from arena.running import store as store_module
     from arena.running.store import RunStore
 
     rules = R.Rules.preset("classic")
-    recs = [MatchRecord.from_dict(S.play(f"m-{i:06d}", "classic", rules, ["random", "cautious", "sharp"], 50 + i))
-            for i in range(10)]
+    recs = [
+        MatchRecord.from_dict(S.play(f"m-{i:06d}", "classic", rules, ["random", "cautious", "sharp"], 50 + i))
+        for i in range(10)
+    ]
     fp = {"seed": 1, "bots": [["random", "x"]]}
     run = {"name": "t", "variants": {"classic": rules.to_dict()}}
     folder = tmp_path / "run"

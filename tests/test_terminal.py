@@ -47,12 +47,15 @@ def _referee_on_a_terminal(bot: Path, aim: Path | None = None) -> tuple[dict[str
                 proc.start()
                 proc.notify(match_start())
                 reply = proc.request({**TURN, "time_ms": 20000})[0]
-                groups = {"bot": os.getpgid(proc.pid), "referee": os.getpgid(0),
-                          "bot_session": os.getsid(proc.pid), "referee_session": os.getsid(0)}
+                groups = {
+                    "bot": os.getpgid(proc.pid),
+                    "referee": os.getpgid(0),
+                    "bot_session": os.getsid(proc.pid),
+                    "referee_session": os.getsid(0),
+                }
             pending = bytearray(4)
             fcntl.ioctl(0, termios.FIONREAD, pending)  # anything typed into the terminal's input
-            report = {"probed": reply.get("probed"), "groups": groups,
-                      "typed": int.from_bytes(pending, "little")}
+            report = {"probed": reply.get("probed"), "groups": groups, "typed": int.from_bytes(pending, "little")}
             os.write(1, b"\nREPORT " + json.dumps(report).encode() + b"\n")
             code = 0
         except BaseException as exc:  # noqa: BLE001 - the child must always exit

@@ -174,24 +174,28 @@ def check(record: MatchRecord) -> None:
 
 def test_a_replayed_second_call_is_a_rule_violation() -> None:
     rules = Rules.preset("classic", {"dice": 1, "palifico": False, "seating": "fixed", "first": "seat0", **DEAD})
-    r1 = RoundRecord(1, 0, False, ((2,), (3,), (4,)), (ActionRecord(0, bid(1, 2)), ActionRecord(1, DUDO)), 1,
-                     DiceChange(1, -1))
-    r2 = RoundRecord(2, 2, False, ((2,), (), (4,)),
-                     (ActionRecord(2, bid(1, 4)), ActionRecord(1, CALZA)), 1, DiceChange(1, 1))
+    r1 = RoundRecord(
+        1, 0, False, ((2,), (3,), (4,)), (ActionRecord(0, bid(1, 2)), ActionRecord(1, DUDO)), 1, DiceChange(1, -1)
+    )
+    r2 = RoundRecord(
+        2, 2, False, ((2,), (), (4,)), (ActionRecord(2, bid(1, 4)), ActionRecord(1, CALZA)), 1, DiceChange(1, 1)
+    )
     ok = MatchRecord("m-1", "v", rules, 7, ("a", "b", "c"), 0, (r1, r2), (1, 2, 3), 2, EndReason.ELIMINATION)
     with pytest.raises(ReplayMismatch, match="the record ends before the match does"):
         check(ok)  # the call was right: seat 1 is back, the match goes on
-    r2w = RoundRecord(2, 2, False, ((2,), (), (4,)),
-                      (ActionRecord(2, bid(1, 3)), ActionRecord(1, CALZA)), 0, DiceChange(1, 1))
+    r2w = RoundRecord(
+        2, 2, False, ((2,), (), (4,)), (ActionRecord(2, bid(1, 3)), ActionRecord(1, CALZA)), 0, DiceChange(1, 1)
+    )
     with pytest.raises(ReplayMismatch, match=r"change \(1, 1\), the rules give \(1, 0\)"):
         check(MatchRecord("m-1", "v", rules, 7, ("a", "b", "c"), 0, (r1, r2w), (1, 2, 3), 2, EndReason.ELIMINATION))
-    r3 = RoundRecord(3, 2, False, ((2,), (), (4,)),
-                     (ActionRecord(2, bid(1, 2)), ActionRecord(1, CALZA)), 1, DiceChange(1, 0))
-    r2x = RoundRecord(2, 2, False, ((2,), (), (4,)),
-                      (ActionRecord(2, bid(1, 3)), ActionRecord(1, CALZA)), 0, DiceChange(1, 0))
+    r3 = RoundRecord(
+        3, 2, False, ((2,), (), (4,)), (ActionRecord(2, bid(1, 2)), ActionRecord(1, CALZA)), 1, DiceChange(1, 0)
+    )
+    r2x = RoundRecord(
+        2, 2, False, ((2,), (), (4,)), (ActionRecord(2, bid(1, 3)), ActionRecord(1, CALZA)), 0, DiceChange(1, 0)
+    )
     with pytest.raises(ReplayMismatch, match="seat 1 acted, but seat 0 was to act"):
-        check(MatchRecord("m-1", "v", rules, 7, ("a", "b", "c"), 0, (r1, r2x, r3), (1, 3, 2), 3,
-                          EndReason.ELIMINATION))
+        check(MatchRecord("m-1", "v", rules, 7, ("a", "b", "c"), 0, (r1, r2x, r3), (1, 3, 2), 3, EndReason.ELIMINATION))
 
 
 def test_a_returned_player_is_placed_by_its_last_elimination() -> None:

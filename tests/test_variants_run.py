@@ -50,7 +50,8 @@ def league(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[MatchRe
 
 
 def test_every_record_of_the_league_replays_with_uniform_dice_and_no_violation(
-        league: tuple[Path, list[MatchRecord]]) -> None:
+    league: tuple[Path, list[MatchRecord]],
+) -> None:
     folder, records = league
     assert {r.players for r in records} == set(range(2, 11))
     assert {r.variant for r in records} == {"classic", "both"}
@@ -91,15 +92,20 @@ def test_every_record_of_the_league_replays_with_uniform_dice_and_no_violation(
 
 
 def test_arena_stats_reports_the_dead_mans_calls_and_the_change_in_match_length(
-        league: tuple[Path, list[MatchRecord]]) -> None:
+    league: tuple[Path, list[MatchRecord]],
+) -> None:
     folder, records = league
     result = CliRunner().invoke(main, ["stats", str(folder), "--no-write", "--csv", "--resamples", "20"])
     assert result.exit_code == 0, result.output
     table = [line.split(",") for line in result.output.splitlines() if line.count(",") == 5]
     rows = {(row[0], row[1]): row for row in table[1:]}
     both = [r for r in records if r.variant == "both"]
-    calls = sum(1 for r in both for rnd in r.rounds
-                if rnd.actions and type(rnd.actions[-1].action) is Calza and not rnd.dice[rnd.actions[-1].seat])
+    calls = sum(
+        1
+        for r in both
+        for rnd in r.rounds
+        if rnd.actions and type(rnd.actions[-1].action) is Calza and not rnd.dice[rnd.actions[-1].seat]
+    )
     row = rows[("both", "dead_mans_calls_per_match")]
     assert float(row[2]) == pytest.approx(calls / len(both))
     assert ("both", "dead_mans_right_share") in rows and ("both", "veteran_overrides_per_match") in rows
@@ -112,9 +118,14 @@ def test_arena_stats_reports_the_dead_mans_calls_and_the_change_in_match_length(
 
 
 RULE_DRAWS: dict[str, tuple[Any, ...]] = {
-    "dice": (1, 2, 3, 5), "dead_mans_dice": (1, 2, 3), "veteran_from": ("own", "any"),
-    "palifico_change_face": (False, True), "calza_reward": ("regain", "bidder_loses"),
-    "palifico_min_players": (2, 3), "calza_min_players": (2, 3), "penalty": ("one", "difference"),
+    "dice": (1, 2, 3, 5),
+    "dead_mans_dice": (1, 2, 3),
+    "veteran_from": ("own", "any"),
+    "palifico_change_face": (False, True),
+    "calza_reward": ("regain", "bidder_loses"),
+    "palifico_min_players": (2, 3),
+    "calza_min_players": (2, 3),
+    "penalty": ("one", "difference"),
 }
 
 
@@ -130,9 +141,17 @@ def test_records_of_random_rule_sets_with_the_new_keys_on_all_replay() -> None:
         rules = Rules.preset(rng.choice(("classic", "wikipedia")), over)
         n = rng.randint(2, 10)
         names = [rng.choice(cheap) for _ in range(n)]
-        spec = MatchSpec(index=i, match=f"m-{i:06d}", variant="random", rules=rules.to_dict(),
-                         entrants=tuple(range(n)), seed=derive_seed("p", i), dice_seed=derive_seed("d", i),
-                         table=i, rotation=0)
+        spec = MatchSpec(
+            index=i,
+            match=f"m-{i:06d}",
+            variant="random",
+            rules=rules.to_dict(),
+            entrants=tuple(range(n)),
+            seed=derive_seed("p", i),
+            dice_seed=derive_seed("d", i),
+            table=i,
+            rotation=0,
+        )
         rec = play_match(spec, [InProcessTransport(factories[b], b) for b in names], names, 1000).record
         state = check(MatchRecord.from_json(rec.to_json()))
         assert sorted(rec.placements) == list(range(1, n + 1))
@@ -166,15 +185,32 @@ def test_the_dead_mans_turn_shows_nothing_of_the_others_dice_and_parses() -> Non
 
 
 def test_a_protocol_1_bot_sees_a_table_without_the_variants_as_before_and_is_kept_out_of_one_with_them() -> None:
-    v1_keys = ["dice", "wild_ones", "ones", "open_on_ones", "calza", "calza_reward", "calza_min_players",
-               "palifico", "palifico_change_face", "palifico_min_players", "penalty", "seating", "first",
-               "max_rounds"]
+    v1_keys = [
+        "dice",
+        "wild_ones",
+        "ones",
+        "open_on_ones",
+        "calza",
+        "calza_reward",
+        "calza_min_players",
+        "palifico",
+        "palifico_change_face",
+        "palifico_min_players",
+        "penalty",
+        "seating",
+        "first",
+        "max_rounds",
+    ]
     for preset in ("classic", "lizumo", "wikipedia", "neller", "plain"):
         assert list(Rules.preset(preset).to_dict()) == v1_keys
-    undeclared, declared = Supports(), Supports.from_data(
-        {"rules": {"dead_mans_calza": [True, False]}}, "bots/x.py: SUPPORTS")
-    variants = {"classic": Rules.preset("classic").to_dict(),
-                "dead": Rules.preset("classic", {"dead_mans_calza": True}).to_dict()}
+    undeclared, declared = (
+        Supports(),
+        Supports.from_data({"rules": {"dead_mans_calza": [True, False]}}, "bots/x.py: SUPPORTS"),
+    )
+    variants = {
+        "classic": Rules.preset("classic").to_dict(),
+        "dead": Rules.preset("classic", {"dead_mans_calza": True}).to_dict(),
+    }
     with pytest.raises(ConfigError) as exc:
         seat_plan(["old", "new1", "new2"], [undeclared, declared, declared], [2], variants)
     msg = str(exc.value)
@@ -187,11 +223,20 @@ def test_a_protocol_1_bot_sees_a_table_without_the_variants_as_before_and_is_kep
 
 def play_one(bots: list[str], rules: Rules, seed: int) -> MatchRecord:
     names = [Path(b).stem for b in bots]
-    spec = MatchSpec(index=0, match="m-000000", variant="v", rules=rules.replace(seating="fixed").to_dict(),
-                     entrants=tuple(range(len(bots))), seed=derive_seed("s", seed),
-                     dice_seed=derive_seed("d", seed), table=0, rotation=0)
-    return play_match(spec, [InProcessTransport(load_python_bot(ROOT / b), n) for b, n in zip(bots, names)],
-                      names, 1000).record
+    spec = MatchSpec(
+        index=0,
+        match="m-000000",
+        variant="v",
+        rules=rules.replace(seating="fixed").to_dict(),
+        entrants=tuple(range(len(bots))),
+        seed=derive_seed("s", seed),
+        dice_seed=derive_seed("d", seed),
+        table=0,
+        rotation=0,
+    )
+    return play_match(
+        spec, [InProcessTransport(load_python_bot(ROOT / b), n) for b, n in zip(bots, names)], names, 1000
+    ).record
 
 
 def test_a_player_out_cannot_void_a_round_by_faulting() -> None:
@@ -200,8 +245,9 @@ def test_a_player_out_cannot_void_a_round_by_faulting() -> None:
     rules = Rules.preset("classic", {"dice": 1, "palifico": False, "dead_mans_calza": True})
     found = 0
     for seed in range(12):
-        rec = play_one(["tests/bots/dead_voider.py", "bots/probabilistic.py", "bots/cautious.py",
-                        "bots/random.py"], rules, seed)
+        rec = play_one(
+            ["tests/bots/dead_voider.py", "bots/probabilistic.py", "bots/cautious.py", "bots/random.py"], rules, seed
+        )
         check(rec)
         for f in rec.faults:
             assert f.seat == 0 and f.kind is FaultKind.ILLEGAL and "dudo" in f.detail
@@ -238,8 +284,13 @@ def test_arena_check_fuzzes_the_dead_mans_turn_for_a_bot_that_declares_the_varia
             return super().request(msg)
 
     space = fuzz_space(load_bot(ROOT / "bots" / "random.py").supports)
-    report = run_check(lambda: Recorder(load_python_bot(ROOT / "bots" / "random.py"), "random"), turns=1500,
-                       seed=4, space=space, repeat=False)
+    report = run_check(
+        lambda: Recorder(load_python_bot(ROOT / "bots" / "random.py"), "random"),
+        turns=1500,
+        seed=4,
+        space=space,
+        repeat=False,
+    )
     assert report.ok, report.render()
     assert report.actions["pass"] > 0 and report.actions["calza"] > 0
     starts = [m for m in seen if m["type"] == "match_start"]
@@ -250,8 +301,13 @@ def test_arena_check_fuzzes_the_dead_mans_turn_for_a_bot_that_declares_the_varia
     assert dead and all(m["dice"] == [] and m["counts"][m["seat"]] == 0 for m in dead)
     # a bot that answers its dead man's turn with dudo is told why
     voider = load_python_bot(HERE / "bots" / "dead_voider.py")
-    bad = run_check(lambda: InProcessTransport(voider, "dead_voider"), turns=4000, seed=4, repeat=False,
-                    space=fuzz_space(Supports.from_data({"rules": {"dead_mans_calza": [True, False]}}, "x")))
+    bad = run_check(
+        lambda: InProcessTransport(voider, "dead_voider"),
+        turns=4000,
+        seed=4,
+        repeat=False,
+        space=fuzz_space(Supports.from_data({"rules": {"dead_mans_calza": [True, False]}}, "x")),
+    )
     assert any("a player who is out may only call calza" in p.detail for p in bad.problems), bad.render()
 
 
@@ -263,10 +319,18 @@ def test_arena_play_asks_a_human_who_is_out_for_a_dead_mans_calza() -> None:
 
     rules = Rules.preset("classic", {"dead_mans_calza": True, "veteran_palifico": True})
     start = match_start_message("t-1", 1, ["a", "you", "c"], rules.to_dict(), 1)
-    dead_turn = {"type": "turn", "match": "t-1", "round": 4, "seat": 1, "dice": [], "counts": [3, 0, 2],
-                 "palifico": False, "history": [[0, 2, 5]],
-                 "legal": {"dudo": False, "calza": True, "min_quantity": {}, "max_quantity": 5, "pass": True},
-                 "time_ms": 1000}
+    dead_turn = {
+        "type": "turn",
+        "match": "t-1",
+        "round": 4,
+        "seat": 1,
+        "dice": [],
+        "counts": [3, 0, 2],
+        "palifico": False,
+        "history": [[0, 2, 5]],
+        "legal": {"dudo": False, "calza": True, "min_quantity": {}, "max_quantity": 5, "pass": True},
+        "time_ms": 1000,
+    }
     out = io.StringIO()
     human = HumanPlayer(io.StringIO("dudo\n3x5\npass\n"), out, assist=True)
     human.notify(start)  # type: ignore[arg-type]
@@ -277,17 +341,29 @@ def test_arena_play_asks_a_human_who_is_out_for_a_dead_mans_calza() -> None:
     assert "you are out; a dead man's calza" in text and "Your dice: none (out)" in text
     assert text.count("Not allowed: you are out: call calza (a dead man's calza, once a match) or pass") == 2
     assert "Legal: no bid; calza, pass" in text and "calza on 2x5: P(exactly)" in text
-    end = {"type": "round_end", "match": "t-1", "round": 4, "palifico": False, "history": [[0, 2, 5]],
-           "dice": [[5, 5, 2], [], [3, 4]], "bid": [0, 2, 5], "call": {"seat": 1, "kind": "calza"}, "count": 2,
-           "change": {"seat": 1, "delta": 2}, "counts": [3, 2, 2]}
+    end = {
+        "type": "round_end",
+        "match": "t-1",
+        "round": 4,
+        "palifico": False,
+        "history": [[0, 2, 5]],
+        "dice": [[5, 5, 2], [], [3, 4]],
+        "bid": [0, 2, 5],
+        "call": {"seat": 1, "kind": "calza"},
+        "count": 2,
+        "change": {"seat": 1, "delta": 2},
+        "counts": [3, 2, 2],
+    }
     human.notify(end)  # type: ignore[arg-type]
     assert "you called a dead man's calza on a's 2x5: there were 2" in out.getvalue()
     assert "you come back with 2 dice" in out.getvalue()
     assert play_setup(sets=["dead_mans_calza=true"]).rules.dead_mans_calza
     assert play_setup(bots=["tests/bots/passer.py"], sets=["dead_mans_calza=true"]).rules.dead_mans_calza
     with pytest.raises(RunError, match="veteran_palifico: passer does not declare"):
-        play_setup(bots=["tests/bots/passer.py", "bots/probabilistic.py"], sets=["dead_mans_calza=true",
-                                                                              "veteran_palifico=true"])
+        play_setup(
+            bots=["tests/bots/passer.py", "bots/probabilistic.py"],
+            sets=["dead_mans_calza=true", "veteran_palifico=true"],
+        )
     with pytest.raises(RunError, match="dead_mans_calza: steady does not declare"):
         play_setup(bots=["tests/bots/steady.py"], sets=["dead_mans_calza=true"])
 
@@ -303,16 +379,31 @@ def test_a_sandboxed_run_plays_the_dead_mans_turn_through_real_processes(tmp_pat
 
     from arena.running.store import iter_records
 
-    cfg = {"name": "dead", "seed": 3, "players": [4], "matches": 6, "format": "league",
-           "bots": ["bots/random.py", "bots/probabilistic.py", "bots/node_probabilistic.yaml",
-                    str(HERE / "bots" / "dead_voider.py")],
-           "variants": {"dead": {"preset": "classic", "dice": 2, "dead_mans_calza": True}},
-           "time": {"hello_ms": 60000, "wall_factor": 20}}
+    cfg = {
+        "name": "dead",
+        "seed": 3,
+        "players": [4],
+        "matches": 6,
+        "format": "league",
+        "bots": [
+            "bots/random.py",
+            "bots/probabilistic.py",
+            "bots/node_probabilistic.yaml",
+            str(HERE / "bots" / "dead_voider.py"),
+        ],
+        "variants": {"dead": {"preset": "classic", "dice": 2, "dead_mans_calza": True}},
+        "time": {"hello_ms": 60000, "wall_factor": 20},
+    }
     path = tmp_path / "dead.yaml"
     path.write_text(yaml.safe_dump(cfg))
     out = tmp_path / "run"
-    r = subprocess.run([sys.executable, "-m", "arena", "run", str(path), "--workers", "2", "--out", str(out)],
-                       cwd=ROOT, capture_output=True, text=True, timeout=600)
+    r = subprocess.run(
+        [sys.executable, "-m", "arena", "run", str(path), "--workers", "2", "--out", str(out)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert r.returncode == 0, r.stderr + r.stdout
     records = list(iter_records(out))
     assert len(records) == 6
@@ -330,8 +421,13 @@ def test_a_sandboxed_run_plays_the_dead_mans_turn_through_real_processes(tmp_pat
     assert said[("random", "pass")] + said[("random", "calza")] + said[("probabilistic", "pass")] > 0
     cfg["bots"] = [*cfg["bots"], "tests/bots/steady.py"]  # type: ignore[list-item]
     path.write_text(yaml.safe_dump(cfg))
-    r = subprocess.run([sys.executable, "-m", "arena", "run", str(path), "--out", str(tmp_path / "refused")],
-                       cwd=ROOT, capture_output=True, text=True, timeout=300)
+    r = subprocess.run(
+        [sys.executable, "-m", "arena", "run", str(path), "--out", str(tmp_path / "refused")],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert r.returncode != 0 and "'steady'" in r.stderr and "dead_mans_calza" in r.stderr, r.stderr
 
 
@@ -353,8 +449,10 @@ def test_a_program_that_insists_on_protocol_1_is_greeted_with_it_and_plays_as_be
         assert bot.start()["name"] == "v1_strict"
     out = tmp_path / "run"
     cfg = tmp_path / "v1.yaml"
-    cfg.write_text(f"name: v1\nseed: 4\nbots: [{ROOT / 'tests' / 'bots' / 'v1_strict.yaml'}, random]\nplayers: 2\n"
-                   f"matches: 4\nworkers: 1\nout: {out}\n")
+    cfg.write_text(
+        f"name: v1\nseed: 4\nbots: [{ROOT / 'tests' / 'bots' / 'v1_strict.yaml'}, random]\nplayers: 2\n"
+        f"matches: 4\nworkers: 1\nout: {out}\n"
+    )
     result = CliRunner().invoke(main, ["run", str(cfg), "--no-live"])
     assert result.exit_code == 0, result.output
     records = [line for line in (out / "games.jsonl").read_text().splitlines() if line]

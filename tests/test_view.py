@@ -19,7 +19,7 @@ View = Callable[[State, int], dict[str, Any]]
 def position(preset: str = "classic", players: int = 3, dice: int = 4, **over: Any) -> State:
     s = new_match(Rules.preset(preset, {"dice": dice, **over}), players)
     s = deal(s, [[5, 1, 3, 3][:dice], [2, 2, 6, 4][:dice], [6, 6, 6, 1][:dice]][:players])
-    for t in (("3x4", "4x4") if s.total >= 4 else ("1x4", "2x4")):
+    for t in ("3x4", "4x4") if s.total >= 4 else ("1x4", "2x4"):
         s = apply(s, parse_action(t))
     return s
 
@@ -39,8 +39,8 @@ def leaks(view: View, state: State, seat: int) -> bool:
             for face in range(1, 7):
                 if face == hand[i]:
                     continue
-                changed = hand[:i] + (face,) + hand[i + 1:]
-                dice = state.dice[:other] + (changed,) + state.dice[other + 1:]
+                changed = hand[:i] + (face,) + hand[i + 1 :]
+                dice = state.dice[:other] + (changed,) + state.dice[other + 1 :]
                 if json.dumps(view(state._replace(dice=dice), seat), sort_keys=True) != base:
                     return True
     return False
@@ -51,11 +51,18 @@ def test_turn_view_fields() -> None:
     assert s.to_act == 2
     v = turn_view(s, 2)
     assert v == {
-        "round": 1, "seat": 2, "dice": [1, 6, 6, 6], "counts": [4, 4, 4], "palifico": False,
+        "round": 1,
+        "seat": 2,
+        "dice": [1, 6, 6, 6],
+        "counts": [4, 4, 4],
+        "palifico": False,
         "history": [[0, 3, 4], [1, 4, 4]],
-        "legal": {"dudo": True, "calza": True,
-                  "min_quantity": {"1": 2, "2": 5, "3": 5, "4": 5, "5": 4, "6": 4},
-                  "max_quantity": 12},
+        "legal": {
+            "dudo": True,
+            "calza": True,
+            "min_quantity": {"1": 2, "2": 5, "3": 5, "4": 5, "5": 4, "6": 4},
+            "max_quantity": 12,
+        },
     }
     assert json.loads(json.dumps(v)) == v  # plain JSON data
 
@@ -79,9 +86,15 @@ def test_opening_view_and_palifico_flag() -> None:
     assert v["legal"]["min_quantity"]["1"] == 1  # aces are ordinary in palifico
 
 
-@pytest.mark.parametrize("preset,players,dice", [
-    ("classic", 3, 4), ("neller", 2, 1), ("plain", 3, 2), ("wikipedia", 2, 3),
-])
+@pytest.mark.parametrize(
+    "preset,players,dice",
+    [
+        ("classic", 3, 4),
+        ("neller", 2, 1),
+        ("plain", 3, 2),
+        ("wikipedia", 2, 3),
+    ],
+)
 def test_no_other_seat_dice_in_any_view(preset: str, players: int, dice: int) -> None:
     s = position(preset, players, dice)
     for seat in range(players):

@@ -92,11 +92,13 @@ def test_the_readme_walkthrough_adds_a_bot_to_the_league(tmp_path: Path) -> None
         outputs.append((step, proc))
     assert before, "the league was played before the bot was written"
     last = outputs[-1][1]
-    assert "league: adding mybot: only their matches against the pool are played; nothing recorded is replayed" \
+    assert (
+        "league: adding mybot: only their matches against the pool are played; nothing recorded is replayed"
         in last.stderr.splitlines()
+    )
     records = read_records(league).records
-    assert [r.match for r in records][:len(before)] == before  # nothing recorded was played again
-    added = records[len(before):]
+    assert [r.match for r in records][: len(before)] == before  # nothing recorded was played again
+    added = records[len(before) :]
     assert added and all("mybot" in r.bots for r in added)
     assert "mybot" in last.stdout  # rated in the final table
     assert read_run_json(league)["status"] == "complete"  # type: ignore[index]

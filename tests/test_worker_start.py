@@ -42,8 +42,15 @@ def test_a_table_with_broken_bots_is_launched_together_and_recorded(tmp_path: Pa
     # hello_ms 3 s: slow_start (30 s) and import_bomb (never ready) time out on start.
     clock = TimeControl(budget_ms=500, wall_factor=4.0, hello_ms=3000, grace_ms=200)
     worker = Worker(entrants, SandboxLimits(memory_mb=256), clock)
-    specs = build_schedule(seed=5, n_entrants=5, sizes=(5,), matches=2, fmt="round-robin", seating="rotate",
-                           variants={"classic": Rules.preset("classic").to_dict()})
+    specs = build_schedule(
+        seed=5,
+        n_entrants=5,
+        sizes=(5,),
+        matches=2,
+        fmt="round-robin",
+        seating="rotate",
+        variants={"classic": Rules.preset("classic").to_dict()},
+    )
     try:
         for spec in specs[:2]:
             res = worker.play(spec)
@@ -70,9 +77,20 @@ def test_a_table_with_broken_bots_is_launched_together_and_recorded(tmp_path: Pa
 def test_matches_parquet_from_memory_equals_the_folder_read_back(tmp_path: Path) -> None:
     cfg = tmp_path / "c.yaml"
     out = tmp_path / "run"
-    cfg.write_text(json.dumps({"name": "pq", "seed": 11, "players": [3, 4], "workers": 2, "matches": 6,
-                               "bots": ["random", "probabilistic", "cautious", "bluffer"], "out": str(out),
-                               "variants": {"classic": {"preset": "classic"}, "two": {"dice": 2}}}))
+    cfg.write_text(
+        json.dumps(
+            {
+                "name": "pq",
+                "seed": 11,
+                "players": [3, 4],
+                "workers": 2,
+                "matches": 6,
+                "bots": ["random", "probabilistic", "cautious", "bluffer"],
+                "out": str(out),
+                "variants": {"classic": {"preset": "classic"}, "two": {"dice": 2}},
+            }
+        )
+    )
 
     def stop_early(done: int, total: int, elapsed: float) -> None:
         if done >= 5:
@@ -99,8 +117,15 @@ def test_a_bot_that_spins_when_closed_costs_the_others_nothing_at_the_end(tmp_pa
     entrants = [(f"{n.split('.')[0]}{i}", load_bot(BOTS / n)) for i, n in enumerate(names)]
     clock = TimeControl(budget_ms=500, hello_ms=10_000, grace_ms=300)
     worker = Worker(entrants, SandboxLimits(memory_mb=256), clock)
-    spec = build_schedule(seed=9, n_entrants=3, sizes=(3,), matches=1, fmt="round-robin", seating="rotate",
-                          variants={"classic": Rules.preset("classic").to_dict()})[0]
+    spec = build_schedule(
+        seed=9,
+        n_entrants=3,
+        sizes=(3,),
+        matches=1,
+        fmt="round-robin",
+        seating="rotate",
+        variants={"classic": Rules.preset("classic").to_dict()},
+    )[0]
     cores = os.sched_getaffinity(0)
     os.sched_setaffinity(0, {min(cores)})  # the worker and its bots on one core, as a local worker runs
     try:

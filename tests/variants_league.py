@@ -31,16 +31,32 @@ from arena.match.referee import play_match  # noqa: E402
 from arena.protocol.loader import load_python_bot  # noqa: E402
 
 # Ten entrants, so that a table of ten seats distinct labels.
-ENTRANTS = ("random", "random#2", "probabilistic", "probabilistic#2", "cautious", "cautious#2", "bluffer",
-            "calza", "equilibrium", "bayes")
+ENTRANTS = (
+    "random",
+    "random#2",
+    "probabilistic",
+    "probabilistic#2",
+    "cautious",
+    "cautious#2",
+    "bluffer",
+    "calza",
+    "equilibrium",
+    "bayes",
+)
 VARIANTS: dict[str, dict[str, Any]] = {
     "classic": Rules.preset("classic").to_dict(),
     "both": Rules.preset("classic", {"dead_mans_calza": True, "veteran_palifico": True}).to_dict(),
 }
 
 
-def league(folder: Path, tables: int = 1, sizes: tuple[int, ...] = tuple(range(2, 11)), seed: int = 1,
-           variants: dict[str, dict[str, Any]] | None = None, time_ms: int = 1000) -> list[MatchRecord]:
+def league(
+    folder: Path,
+    tables: int = 1,
+    sizes: tuple[int, ...] = tuple(range(2, 11)),
+    seed: int = 1,
+    variants: dict[str, dict[str, Any]] | None = None,
+    time_ms: int = 1000,
+) -> list[MatchRecord]:
     """Play ``tables`` tables of each size under every variant; write the run
     folder (run.json, games.jsonl, matches.parquet, tables/); return the records."""
     variants = VARIANTS if variants is None else variants
@@ -53,8 +69,17 @@ def league(folder: Path, tables: int = 1, sizes: tuple[int, ...] = tuple(range(2
         entrants = tuple(sorted(rng.sample(range(len(ENTRANTS)), size)))
         dice_seed = derive_seed("variants-league", seed, t)
         for name, rules in variants.items():
-            spec = MatchSpec(index=index, match=match_id(index), variant=name, rules=rules, entrants=entrants,
-                             seed=derive_seed("match", seed, index), dice_seed=dice_seed, table=t, rotation=0)
+            spec = MatchSpec(
+                index=index,
+                match=match_id(index),
+                variant=name,
+                rules=rules,
+                entrants=entrants,
+                seed=derive_seed("match", seed, index),
+                dice_seed=dice_seed,
+                table=t,
+                rotation=0,
+            )
             labels = [ENTRANTS[e] for e in entrants]
             players = [InProcessTransport(factories[label], label) for label in labels]
             records.append(play_match(spec, players, labels, time_ms).record)
@@ -67,9 +92,15 @@ def write_folder(folder: Path, records: list[MatchRecord], variants: dict[str, d
     from arena.running.store import write_matches_parquet, write_tables
 
     folder.mkdir(parents=True, exist_ok=True)
-    run = {"name": folder.name, "seed": 1, "status": "complete", "version": "0.1.0",
-           "config": {"name": folder.name}, "variants": variants,
-           "bots": [{"name": b, "path": f"bots/{b.split('#')[0]}.py", "sha256": "0" * 64} for b in ENTRANTS]}
+    run = {
+        "name": folder.name,
+        "seed": 1,
+        "status": "complete",
+        "version": "0.1.0",
+        "config": {"name": folder.name},
+        "variants": variants,
+        "bots": [{"name": b, "path": f"bots/{b.split('#')[0]}.py", "sha256": "0" * 64} for b in ENTRANTS],
+    }
     (folder / "run.json").write_text(json.dumps(run, indent=2))
     (folder / "games.jsonl").write_bytes(b"".join(record_line(r) for r in records))
     write_matches_parquet(folder)

@@ -36,8 +36,10 @@ FORMATS = ("rankings", "pairwise", "pgn")
 def _records(run: str | Path) -> list[MatchRecord]:
     folder = Path(run)
     if not RunFolder(folder).is_run():
-        raise ArenaError(f"{folder}: not a run folder (no run.json or games.jsonl); name the folder "
-                         f"`arena run` wrote, e.g. results/league")
+        raise ArenaError(
+            f"{folder}: not a run folder (no run.json or games.jsonl); name the folder "
+            f"`arena run` wrote, e.g. results/league"
+        )
     return sorted(read_records(folder).records, key=lambda r: r.match)
 
 
@@ -49,7 +51,7 @@ def _ranking(rec: MatchRecord) -> list[str]:
 def _pairs(rec: MatchRecord) -> Iterator[tuple[str, str]]:
     order = _ranking(rec)
     for i, winner in enumerate(order):
-        for loser in order[i + 1:]:
+        for loser in order[i + 1 :]:
             yield winner, loser
 
 
@@ -63,8 +65,9 @@ def export_text(run: str | Path, fmt: str) -> str:
         raise ArenaError(f"--format {fmt}: not a format; use one of {', '.join(FORMATS)}")
     records = _records(run)
     if fmt == "rankings":
-        return "".join(json.dumps({"match": r.match, "variant": r.variant, "ranking": _ranking(r)}) + "\n"
-                       for r in records)
+        return "".join(
+            json.dumps({"match": r.match, "variant": r.variant, "ranking": _ranking(r)}) + "\n" for r in records
+        )
     if fmt == "pairwise":
         buf = io.StringIO()
         writer = csv.writer(buf, lineterminator="\n")
@@ -80,7 +83,9 @@ def export_text(run: str | Path, fmt: str) -> str:
             # advantage (BayesElo does) must not find one in who won.
             white, black = sorted((winner, loser))
             result = "1-0" if white == winner else "0-1"
-            games.append(f'[Event "{_pgn_value(r.match)}"]\n[Site "Dudo Arena"]\n[Round "{_pgn_value(r.variant)}"]\n'
-                         f'[White "{_pgn_value(white)}"]\n[Black "{_pgn_value(black)}"]\n[Result "{result}"]\n\n'
-                         f'{result}\n')
+            games.append(
+                f'[Event "{_pgn_value(r.match)}"]\n[Site "Dudo Arena"]\n[Round "{_pgn_value(r.variant)}"]\n'
+                f'[White "{_pgn_value(white)}"]\n[Black "{_pgn_value(black)}"]\n[Result "{result}"]\n\n'
+                f"{result}\n"
+            )
     return "\n".join(games)

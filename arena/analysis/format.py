@@ -21,8 +21,18 @@ import pandas as pd
 from arena.analysis.stats import DEFINITIONS, LEVEL, RatingReport, base_name
 from arena.untrusted import printable
 
-__all__ = ["csv_text", "explain_text", "format_ratings", "format_stats", "format_table", "ratings_json", "stat_cell",
-           "stat_cells", "stat_kind", "stats_json"]
+__all__ = [
+    "csv_text",
+    "explain_text",
+    "format_ratings",
+    "format_stats",
+    "format_table",
+    "ratings_json",
+    "stat_cell",
+    "stat_cells",
+    "stat_kind",
+    "stats_json",
+]
 
 CSV_FLOATS = "%.6g"
 """How a CSV writes a float: six significant digits (the intervals are not
@@ -80,17 +90,35 @@ def format_ratings(report: RatingReport, head_to_head: bool = False) -> str:
     for label, t in report.table.groupby("variant", sort=False):
         if len(labels) == 2 and label == labels[0]:
             continue  # one variant: the overall table is the same table, print it once
-        title = (f"{label}: Plackett-Luce Elo, {int(LEVEL * 100)}% bootstrap interval "
-                 f"({report.resamples} resamples, seed {report.seed})")
+        title = (
+            f"{label}: Plackett-Luce Elo, {int(LEVEL * 100)}% bootstrap interval "
+            f"({report.resamples} resamples, seed {report.seed})"
+        )
         if report.drop_admin_faults:
             title += ", administrative faults dropped"
         body = format_table(
             t.assign(rank=range(1, len(t) + 1)),
             formats={"elo": ".0f", "elo_low": ".0f", "elo_high": ".0f", "mean_place": ".2f", "elo_seq": ".0f"},
-            columns=["rank", "bot", "elo", "elo_low", "elo_high", "matches", "wins", "mean_place",
-                     "faults", "fault_kinds", "elo_seq"],
-            headers={"elo_low": "low", "elo_high": "high", "mean_place": "mean place",
-                     "fault_kinds": "fault kinds", "elo_seq": "seq. Elo*"},
+            columns=[
+                "rank",
+                "bot",
+                "elo",
+                "elo_low",
+                "elo_high",
+                "matches",
+                "wins",
+                "mean_place",
+                "faults",
+                "fault_kinds",
+                "elo_seq",
+            ],
+            headers={
+                "elo_low": "low",
+                "elo_high": "high",
+                "mean_place": "mean place",
+                "fault_kinds": "fault kinds",
+                "elo_seq": "seq. Elo*",
+            },
         )
         blocks.append(f"{title}\n{body}")
         if head_to_head:
@@ -99,16 +127,23 @@ def format_ratings(report: RatingReport, head_to_head: bool = False) -> str:
             share = h.pivot(index="bot", columns="opponent", values="share").reindex(index=order, columns=order)
             met = h.pivot(index="bot", columns="opponent", values="met").reindex(index=order, columns=order)
             cells = share.map(lambda x: "" if pd.isna(x) else f"{x:.2f}") + met.map(
-                lambda x: "" if pd.isna(x) else f" ({int(x)})")
-            blocks.append("head to head: share of meetings the row bot finished above the column bot (meetings)\n"
-                          + format_table(cells.reset_index().rename(columns={"bot": ""}).astype(str)))
+                lambda x: "" if pd.isna(x) else f" ({int(x)})"
+            )
+            blocks.append(
+                "head to head: share of meetings the row bot finished above the column bot (meetings)\n"
+                + format_table(cells.reset_index().rename(columns={"bot": ""}).astype(str))
+            )
             los = report.los[str(label)].reindex(index=order, columns=order)
-            blocks.append("likelihood of superiority: P(row stronger than column)\n"
-                          + format_table(los.map(lambda x: f"{x:.3f}").reset_index(names="").astype(str)))
+            blocks.append(
+                "likelihood of superiority: P(row stronger than column)\n"
+                + format_table(los.map(lambda x: f"{x:.3f}").reset_index(names="").astype(str))
+            )
     # Anchored, both columns put the anchor at the same Elo (stats.rate_results shifts seq. Elo).
     scale = f"; shifted, as the fit, to put {report.anchor} at {report.anchor_elo:g}" if report.anchor else ""
-    blocks.append("* seq. Elo: classic K-factor Elo in schedule order (match id); it depends on match order, "
-                  f"unlike the fit{scale}.")
+    blocks.append(
+        "* seq. Elo: classic K-factor Elo in schedule order (match id); it depends on match order, "
+        f"unlike the fit{scale}."
+    )
     if report.integrity is not None and report.integrity.lines():
         blocks.append("\n".join(printable(line, newlines=False) for line in report.integrity.lines()))
     return "\n\n".join(blocks)
@@ -125,7 +160,7 @@ def stat_kind(statistic: str) -> str:
         return "count"
     if base in ("elo_sd", "elo_change"):
         return "elo"
-    if base.startswith("rounds_p") and base[len("rounds_p"):].isdigit():
+    if base.startswith("rounds_p") and base[len("rounds_p") :].isdigit():
         return "rounds"
     if base == "rank_correlation":
         return "mean"
@@ -143,8 +178,12 @@ def stat_cell(statistic: str, value: Any, low: Any, high: Any) -> str:
     kind = stat_kind(statistic)
     if kind == "count":
         return f"{int(value):,}"
-    scale, spec, unit = {"percent": (100.0, ".1f", "%"), "elo": (1.0, ".0f", ""), "rounds": (1.0, ".0f", ""),
-                         "mean": (1.0, ".2f", "")}[kind]
+    scale, spec, unit = {
+        "percent": (100.0, ".1f", "%"),
+        "elo": (1.0, ".0f", ""),
+        "rounds": (1.0, ".0f", ""),
+        "mean": (1.0, ".2f", ""),
+    }[kind]
 
     def num(x: Any) -> str:
         return "?" if _missing(x) else format(float(x) * scale, spec)
@@ -157,9 +196,12 @@ def stat_cell(statistic: str, value: Any, low: Any, high: Any) -> str:
 
 def stat_cells(table: pd.DataFrame) -> dict[tuple[str, str], str]:
     """Every (statistic, variant) of a statistics table as its cell text."""
-    return {(str(name), str(v)): stat_cell(str(name), value, low, high)
-            for name, v, value, low, high in zip(table["statistic"], table["variant"], table["value"],
-                                                 table["low"], table["high"])}
+    return {
+        (str(name), str(v)): stat_cell(str(name), value, low, high)
+        for name, v, value, low, high in zip(
+            table["statistic"], table["variant"], table["value"], table["low"], table["high"]
+        )
+    }
 
 
 def _missing(x: object) -> bool:
@@ -204,8 +246,11 @@ def format_stats(table: pd.DataFrame, width: int = 120, legend: bool = True) -> 
 def explain_text(names: Sequence[str] | None = None, brief: bool = False) -> str:
     """The definitions of the statistics (``names``: those shown; None: all)."""
     keys = list(DEFINITIONS) if names is None else list(dict.fromkeys(base_name(n) for n in names))
-    head = ("Values: shares in %, Elo in points, means with 2 decimals; [low, high] is the 95% interval."
-            if brief else "What each statistic of `arena stats` is (value [95% interval]; docs/ratings.md):")
+    head = (
+        "Values: shares in %, Elo in points, means with 2 decimals; [low, high] is the 95% interval."
+        if brief
+        else "What each statistic of `arena stats` is (value [95% interval]; docs/ratings.md):"
+    )
     w = max(len(k) for k in keys) if keys else 0
     shown = {"seat_win_rate": "seatS_win_rate[Np]"}
     return head + "\n" + "\n".join(f"  {shown.get(k, k).ljust(w)}  {DEFINITIONS.get(k, '')}" for k in keys)
@@ -221,8 +266,11 @@ def ratings_json(report: RatingReport) -> dict[str, Any]:
         "ratings": rows(report.table),
         "head_to_head": rows(report.h2h),
         "los": {v: json.loads(m.to_json(orient="index")) for v, m in report.los.items()},
-        "resamples": report.resamples, "seed": report.seed, "prior_sd": report.prior_sd,
-        "anchor": report.anchor, "anchor_elo": report.anchor_elo,
+        "resamples": report.resamples,
+        "seed": report.seed,
+        "prior_sd": report.prior_sd,
+        "anchor": report.anchor,
+        "anchor_elo": report.anchor_elo,
         "drop_admin_faults": report.drop_admin_faults,
     }
     if report.integrity is not None and report.integrity.tested:  # only where a bot could be tested

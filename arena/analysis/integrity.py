@@ -24,9 +24,13 @@ def paired_run(meta: Mapping[str, Any]) -> bool:
     """Whether run.json describes a run that plays deals more than once:
     rotated seats, several variants of each table, or an SPRT's pairs."""
     schedule = meta.get("schedule") or {}
-    return (isinstance(schedule, Mapping) and schedule.get("seating") == "rotate"
-            or len(meta.get("variants") or {}) > 1 or bool(meta.get("sprt"))
-            or (meta.get("config") or {}).get("format") == "sprt")
+    return (
+        isinstance(schedule, Mapping)
+        and schedule.get("seating") == "rotate"
+        or len(meta.get("variants") or {}) > 1
+        or bool(meta.get("sprt"))
+        or (meta.get("config") or {}).get("format") == "sprt"
+    )
 
 
 def integrity_of(res: Results, seeds: Mapping[str, int] | None = None, alpha: float = ALPHA) -> IntegrityReport | None:
@@ -42,8 +46,9 @@ def integrity_of(res: Results, seeds: Mapping[str, int] | None = None, alpha: fl
     seats = res.seats
     order = {m: i for i, m in enumerate(sorted(matches["match"].tolist()))}  # schedule order: by match id
     plays = []
-    for m, seat, bot, place, players, variant in zip(*(seats[c].tolist() for c in (
-            "match", "seat", "bot", "place", "players", "variant"))):
+    for m, seat, bot, place, players, variant in zip(
+        *(seats[c].tolist() for c in ("match", "seat", "bot", "place", "players", "variant"))
+    ):
         deal = seeds.get(m)
         if deal is None or pd.isna(place):
             continue

@@ -56,8 +56,20 @@ from functools import cache
 from arena.engine.records import MatchRecord
 from arena.errors import ArenaError
 
-__all__ = ["LuckError", "LuckModel", "MODEL", "expected_strength", "features", "round_luck",
-           "deal_expectation", "match_luck", "Scores", "scores", "HeadToHead", "head_to_head"]
+__all__ = [
+    "LuckError",
+    "LuckModel",
+    "MODEL",
+    "expected_strength",
+    "features",
+    "round_luck",
+    "deal_expectation",
+    "match_luck",
+    "Scores",
+    "scores",
+    "HeadToHead",
+    "head_to_head",
+]
 
 FACES = (1, 2, 3, 4, 5, 6)
 Z95 = 1.959963984540054  # the two-sided 95% normal quantile
@@ -107,7 +119,7 @@ def expected_strength(n: int, wild: bool) -> float:
         for f in FACES:
             ways //= math.factorial(hand.count(f))
         total += ways * _counted(hand, _best_face(hand, wild), wild)
-    return total / float(6 ** n)
+    return total / float(6**n)
 
 
 @cache
@@ -155,15 +167,16 @@ def match_luck(record: MatchRecord, model: LuckModel = MODEL) -> float:
     other, so its luck is zero in expectation all the same.
     """
     if len(record.bots) != 2:
-        raise LuckError(f"match {record.match}: {len(record.bots)} players; the luck estimator "
-                        "covers heads-up matches (2 players) only")
+        raise LuckError(
+            f"match {record.match}: {len(record.bots)} players; the luck estimator "
+            "covers heads-up matches (2 players) only"
+        )
     wild = record.rules.wild_ones
     luck = 0.0
     for rnd in record.rounds:
         h0, h1 = rnd.dice
         luck += round_luck(h0, h1, wild and not rnd.palifico, model)
     return luck
-
 
 
 @dataclass(frozen=True, slots=True)
@@ -180,8 +193,9 @@ class Scores:
 def scores(record: MatchRecord, model: LuckModel = MODEL) -> Scores:
     luck = match_luck(record, model)
     won = tuple(1.0 if p == 1 else 0.0 for p in record.placements)
-    return Scores(record.match, record.seed, (record.bots[0], record.bots[1]), (won[0], won[1]),
-                  (won[0] - luck, won[1] + luck))
+    return Scores(
+        record.match, record.seed, (record.bots[0], record.bots[1]), (won[0], won[1]), (won[0] - luck, won[1] + luck)
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -245,15 +259,23 @@ def head_to_head_text(rows: Sequence[HeadToHead]) -> str:
     """The table ``arena ratings --luck`` prints: per pair, the first bot's win share
     plain and luck-reduced with 95% intervals, the deals behind them, and the factor."""
     if not rows:
-        return ("luck: no heads-up matches between two different entrants in this run "
-                f"(the estimator, {MODEL.name}, covers 2-player matches only)")
-    lines = [f"Heads-up win share with the luck of the deal removed (model {MODEL.name}; 95% intervals over deals)",
-             f"{'A':<20} {'B':<20} {'matches':>7} {'deals':>6}  {'A share plain':>17}  "
-             f"{'A share reduced':>17}  {'factor':>6}"]
+        return (
+            "luck: no heads-up matches between two different entrants in this run "
+            f"(the estimator, {MODEL.name}, covers 2-player matches only)"
+        )
+    lines = [
+        f"Heads-up win share with the luck of the deal removed (model {MODEL.name}; 95% intervals over deals)",
+        f"{'A':<20} {'B':<20} {'matches':>7} {'deals':>6}  {'A share plain':>17}  "
+        f"{'A share reduced':>17}  {'factor':>6}",
+    ]
     for r in rows:
         factor = f"{r.factor:6.2f}" if math.isfinite(r.factor) else f"{'-':>6}"
-        lines.append(f"{r.a:<20} {r.b:<20} {r.matches:>7} {r.deals:>6}  {r.mean:7.3f} ± {r.half:<7.3f}  "
-                     f"{r.mean_reduced:7.3f} ± {r.half_reduced:<7.3f}  {factor}")
-    lines.append("factor: plain variance over reduced, how many times fewer deals the reduced share needs "
-                 "for the same interval (below 1: the model adds noise for this pair; docs/ratings.md, Luck)")
+        lines.append(
+            f"{r.a:<20} {r.b:<20} {r.matches:>7} {r.deals:>6}  {r.mean:7.3f} ± {r.half:<7.3f}  "
+            f"{r.mean_reduced:7.3f} ± {r.half_reduced:<7.3f}  {factor}"
+        )
+    lines.append(
+        "factor: plain variance over reduced, how many times fewer deals the reduced share needs "
+        "for the same interval (below 1: the model adds noise for this pair; docs/ratings.md, Luck)"
+    )
     return "\n".join(lines)

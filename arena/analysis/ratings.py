@@ -309,9 +309,7 @@ def bradley_terry(
     return fit_plackett_luce(n_items, outcomes, prior_sd=prior_sd, max_iter=max_iter)
 
 
-def to_elo(
-    theta: FloatArray, *, anchor: int | None = None, anchor_elo: float = 1500.0
-) -> FloatArray:
+def to_elo(theta: FloatArray, *, anchor: int | None = None, anchor_elo: float = 1500.0) -> FloatArray:
     """Log-strengths on the Elo scale: mean ``anchor_elo``, or item ``anchor``
     at ``anchor_elo``. Works on one vector or on rows of bootstrap samples."""
     elo = np.asarray(theta, dtype=np.float64) * ELO_PER_NAT
@@ -386,8 +384,9 @@ def _by_length(d: Design, hot: FloatArray) -> list[tuple[IntArray, IntArray, Flo
     return groups
 
 
-def _batch_fit(d: Design, hot: FloatArray, hess: FloatArray, weights: FloatArray, theta: FloatArray,
-               precision: float) -> tuple[FloatArray, NDArray[np.bool_]]:
+def _batch_fit(
+    d: Design, hot: FloatArray, hess: FloatArray, weights: FloatArray, theta: FloatArray, precision: float
+) -> tuple[FloatArray, NDArray[np.bool_]]:
     """Fit a batch of resamples at once, each from ``theta``: Newton steps
     with each resample's exact Hessian at ``theta`` held fixed (``hess``:
     batch x items x items, penalty included), so that a step needs only the
@@ -405,8 +404,9 @@ def _batch_fit(d: Design, hot: FloatArray, hess: FloatArray, weights: FloatArray
     # entry's gradient sums to a constant per item (``entries``), and e_p is
     # its item's strength, so the per-entry sum to gather onto items is only
     # w * sum_{j <= p} 1 / S_j, multiplied by the item's strength afterwards.
-    groups = [(items, flat, np.ascontiguousarray(weights[:, rows])[:, None, :])
-              for rows, items, flat in _by_length(d, hot)]
+    groups = [
+        (items, flat, np.ascontiguousarray(weights[:, rows])[:, None, :]) for rows, items, flat in _by_length(d, hot)
+    ]
     entries = weights @ hot.sum(axis=1)  # (batch, items): weighted entries of each item
 
     def gradient(x: FloatArray) -> FloatArray:
@@ -472,10 +472,13 @@ def bootstrap(
     the answer is the same optimum either way. ``progress(done, total)`` is
     called after each batch."""
     rng = np.random.default_rng(seed)
-    counts = np.stack([
-        np.bincount(rng.integers(0, d.n_rankings, d.n_rankings), minlength=d.n_rankings)
-        for _ in range(resamples)
-    ]).astype(np.float64) if resamples else np.zeros((0, d.n_rankings))
+    counts = (
+        np.stack(
+            [np.bincount(rng.integers(0, d.n_rankings, d.n_rankings), minlength=d.n_rankings) for _ in range(resamples)]
+        ).astype(np.float64)
+        if resamples
+        else np.zeros((0, d.n_rankings))
+    )
     precision = 0.0 if prior_sd is None else (ELO_PER_NAT / prior_sd) ** 2
     if prior_sd is not None and not prior_sd > 0:
         raise RatingError(f"prior_sd={prior_sd}: must be a positive number of Elo points, or None")
@@ -485,12 +488,12 @@ def bootstrap(
     out = np.empty((resamples, d.n_items))
     batch = max(1, min(BATCH, int(2e6 // max(1, d.items.size))))
     for start in range(0, resamples, batch):
-        w = counts[start:start + batch]
+        w = counts[start : start + batch]
         hess = (w @ per_ranking).reshape(len(w), d.n_items, d.n_items) + prior
         fits, ok = _batch_fit(d, hot, hess, w, np.repeat(theta[None, :], len(w), axis=0), precision)
         for j in np.flatnonzero(~ok):
             fits[j] = fit_design(d, w[j], prior_sd=prior_sd, init=theta, max_iter=max_iter)
-        out[start:start + len(w)] = fits - fits.mean(axis=1, keepdims=True)
+        out[start : start + len(w)] = fits - fits.mean(axis=1, keepdims=True)
         if progress is not None:
             progress(start + len(w), resamples)
     return out
@@ -544,8 +547,7 @@ def rate(
         raise RatingError(f"resamples={resamples}: need at least 2 bootstrap resamples for an interval")
     d = design(n_items, rankings)
     theta = fit_design(d, prior_sd=prior_sd, max_iter=max_iter)
-    boot = bootstrap(d, theta, resamples=resamples, seed=seed, prior_sd=prior_sd, max_iter=max_iter,
-                     progress=progress)
+    boot = bootstrap(d, theta, resamples=resamples, seed=seed, prior_sd=prior_sd, max_iter=max_iter, progress=progress)
     elo = to_elo(theta, anchor=anchor, anchor_elo=anchor_elo)
     samples = to_elo(boot, anchor=anchor, anchor_elo=anchor_elo)
     tail = (1.0 - level) / 2.0
@@ -585,10 +587,18 @@ def sequential_elo(
         step = k / (n - 1)
         # Entry a's delta against entry b: its score (1 when it finished above b,
         # at a lower position) less the expected score; none against itself.
-        moves = [step * _row_sum([0.0 if a == b else (1.0 if a < b else 0.0)
-                                  - 1.0 / (1.0 + 10.0 ** ((ratings[b] - ratings[a]) / 400.0))
-                                  for b in range(n)])
-                 for a in range(n)]
+        moves = [
+            step
+            * _row_sum(
+                [
+                    0.0
+                    if a == b
+                    else (1.0 if a < b else 0.0) - 1.0 / (1.0 + 10.0 ** ((ratings[b] - ratings[a]) / 400.0))
+                    for b in range(n)
+                ]
+            )
+            for a in range(n)
+        ]
         for i, move in zip(ranking, moves):  # simultaneous: every move from the ratings before the match
             r[i] += move
     return np.array(r)

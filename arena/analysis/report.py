@@ -141,8 +141,24 @@ def _nan0(values: Iterable[float]) -> np.ndarray:
     return out
 
 
-PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f",
-           "#bcbd22", "#17becf", "#393b79", "#637939", "#843c39", "#7b4173", "#3182bd", "#e6550d")
+PALETTE = (
+    "#1f77b4",
+    "#ff7f0e",
+    "#2ca02c",
+    "#d62728",
+    "#9467bd",
+    "#8c564b",
+    "#e377c2",
+    "#7f7f7f",
+    "#bcbd22",
+    "#17becf",
+    "#393b79",
+    "#637939",
+    "#843c39",
+    "#7b4173",
+    "#3182bd",
+    "#e6550d",
+)
 """Distinct colours, one per variant in run order (16 before any repeats)."""
 
 
@@ -150,8 +166,9 @@ def colours(variants: Sequence[str]) -> dict[str, str]:
     return {v: PALETTE[i % len(PALETTE)] for i, v in enumerate(variants)}
 
 
-def _heat(ax: Any, values: np.ndarray, rows: Sequence[str], cols: Sequence[str], cmap: str, vmin: float,
-          vmax: float, fmt: str) -> Any:
+def _heat(
+    ax: Any, values: np.ndarray, rows: Sequence[str], cols: Sequence[str], cmap: str, vmin: float, vmax: float, fmt: str
+) -> Any:
     """A labelled heat map with each cell's value written in it (NaN cells blank)."""
     im = ax.imshow(np.ma.masked_invalid(values), cmap=cmap, vmin=vmin, vmax=vmax, aspect="auto")
     ax.set_xticks(range(len(cols)), [_plain_label(c) for c in cols], rotation=40, ha="right", rotation_mode="anchor")
@@ -165,8 +182,16 @@ def _heat(ax: Any, values: np.ndarray, rows: Sequence[str], cols: Sequence[str],
                 dark = abs((v - vmin) / span - 0.5) > 0.3
                 # Inside its cell, so inside the axes: left out of the layout's
                 # search for what sticks out, which would measure every cell's text twice.
-                ax.text(j, i, format(v, fmt), ha="center", va="center", fontsize=small,
-                        color="white" if dark else "black", in_layout=False)
+                ax.text(
+                    j,
+                    i,
+                    format(v, fmt),
+                    ha="center",
+                    va="center",
+                    fontsize=small,
+                    color="white" if dark else "black",
+                    in_layout=False,
+                )
     return im
 
 
@@ -206,8 +231,11 @@ def plot_elo_change(changes: pd.DataFrame, variants: Sequence[str], order: Seque
 
 def plot_h2h(h2h: pd.DataFrame, order: Sequence[str], label: str) -> Any:
     """Share of meetings the row bot finished above the column bot."""
-    share = (h2h.pivot(index="bot", columns="opponent", values="share")
-             .reindex(index=list(order), columns=list(order)).to_numpy(float))
+    share = (
+        h2h.pivot(index="bot", columns="opponent", values="share")
+        .reindex(index=list(order), columns=list(order))
+        .to_numpy(float)
+    )
     n = len(order)
     fig = _figure(2.8 + 0.62 * n, 1.4 + 0.42 * n)
     ax = fig.subplots()
@@ -228,8 +256,9 @@ def _stat(stats: pd.DataFrame, variant: str, name: str) -> StatCell:
     index = _INDEX[0][1] if _INDEX and _INDEX[0][0]() is stats else None
     if index is None:
         index = {}
-        for v, s, value, low, high, n in zip(stats["variant"], stats["statistic"], stats["value"], stats["low"],
-                                             stats["high"], stats["n"]):
+        for v, s, value, low, high, n in zip(
+            stats["variant"], stats["statistic"], stats["value"], stats["low"], stats["high"], stats["n"]
+        ):
             index.setdefault((str(v), str(s)), (float(value), float(low), float(high), 0 if pd.isna(n) else int(n)))
         _INDEX[:] = [(weakref.ref(stats), index)]
     return index.get((variant, name), (math.nan, math.nan, math.nan, 0))
@@ -252,8 +281,15 @@ def plot_seats(stats: pd.DataFrame, variants: Sequence[str], size: int) -> Any:
     return fig
 
 
-def plot_stat(stats: pd.DataFrame, variants: Sequence[str], name: str, title: str, percent: bool,
-              reference: float | None = None, colour: dict[str, str] | None = None) -> Any:
+def plot_stat(
+    stats: pd.DataFrame,
+    variants: Sequence[str],
+    name: str,
+    title: str,
+    percent: bool,
+    reference: float | None = None,
+    colour: dict[str, str] | None = None,
+) -> Any:
     """One statistic across variants: a dot and its 95% interval per variant,
     variants as rows (labels never collide), the reference value dashed."""
     vals = [_stat(stats, v, name) for v in variants]
@@ -299,8 +335,7 @@ def plot_length(stats: pd.DataFrame, variants: Sequence[str], colour: dict[str, 
 
 
 STAT_CHARTS = (
-    ("opener_win_rate", "First player: round-1 opener's win share (dashed: fair share)", True,
-     "opener_fair_share"),
+    ("opener_win_rate", "First player: round-1 opener's win share (dashed: fair share)", True, "opener_fair_share"),
     ("rounds_per_match", "Mean rounds in a match", False, None),
     ("bid_false_share", "Bluffs: share of bids false when made", True, None),
     ("dudo_right_share", "Dudo calls that were right", True, None),
@@ -334,22 +369,32 @@ def notable_matches(res: Results, table: pd.DataFrame, upsets: int = UPSETS, fau
     match, and the first match with each kind of fault (up to ``faults``)."""
     elo = {(str(v), str(b)): float(x) for v, b, x in zip(table["variant"], table["bot"], table["elo"].astype(float))}
     seats = res.seats
-    rating = pd.Series([elo.get((str(v), str(b)), math.nan) for v, b in zip(seats["variant"], seats["bot"])],
-                       index=seats.index, dtype=float)
+    rating = pd.Series(
+        [elo.get((str(v), str(b)), math.nan) for v, b in zip(seats["variant"], seats["bot"])],
+        index=seats.index,
+        dtype=float,
+    )
     won = seats["place"] == 1
     s = seats.assign(_elo=rating, _won=won)
     winners = s[s["_won"]].drop_duplicates("match").set_index("match")
     losers = s[~s["_won"] & s["_elo"].notna()]
     best_idx = losers.groupby("match")["_elo"].idxmax()
     best = losers.loc[best_idx.to_numpy()].set_index("match")
-    both = winners[["bot", "variant", "_elo"]].merge(best[["bot", "_elo"]].add_suffix("_best"), left_index=True,
-                                                     right_index=True, how="inner")
+    both = winners[["bot", "variant", "_elo"]].merge(
+        best[["bot", "_elo"]].add_suffix("_best"), left_index=True, right_index=True, how="inner"
+    )
     both = both[both["_elo"].notna() & (both["_elo_best"] > both["_elo"])]
     found: list[tuple[float, str, str]] = []
     for mid, r in both.iterrows():
         w, top = float(r["_elo"]), float(r["_elo_best"])
-        found.append((top - w, str(mid), f"upset: {r['bot']} ({w:.0f}) won, ahead of {r['bot_best']} "
-                                         f"({top:.0f}) in {r['variant']}: a gap of {top - w:.0f} Elo"))
+        found.append(
+            (
+                top - w,
+                str(mid),
+                f"upset: {r['bot']} ({w:.0f}) won, ahead of {r['bot_best']} "
+                f"({top:.0f}) in {r['variant']}: a gap of {top - w:.0f} Elo",
+            )
+        )
     found.sort(key=lambda t: (-t[0], t[1]))
     out = [Notable(mid, why) for _, mid, why in found[:upsets]]
     if len(res.matches):
@@ -383,16 +428,21 @@ def _fmt(value: Any, spec: str = "") -> str:
 _NUM = ' class="n"'  # right-aligned numbers
 
 
-def _table(headers: Sequence[str], rows: Iterable[Sequence[Any]], numeric: Sequence[bool] | None = None,
-           table_id: str | None = None) -> str:
+def _table(
+    headers: Sequence[str],
+    rows: Iterable[Sequence[Any]],
+    numeric: Sequence[bool] | None = None,
+    table_id: str | None = None,
+) -> str:
     """An HTML table; every cell is escaped here (callers pass raw values or
     already formatted strings, never HTML)."""
     numeric = numeric or [False] * len(headers)
     ident = f' id="{esc(table_id)}"' if table_id else ""
-    head = "".join(f'<th{_NUM if n else ""}>{esc(h)}</th>' for h, n in zip(headers, numeric))
+    head = "".join(f"<th{_NUM if n else ''}>{esc(h)}</th>" for h, n in zip(headers, numeric))
     body = "".join(
-        "<tr>" + "".join(f'<td{_NUM if n else ""}>{esc(c)}</td>' for c, n in zip(row, numeric)) + "</tr>"
-        for row in rows)
+        "<tr>" + "".join(f"<td{_NUM if n else ''}>{esc(c)}</td>" for c, n in zip(row, numeric)) + "</tr>"
+        for row in rows
+    )
     return f"<table{ident}><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
 
 
@@ -411,10 +461,14 @@ def _section(anchor: str, title: str, body: str) -> str:
 def _provenance(res: Results) -> str:
     run = res.run
     facts = [
-        ("run", run.get("name", res.path.name)), ("status", run.get("status", "unknown")),
-        ("seed", run.get("seed", "")), ("Dudo Arena version", run.get("version", "")),
-        ("started", run.get("started", "")), ("ended", run.get("ended", "")),
-        ("resumed", run.get("resumed") or ""), ("matches recorded", len(res.matches)),
+        ("run", run.get("name", res.path.name)),
+        ("status", run.get("status", "unknown")),
+        ("seed", run.get("seed", "")),
+        ("Dudo Arena version", run.get("version", "")),
+        ("started", run.get("started", "")),
+        ("ended", run.get("ended", "")),
+        ("resumed", run.get("resumed") or ""),
+        ("matches recorded", len(res.matches)),
         ("backend / workers", f"{run.get('backend', '')} / {run.get('workers', '')}"),
     ]
     sched = run.get("schedule") or {}
@@ -422,28 +476,53 @@ def _provenance(res: Results) -> str:
         facts.append(("schedule", ", ".join(f"{k} {v}" for k, v in sched.items())))
     parts = [_table(["", ""], facts, table_id="provenance")]
     if res.truncated:
-        parts.append('<p class="warn">The last line of the match file was cut short (an interrupted '
-                     'writer) and was skipped.</p>')
+        parts.append(
+            '<p class="warn">The last line of the match file was cut short (an interrupted writer) and was skipped.</p>'
+        )
     if res.repeats:
-        parts.append(f'<p class="warn">{len(res.repeats)} record(s) of a match already recorded were left out: '
-                     f'each match counts once.</p>')
+        parts.append(
+            f'<p class="warn">{len(res.repeats)} record(s) of a match already recorded were left out: '
+            f"each match counts once.</p>"
+        )
     bots = run.get("bots") or []
     if bots:
-        parts.append("<h3>Bots</h3>" + _table(
-            ["entrant", "bot", "kind", "version", "sha256", "file"],
-            [(b.get("name", ""), b.get("bot", ""), b.get("kind", ""), b.get("version") or "",
-              b.get("sha256", ""), b.get("path", "")) for b in bots], table_id="bots"))
+        parts.append(
+            "<h3>Bots</h3>"
+            + _table(
+                ["entrant", "bot", "kind", "version", "sha256", "file"],
+                [
+                    (
+                        b.get("name", ""),
+                        b.get("bot", ""),
+                        b.get("kind", ""),
+                        b.get("version") or "",
+                        b.get("sha256", ""),
+                        b.get("path", ""),
+                    )
+                    for b in bots
+                ],
+                table_id="bots",
+            )
+        )
     variants = run.get("variants") or {}
     if variants:
         keys = list(dict.fromkeys(k for v in variants.values() for k in v))
-        parts.append("<h3>Rule variants</h3>" + _table(
-            ["rule", *variants], [(k, *(variants[v].get(k, "") for v in variants)) for k in keys],
-            table_id="variants"))
+        parts.append(
+            "<h3>Rule variants</h3>"
+            + _table(
+                ["rule", *variants],
+                [(k, *(variants[v].get(k, "") for v in variants)) for k in keys],
+                table_id="variants",
+            )
+        )
     limits = {"time": run.get("time"), "sandbox": run.get("sandbox")}
     parts.append("<h3>Limits</h3><pre>" + esc(json.dumps(limits, indent=1, sort_keys=True)) + "</pre>")
     if run.get("config"):
-        parts.append("<h3>Config as given</h3><pre>"
-                     + esc(json.dumps(run["config"], indent=1, sort_keys=True, default=str)) + "</pre>")
+        parts.append(
+            "<h3>Config as given</h3><pre>"
+            + esc(json.dumps(run["config"], indent=1, sort_keys=True, default=str))
+            + "</pre>"
+        )
     return "".join(parts)
 
 
@@ -452,12 +531,29 @@ def _elo_tables(table: pd.DataFrame, single: bool) -> str:
     for label, t in table.groupby("variant", sort=False):
         if single and label == OVERALL:
             continue  # one variant: the overall table is that variant's, shown once
-        rows = [(i + 1, r.bot, _fmt(r.elo, ".0f"), _fmt(r.elo_low, ".0f"), _fmt(r.elo_high, ".0f"), r.matches,
-                 r.wins, _fmt(r.mean_place, ".2f"), r.faults, r.fault_kinds)
-                for i, r in enumerate(t.itertuples())]
-        out.append(f"<h3>{esc(label)}</h3>" + _table(
-            ["rank", "bot", "Elo", "low", "high", "matches", "wins", "mean place", "faults", "fault kinds"],
-            rows, [True, False, True, True, True, True, True, True, True, False]))
+        rows = [
+            (
+                i + 1,
+                r.bot,
+                _fmt(r.elo, ".0f"),
+                _fmt(r.elo_low, ".0f"),
+                _fmt(r.elo_high, ".0f"),
+                r.matches,
+                r.wins,
+                _fmt(r.mean_place, ".2f"),
+                r.faults,
+                r.fault_kinds,
+            )
+            for i, r in enumerate(t.itertuples())
+        ]
+        out.append(
+            f"<h3>{esc(label)}</h3>"
+            + _table(
+                ["rank", "bot", "Elo", "low", "high", "matches", "wins", "mean place", "faults", "fault kinds"],
+                rows,
+                [True, False, True, True, True, True, True, True, True, False],
+            )
+        )
     return f'<div id="elo-table">{"".join(out)}</div>'
 
 
@@ -468,25 +564,53 @@ def _integrity(report: RatingReport) -> str:
         return ""
     lines = check.lines(untestable=True)
     flagged = {c.bot for c in check.flagged}
-    rows = [(c.bot, c.deals, _fmt(c.gain, "+.3f"), _fmt(1.96 * c.se, ".3f"), f"{c.p:.2g}",
-             "FLAGGED" if c.flagged else "") for c in check.checks]
+    rows = [
+        (c.bot, c.deals, _fmt(c.gain, "+.3f"), _fmt(1.96 * c.se, ".3f"), f"{c.p:.2g}", "FLAGGED" if c.flagged else "")
+        for c in check.checks
+    ]
     css = "warn" if flagged else "muted"
     text = "".join(f"<p class='{css}'>{esc(line)}</p>" for line in lines)
-    table = _table(["bot", "deals", "gain on later plays", "± (95%)", "p", ""], rows,
-                   [False, True, True, True, True, False], table_id="integrity-table") if rows else ""
-    return (f'<div id="integrity"><h3>Integrity of paired play</h3>{text}{table}'
-            "<p class='muted'>Each bot's placement score on its later plays of a deal against its first, "
-            "seats balanced; a bot that does significantly better may remember deals "
-            f"(alpha {check.alpha:g} per run, Holm over the bots tested; docs/ratings.md, Integrity).</p></div>")
+    table = (
+        _table(
+            ["bot", "deals", "gain on later plays", "± (95%)", "p", ""],
+            rows,
+            [False, True, True, True, True, False],
+            table_id="integrity-table",
+        )
+        if rows
+        else ""
+    )
+    return (
+        f'<div id="integrity"><h3>Integrity of paired play</h3>{text}{table}'
+        "<p class='muted'>Each bot's placement score on its later plays of a deal against its first, "
+        "seats balanced; a bot that does significantly better may remember deals "
+        f"(alpha {check.alpha:g} per run, Holm over the bots tested; docs/ratings.md, Integrity).</p></div>"
+    )
 
 
 def _stats_table(stats: pd.DataFrame) -> str:
-    rows = [(r.variant, r.statistic, _fmt(r.value, ".4g"), _fmt(r.low, ".4g"), _fmt(r.high, ".4g"),
-             "" if pd.isna(r.n) else int(r.n)) for r in cast(Iterable[Any], stats.itertuples())]
-    return ("<details id='variant-stats-details'><summary>Every statistic, every variant "
-            f"({len(rows)} rows; also in variant_stats.csv)</summary>"
-            + _table(["variant", "statistic", "value", "low", "high", "n"], rows,
-                     [False, False, True, True, True, True], table_id="variant-stats") + "</details>")
+    rows = [
+        (
+            r.variant,
+            r.statistic,
+            _fmt(r.value, ".4g"),
+            _fmt(r.low, ".4g"),
+            _fmt(r.high, ".4g"),
+            "" if pd.isna(r.n) else int(r.n),
+        )
+        for r in cast(Iterable[Any], stats.itertuples())
+    ]
+    return (
+        "<details id='variant-stats-details'><summary>Every statistic, every variant "
+        f"({len(rows)} rows; also in variant_stats.csv)</summary>"
+        + _table(
+            ["variant", "statistic", "value", "low", "high", "n"],
+            rows,
+            [False, False, True, True, True, True],
+            table_id="variant-stats",
+        )
+        + "</details>"
+    )
 
 
 def _side_by_side(stats: pd.DataFrame, variants: Sequence[str]) -> str:
@@ -500,8 +624,10 @@ def _side_by_side(stats: pd.DataFrame, variants: Sequence[str]) -> str:
     table = _table(["statistic", *variants], rows, [False] + [True] * len(variants), table_id="stats-wide")
     keys = list(dict.fromkeys(n.split("[", 1)[0] for n in names))
     legend = "".join(f"<li><code>{esc(k)}</code>: {esc(definition(k))}</li>" for k in keys if definition(k))
-    return (f"<div style='overflow-x:auto'>{table}</div>"
-            f"<details><summary>What each statistic is</summary><ul>{legend}</ul></details>")
+    return (
+        f"<div style='overflow-x:auto'>{table}</div>"
+        f"<details><summary>What each statistic is</summary><ul>{legend}</ul></details>"
+    )
 
 
 def _faults(res: Results) -> str:
@@ -512,12 +638,17 @@ def _faults(res: Results) -> str:
     for (bot, kind), g in f.groupby(["bot", "kind"], sort=True):
         last = g.iloc[-1]
         rows.append((bot, kind, len(g), last["match"], str(last["detail"])[:300]))
-    parts = [_table(["bot", "kind", "faults", "last match", "last detail"], rows,
-                    [False, False, True, False, False], table_id="faults")]
+    parts = [
+        _table(
+            ["bot", "kind", "faults", "last match", "last detail"],
+            rows,
+            [False, False, True, False, False],
+            table_id="faults",
+        )
+    ]
     for bot in sorted(set(f["bot"])):
         tail = _stderr_tail(res.path, str(bot))
-        shown = (f"<pre>{esc(tail)}</pre>" if tail
-                 else '<p class="muted">no standard error recorded</p>')
+        shown = f"<pre>{esc(tail)}</pre>" if tail else '<p class="muted">no standard error recorded</p>'
         parts.append(f"<h3>stderr of {esc(bot)} (last {STDERR_LINES} lines)</h3>{shown}")
     return "".join(parts)
 
@@ -530,11 +661,9 @@ def _notables(res: Results, notables: Sequence[Notable]) -> str:
     if not notables:
         return "<p>No match recorded.</p>"
     by_id = res.records_of([n.match for n in notables])
-    items = "".join(f'<li><a href="#{_match_anchor(n.match)}">{esc(n.match)}</a>: {esc(n.why)}</li>'
-                    for n in notables)
+    items = "".join(f'<li><a href="#{_match_anchor(n.match)}">{esc(n.match)}</a>: {esc(n.why)}</li>' for n in notables)
     shown = [(by_id[n.match], n.why) for n in notables if n.match in by_id]
-    parts = [f"<ul>{items}</ul><h3>Step through a match</h3>" + viewer_html(shown),
-             "<h3>The same matches in full</h3>"]
+    parts = [f"<ul>{items}</ul><h3>Step through a match</h3>" + viewer_html(shown), "<h3>The same matches in full</h3>"]
     for n in notables:
         rec = by_id.get(n.match)
         if rec is None:
@@ -547,15 +676,17 @@ def _notables(res: Results, notables: Sequence[Notable]) -> str:
     return "".join(parts)
 
 
-def build_report(run: str | Path, *, resamples: int = RESAMPLES, seed: int = 0,
-                 progress: Progress | None = None) -> str:
+def build_report(
+    run: str | Path, *, resamples: int = RESAMPLES, seed: int = 0, progress: Progress | None = None
+) -> str:
     """The HTML page of run folder ``run`` (see the module docstring): the
     folder is read once, rated once, its statistics computed once."""
     try:
         from matplotlib import rc_context
     except ImportError as exc:  # a dependency, but a broken install should say what is missing
-        raise RunError(f"the report draws its plots with matplotlib, which cannot be imported ({exc}); "
-                       f"pip install matplotlib") from None
+        raise RunError(
+            f"the report draws its plots with matplotlib, which cannot be imported ({exc}); pip install matplotlib"
+        ) from None
 
     tell = progress or (lambda what, done, total: None)
     tell("reading the match records", 0, 1)
@@ -588,61 +719,102 @@ def build_report(run: str | Path, *, resamples: int = RESAMPLES, seed: int = 0,
     with rc_context({"text.parse_math": False, "text.usetex": False}):
         draw("elo", plot_elo(report.table, variants, order), "Elo heat map, bots by variants")
         if changes is not None and len(changes):
-            draw("elo-change", plot_elo_change(changes, variants, order, variants[0]),
-                 "Elo change from the reference variant")
-        draw("h2h", plot_h2h(report.h2h[report.h2h["variant"] == top_label], order, top_label),
-             "head-to-head heat map")
+            draw(
+                "elo-change",
+                plot_elo_change(changes, variants, order, variants[0]),
+                "Elo change from the reference variant",
+            )
+        draw("h2h", plot_h2h(report.h2h[report.h2h["variant"] == top_label], order, top_label), "head-to-head heat map")
         for size in sizes:
             draw(f"seats-{size}p", plot_seats(stats, variants, size), f"win rate by seat at {size}-player tables")
         draw("length", plot_length(stats, variants, colour), "game length")
         for name, title, percent, ref in charts:
             refs = [_stat(stats, v, ref)[0] for v in variants] if ref else []
             reference = float(np.nanmean(refs)) if refs and np.isfinite(refs).any() else None
-            draw(f"stat-{name}", plot_stat(stats, variants, name, title, percent, reference, colour),
-                 f"{name} by variant")
+            draw(
+                f"stat-{name}",
+                plot_stat(stats, variants, name, title, percent, reference, colour),
+                f"{name} by variant",
+            )
     tell("notable matches", 0, 1)
     notables = notable_matches(res, report.table)
     title = f"Dudo Arena report: {res.run.get('name', res.path.name)}"
-    nav = "".join(f'<a href="#{a}">{esc(t)}</a>' for a, t in (
-        ("run", "Run"), ("ratings", "Ratings"), ("head-to-head", "Head to head"), ("variants-stats", "Variants"),
-        ("faults-section", "Faults"), ("notable", "Notable matches")))
-    overall_note = (f"<p class='muted'>{esc(OVERALL)}: every variant's matches fitted together.</p>"
-                    if not single else "")
+    nav = "".join(
+        f'<a href="#{a}">{esc(t)}</a>'
+        for a, t in (
+            ("run", "Run"),
+            ("ratings", "Ratings"),
+            ("head-to-head", "Head to head"),
+            ("variants-stats", "Variants"),
+            ("faults-section", "Faults"),
+            ("notable", "Notable matches"),
+        )
+    )
+    overall_note = (
+        f"<p class='muted'>{esc(OVERALL)}: every variant's matches fitted together.</p>" if not single else ""
+    )
     if corr is not None:
-        corr_rows = [(c.variant, c.baseline, _fmt(c.spearman, ".2f"), _fmt(c.low, ".2f"), _fmt(c.high, ".2f"),
-                      c.bots) for c in corr.itertuples()]
-        shifts = (plots.get("elo-change", "") + "<p>Rank correlation of each variant's Elo table with the "
-                  "reference variant's:</p>" + _table(["variant", "reference", "Spearman", "low", "high", "bots"],
-                                                     corr_rows, [False, False, True, True, True, True],
-                                                     table_id="rank-correlation"))
+        corr_rows = [
+            (c.variant, c.baseline, _fmt(c.spearman, ".2f"), _fmt(c.low, ".2f"), _fmt(c.high, ".2f"), c.bots)
+            for c in corr.itertuples()
+        ]
+        shifts = (
+            plots.get("elo-change", "") + "<p>Rank correlation of each variant's Elo table with the "
+            "reference variant's:</p>"
+            + _table(
+                ["variant", "reference", "Spearman", "low", "high", "bots"],
+                corr_rows,
+                [False, False, True, True, True, True],
+                table_id="rank-correlation",
+            )
+        )
     else:
         shifts = '<p id="shifts-none">One variant only: no rating shift to show.</p>'
     seat_plots = "".join(plots[f"seats-{size}p"] for size in sizes)
     stat_plots = "".join(plots[f"stat-{c[0]}"] for c in charts)
-    body = "".join([
-        _section("run", "Run and provenance", _provenance(res)),
-        _section("ratings", "Elo ratings", overall_note + plots["elo"] + "<h3>Rating shifts between variants</h3>"
-                 + shifts + _elo_tables(report.table, single)
-                 + f"<p class='muted'>Plackett-Luce fit on the finishing orders, 95% bootstrap intervals "
-                   f"({report.resamples} resamples, seed {report.seed}); docs/ratings.md.</p>"
-                 + _integrity(report)),
-        _section("head-to-head", "Head to head",
-                 "<p>Share of their meetings in which the row bot finished above the column bot, "
-                 "all variants together.</p>" + plots["h2h"]),
-        _section("variants-stats", "Rule-variant statistics",
-                 "<h3>Seats and the first player, per table size</h3>" + seat_plots
-                 + plots["length"] + "<h3>One chart per statistic</h3>" + stat_plots
-                 + "<h3>Side by side</h3>" + _side_by_side(stats, variants) + _stats_table(stats)),
-        _section("faults-section", "Faults", _faults(res)),
-        _section("notable", "Notable matches", _notables(res, notables)),
-    ])
+    body = "".join(
+        [
+            _section("run", "Run and provenance", _provenance(res)),
+            _section(
+                "ratings",
+                "Elo ratings",
+                overall_note
+                + plots["elo"]
+                + "<h3>Rating shifts between variants</h3>"
+                + shifts
+                + _elo_tables(report.table, single)
+                + f"<p class='muted'>Plackett-Luce fit on the finishing orders, 95% bootstrap intervals "
+                f"({report.resamples} resamples, seed {report.seed}); docs/ratings.md.</p>" + _integrity(report),
+            ),
+            _section(
+                "head-to-head",
+                "Head to head",
+                "<p>Share of their meetings in which the row bot finished above the column bot, "
+                "all variants together.</p>" + plots["h2h"],
+            ),
+            _section(
+                "variants-stats",
+                "Rule-variant statistics",
+                "<h3>Seats and the first player, per table size</h3>"
+                + seat_plots
+                + plots["length"]
+                + "<h3>One chart per statistic</h3>"
+                + stat_plots
+                + "<h3>Side by side</h3>"
+                + _side_by_side(stats, variants)
+                + _stats_table(stats),
+            ),
+            _section("faults-section", "Faults", _faults(res)),
+            _section("notable", "Notable matches", _notables(res, notables)),
+        ]
+    )
     from arena.analysis.exploitview import exploit_section  # shown only when arena exploit wrote there
 
     exploits = exploit_section(res.path)
     if exploits is not None:
         body += _section("exploitability", "Exploitability", exploits)
     return (
-        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
         f'<meta http-equiv="Content-Security-Policy" content="{_CSP}">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
         f"<title>{esc(title)}</title><style>{_STYLE}{VIEWER_STYLE}</style></head><body><main>"
@@ -658,6 +830,7 @@ def write_report(run: str | Path, output: str | Path | None = None, **options: A
     try:
         write_text(path, page)
     except RunError as exc:  # a read-only or full disk: the page was made, say where else it can go
-        raise RunError(f"{exc}; nothing was written; write the report elsewhere with "
-                       f"`arena report {run} -o FILE`") from None
+        raise RunError(
+            f"{exc}; nothing was written; write the report elsewhere with `arena report {run} -o FILE`"
+        ) from None
     return path

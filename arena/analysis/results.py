@@ -75,14 +75,38 @@ from arena.running.store import (
 )
 from arena.running.tables import ACTION_COLUMNS, FAULT_COLUMNS, MATCH_COLUMNS, ROUND_COLUMNS, SEAT_COLUMNS, tables
 
-__all__ = ["ACTION_COLUMNS", "FAULT_COLUMNS", "MATCH_COLUMNS", "ROUND_COLUMNS", "SEAT_COLUMNS", "FolderRecords", "Results",
-           "from_records", "load", "match_seeds"]
+__all__ = [
+    "ACTION_COLUMNS",
+    "FAULT_COLUMNS",
+    "MATCH_COLUMNS",
+    "ROUND_COLUMNS",
+    "SEAT_COLUMNS",
+    "FolderRecords",
+    "Results",
+    "from_records",
+    "load",
+    "match_seeds",
+]
 
 _INT_COLUMNS = {
     "matches": ["line", "players", "first", "winner", "rounds_played", "decisions", "palifico_rounds", "faults"],
     "seats": ["seat", "place", "players", "rounds", "dice_left", "out_round", "held"],
-    "rounds": ["round", "opener", "players", "dice_in_play", "bids", "decisions", "caller", "bidder",
-               "quantity", "face", "count", "change_seat", "delta", "fault_seat"],
+    "rounds": [
+        "round",
+        "opener",
+        "players",
+        "dice_in_play",
+        "bids",
+        "decisions",
+        "caller",
+        "bidder",
+        "quantity",
+        "face",
+        "count",
+        "change_seat",
+        "delta",
+        "fault_seat",
+    ],
     "actions": ["round", "index", "seat", "quantity", "face"],
     "faults": ["seat", "round"],
 }
@@ -118,7 +142,6 @@ class Results:
             return read_matches(self.path, ids)
         wanted = set(ids)
         return {r.match: r for r in self.records if r.match in wanted}
-
 
     @property
     def variants(self) -> list[str]:
@@ -180,13 +203,15 @@ def _typed(frames: dict[str, pd.DataFrame]) -> dict[str, pd.DataFrame]:
 
 def _frames(records: Sequence[MatchRecord]) -> dict[str, pd.DataFrame]:
     rows = tables(records)
-    return _typed({
-        "matches": pd.DataFrame(rows.matches, columns=list(MATCH_COLUMNS)),
-        "seats": pd.DataFrame(rows.seats, columns=list(SEAT_COLUMNS)),
-        "rounds": pd.DataFrame(rows.rounds, columns=list(ROUND_COLUMNS)),
-        "actions": pd.DataFrame(rows.actions, columns=list(ACTION_COLUMNS)),
-        "faults": pd.DataFrame(rows.faults, columns=list(FAULT_COLUMNS)),
-    })
+    return _typed(
+        {
+            "matches": pd.DataFrame(rows.matches, columns=list(MATCH_COLUMNS)),
+            "seats": pd.DataFrame(rows.seats, columns=list(SEAT_COLUMNS)),
+            "rounds": pd.DataFrame(rows.rounds, columns=list(ROUND_COLUMNS)),
+            "actions": pd.DataFrame(rows.actions, columns=list(ACTION_COLUMNS)),
+            "faults": pd.DataFrame(rows.faults, columns=list(FAULT_COLUMNS)),
+        }
+    )
 
 
 def _table_frames(arrow: dict[str, Any]) -> dict[str, pd.DataFrame]:
@@ -211,12 +236,19 @@ def _table_frames(arrow: dict[str, Any]) -> dict[str, pd.DataFrame]:
     return _typed(frames)
 
 
-def from_records(records: Sequence[MatchRecord], run: dict[str, Any] | None = None,
-                 path: Path | str = ".") -> Results:
+def from_records(records: Sequence[MatchRecord], run: dict[str, Any] | None = None, path: Path | str = ".") -> Results:
     """Results from match records already in memory (tests, notebooks), in the order given."""
     frames = _frames(records)
-    return Results(Path(path), dict(run or {}), frames["matches"], frames["seats"], frames["rounds"],
-                   frames["actions"], frames["faults"], records=list(records))
+    return Results(
+        Path(path),
+        dict(run or {}),
+        frames["matches"],
+        frames["seats"],
+        frames["rounds"],
+        frames["actions"],
+        frames["faults"],
+        records=list(records),
+    )
 
 
 def _parquet_fresh(folder: RunFolder, meta: dict[str, Any]) -> bool:
@@ -230,8 +262,12 @@ def _parquet_fresh(folder: RunFolder, meta: dict[str, Any]) -> bool:
     p, g = parquet.stat().st_mtime_ns, games.stat().st_mtime_ns
     if g <= p:
         return True
-    return (games.name.endswith(".gz") and meta.get("status") == "complete" and folder.run_json.is_file()
-            and g <= folder.run_json.stat().st_mtime_ns)
+    return (
+        games.name.endswith(".gz")
+        and meta.get("status") == "complete"
+        and folder.run_json.is_file()
+        and g <= folder.run_json.stat().st_mtime_ns
+    )
 
 
 def _from_parquet(path: Path, meta: dict[str, Any]) -> Results | None:
@@ -270,10 +306,18 @@ def _from_parquet(path: Path, meta: dict[str, Any]) -> Results | None:
     matches["seconds"] = np.nan
     for col in _INT_COLUMNS["matches"]:
         matches[col] = matches[col].astype("Int64")
-    fault_rows = pd.DataFrame({
-        "match": faults["match"], "variant": faults["variant"], "seat": faults["seat"], "bot": faults["bot"],
-        "round": faults["out_round"], "kind": faults["fault"].astype(object), "detail": "",
-    }, columns=list(FAULT_COLUMNS)).reset_index(drop=True)
+    fault_rows = pd.DataFrame(
+        {
+            "match": faults["match"],
+            "variant": faults["variant"],
+            "seat": faults["seat"],
+            "bot": faults["bot"],
+            "round": faults["out_round"],
+            "kind": faults["fault"].astype(object),
+            "detail": "",
+        },
+        columns=list(FAULT_COLUMNS),
+    ).reset_index(drop=True)
     empty_rounds = pd.DataFrame(columns=list(ROUND_COLUMNS))
     empty_actions = pd.DataFrame(columns=list(ACTION_COLUMNS))
     return Results(path.parent, meta, matches, seats, empty_rounds, empty_actions, fault_rows, seats_only=True)
@@ -292,8 +336,11 @@ def match_seeds(run: str | Path) -> dict[str, int]:
 
             table = pq.read_table(path, columns=["match", "seed"])
             if (table.schema.metadata or {}).get(GAMES_BYTES) == str(games.stat().st_size).encode():
-                return {str(m): int(s) for m, s in zip(table.column("match").to_pylist(),
-                                                       table.column("seed").to_pylist()) if s is not None}
+                return {
+                    str(m): int(s)
+                    for m, s in zip(table.column("match").to_pylist(), table.column("seed").to_pylist())
+                    if s is not None
+                }
         except Exception:  # noqa: BLE001 - an unreadable table: the records are read instead
             pass
     return {r.match: r.seed for r in read_records(folder.path).records}
@@ -324,8 +371,17 @@ def load(run: str | Path, *, seats_only: bool = False) -> Results:
         # The tables a stopped run wrote from these very records: the same
         # frames as the records give, without parsing them. No records.
         frames = _table_frames(arrow)
-        return Results(folder.path, meta, frames["matches"], frames["seats"], frames["rounds"],
-                       frames["actions"], frames["faults"], records=FolderRecords(folder.path), from_tables=True)
+        return Results(
+            folder.path,
+            meta,
+            frames["matches"],
+            frames["seats"],
+            frames["rounds"],
+            frames["actions"],
+            frames["faults"],
+            records=FolderRecords(folder.path),
+            from_tables=True,
+        )
     read = read_records(folder.path)
     # Schedule order, not file order: workers finish matches in any order, and
     # everything computed from a run (bootstrap resamples included) must be the

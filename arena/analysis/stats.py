@@ -77,16 +77,29 @@ matches that had one."""
 LEVEL = 0.95
 
 RATING_COLUMNS = [
-    "variant", "bot", "elo", "elo_low", "elo_high", "matches", "wins", "mean_place",
-    "faults", "fault_kinds", "elo_seq",
+    "variant",
+    "bot",
+    "elo",
+    "elo_low",
+    "elo_high",
+    "matches",
+    "wins",
+    "mean_place",
+    "faults",
+    "fault_kinds",
+    "elo_seq",
 ]
 STAT_COLUMNS = ["variant", "statistic", "value", "low", "high", "n"]
 
 Progress = Callable[[str, int, int], None]
 """Told (what, done, total) as a long computation goes (the CLI draws a bar)."""
 
-W, B, Q, N = ("95% Wilson interval", "95% bootstrap interval, whole matches resampled",
-              "95% distribution-free interval (order statistics)", "no interval")
+W, B, Q, N = (
+    "95% Wilson interval",
+    "95% bootstrap interval, whole matches resampled",
+    "95% distribution-free interval (order statistics)",
+    "no interval",
+)
 DEFINITIONS: dict[str, str] = {
     "matches": f"matches of the variant ({N})",
     "rounds_per_match": f"mean rounds in a match ({B})",
@@ -102,38 +115,38 @@ DEFINITIONS: dict[str, str] = {
     "dudo_right_share": f"share of dudo calls that were right: the bid was false ({W})",
     "calza_calls_per_match": f"mean calza calls in a match ({B})",
     "calza_right_share": f"share of calza calls that were right: exactly the bid; [a-b dice]: with that many dice "
-                         f"in play ({W})",
+    f"in play ({W})",
     "challenged_bid_true_share": f"share of called bids that were true ({W})",
     "bid_false_share": f"share of all bids that were false when made, by every die on the table: bluffs and "
-                       f"misjudgements ({B})",
+    f"misjudgements ({B})",
     "palifico_rounds_per_match": f"mean palifico rounds in a match ({B})",
     "palifico_opener_lost_share": f"share of decided palifico rounds in which the palifico player (the opener) "
-                                  f"lost a die ({B})",
+    f"lost a die ({B})",
     "palifico_dudo_right_share": f"share of dudo calls in palifico rounds that were right ({B})",
     "dice_lost_per_round": f"mean dice lost per decided round ({B})",
     "win_rate_holding": f"win_rate_holding[k]: share of players who started a round with exactly k dice and "
-                        f"went on to win the match ({B})",
+    f"went on to win the match ({B})",
     "faults_per_match": f"mean bot faults in a match ({B})",
     "faulted_match_share": f"share of matches with at least one fault ({W})",
     "strongest_bot_win_share": f"share of matches won by the best-rated bot at the table, by the variant's Elo "
-                               f"fit ({W}; the ratings' own uncertainty not included)",
+    f"fit ({W}; the ratings' own uncertainty not included)",
     "elo_sd": "standard deviation of the bots' Elo in the variant: how much skill separates them "
-              "(95% bootstrap interval of the rating fit)",
+    "(95% bootstrap interval of the rating fit)",
     "elo_change": "elo_change[bot]: the bot's Elo in this variant minus in the reference variant "
-                  "(95% bootstrap interval)",
+    "(95% bootstrap interval)",
     "rank_correlation": "rank_correlation[ref]: Spearman correlation of this variant's Elo order with the reference "
-                        "variant's (95% bootstrap interval)",
+    "variant's (95% bootstrap interval)",
     # Only for a variant that plays dead_mans_calza or veteran_palifico (docs/rules.md).
     "dead_mans_calls_per_match": f"mean dead man's calzas in a match: calls by a player who was out ({B})",
     "dead_mans_right_share": f"share of dead man's calzas that were right: the caller came back ({W})",
     "dead_mans_return_win_share": f"share of players back by a dead man's calza who went on to win ({W})",
     "veteran_overrides_per_match": f"mean veteran overrides in a match: a palifico round's face changed by a "
-                                   f"veteran ({B})",
+    f"veteran ({B})",
     "rounds_change": "rounds_change[ref]: mean rounds in a match minus in the reference variant (the same rules "
-                     "without the variant), over matches with the same dice, seats and bots in both (95% bootstrap "
-                     "interval, pairs of matches resampled)",
+    "without the variant), over matches with the same dice, seats and bots in both (95% bootstrap "
+    "interval, pairs of matches resampled)",
     "opener_win_rate_change": "opener_win_rate_change[ref]: opener_win_rate minus the reference variant's, over "
-                              "the same pairs of matches (95% bootstrap interval, pairs of matches resampled)",
+    "the same pairs of matches (95% bootstrap interval, pairs of matches resampled)",
 }
 
 
@@ -148,9 +161,7 @@ def select(res: Results, variant: str | None = None, drop_admin_faults: bool = F
     keep = pd.Series(True, index=res.matches.index)
     if variant is not None:
         if variant not in set(res.matches["variant"].unique()) and variant not in res.variants:
-            raise RunError(
-                f"{res.path}: no variant {variant!r}; the run has {', '.join(res.variants) or 'no matches'}"
-            )
+            raise RunError(f"{res.path}: no variant {variant!r}; the run has {', '.join(res.variants) or 'no matches'}")
         keep &= res.matches["variant"] == variant
     if drop_admin_faults and len(res.faults):
         admin = res.faults.loc[res.faults["kind"].map(is_admin_fault), "match"]
@@ -171,8 +182,15 @@ def select(res: Results, variant: str | None = None, drop_admin_faults: bool = F
         return df[rows].reset_index(drop=True)
 
     return Results(
-        res.path, res.run, part(res.matches), part(res.seats), part(res.rounds),
-        part(res.actions), part(res.faults), res.truncated, seats_only=res.seats_only,
+        res.path,
+        res.run,
+        part(res.matches),
+        part(res.seats),
+        part(res.rounds),
+        part(res.actions),
+        part(res.faults),
+        res.truncated,
+        seats_only=res.seats_only,
     )
 
 
@@ -231,8 +249,16 @@ class RatingReport:
 
 
 def _rate_part(
-    label: str, part: Results, *, resamples: int, seed: int, prior_sd: float | None,
-    anchor: str | None, anchor_elo: float, k: float, progress: Callable[[int, int], None] | None = None,
+    label: str,
+    part: Results,
+    *,
+    resamples: int,
+    seed: int,
+    prior_sd: float | None,
+    anchor: str | None,
+    anchor_elo: float,
+    k: float,
+    progress: Callable[[int, int], None] | None = None,
 ) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame, pd.DataFrame]:
     bots, ranks = rankings(part.seats, part.matches)
     anchor_idx: int | None = None
@@ -241,8 +267,15 @@ def _rate_part(
             raise RatingError(f"anchor bot {anchor!r} played no match in {label!r}; bots: {', '.join(bots)}")
         anchor_idx = bots.index(anchor)
     rating = rt.rate(
-        len(bots), ranks, resamples=resamples, seed=seed, level=LEVEL, prior_sd=prior_sd,
-        anchor=anchor_idx, anchor_elo=anchor_elo, progress=progress,
+        len(bots),
+        ranks,
+        resamples=resamples,
+        seed=seed,
+        level=LEVEL,
+        prior_sd=prior_sd,
+        anchor=anchor_idx,
+        anchor_elo=anchor_elo,
+        progress=progress,
     )
     seq = rt.sequential_elo(len(bots), ranks, k=k, start=anchor_elo)
     if anchor_idx is not None:
@@ -251,28 +284,45 @@ def _rate_part(
         seq = seq - seq[anchor_idx] + anchor_elo
     s = part.seats
     per_match = s.groupby("bot").agg(
-        matches=("match", "nunique"), wins=("place", lambda p: int((p == 1).sum())),
+        matches=("match", "nunique"),
+        wins=("place", lambda p: int((p == 1).sum())),
         mean_place=("place", "mean"),
     )
     faults = part.faults.groupby("bot")["kind"]
     fault_count = faults.size()
     kinds = faults.agg(lambda k: " ".join(f"{n}:{c}" for n, c in sorted(k.value_counts().items())))
-    table = pd.DataFrame({
-        "variant": label, "bot": bots, "elo": rating.elo, "elo_low": rating.low, "elo_high": rating.high,
-        "matches": per_match.loc[bots, "matches"].astype(int).tolist(),
-        "wins": per_match.loc[bots, "wins"].astype(int).tolist(),
-        "mean_place": per_match.loc[bots, "mean_place"].astype(float).tolist(),
-        "faults": [int(fault_count.get(b, 0)) for b in bots],
-        "fault_kinds": [str(kinds.get(b, "")) for b in bots],
-        "elo_seq": seq,
-    }).sort_values(["elo", "bot"], ascending=[False, True], kind="stable").reset_index(drop=True)
+    table = (
+        pd.DataFrame(
+            {
+                "variant": label,
+                "bot": bots,
+                "elo": rating.elo,
+                "elo_low": rating.low,
+                "elo_high": rating.high,
+                "matches": per_match.loc[bots, "matches"].astype(int).tolist(),
+                "wins": per_match.loc[bots, "wins"].astype(int).tolist(),
+                "mean_place": per_match.loc[bots, "mean_place"].astype(float).tolist(),
+                "faults": [int(fault_count.get(b, 0)) for b in bots],
+                "fault_kinds": [str(kinds.get(b, "")) for b in bots],
+                "elo_seq": seq,
+            }
+        )
+        .sort_values(["elo", "bot"], ascending=[False, True], kind="stable")
+        .reset_index(drop=True)
+    )
     los = pd.DataFrame(rating.los, index=bots, columns=bots)
     above, met = rt.head_to_head(len(bots), ranks)
     a, b = np.nonzero(met)
-    h2h = pd.DataFrame({
-        "variant": label, "bot": [bots[i] for i in a], "opponent": [bots[j] for j in b],
-        "above": above[a, b], "met": met[a, b], "share": above[a, b] / met[a, b],
-    })
+    h2h = pd.DataFrame(
+        {
+            "variant": label,
+            "bot": [bots[i] for i in a],
+            "opponent": [bots[j] for j in b],
+            "above": above[a, b],
+            "met": met[a, b],
+            "share": above[a, b] / met[a, b],
+        }
+    )
     samples = pd.DataFrame(rating.samples, columns=bots)
     return table, los, h2h, samples
 
@@ -317,16 +367,33 @@ def rate_results(
         key = id(part)
         if key not in done:  # one variant: "all" is that variant's table, not a refit
             tell = None if progress is None else (lambda d, t, what=f"rating {label}": progress(what, d, t))
-            done[key] = _rate_part(label, part, resamples=resamples, seed=seed, prior_sd=prior_sd,
-                                   anchor=anchor, anchor_elo=anchor_elo, k=k, progress=tell)
+            done[key] = _rate_part(
+                label,
+                part,
+                resamples=resamples,
+                seed=seed,
+                prior_sd=prior_sd,
+                anchor=anchor,
+                anchor_elo=anchor_elo,
+                k=k,
+                progress=tell,
+            )
         t, lo, h, sa = done[key]
         tables.append(t.assign(variant=label))
         los[label] = lo
         h2hs.append(h.assign(variant=label))
         samples[label] = sa
     return RatingReport(
-        pd.concat(tables, ignore_index=True)[RATING_COLUMNS], los, pd.concat(h2hs, ignore_index=True),
-        samples, resamples, seed, prior_sd, anchor, anchor_elo, drop_admin_faults,
+        pd.concat(tables, ignore_index=True)[RATING_COLUMNS],
+        los,
+        pd.concat(h2hs, ignore_index=True),
+        samples,
+        resamples,
+        seed,
+        prior_sd,
+        anchor,
+        anchor_elo,
+        drop_admin_faults,
         integrity_of(base, seeds),  # the whole run, whatever the variant shown: a deal's plays span variants
     )
 
@@ -386,8 +453,11 @@ class _Resampler:
         on a league) are read once, not twice per statistic."""
         arrays = [(np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)) for a, b in pairs]
         live = [i for i, (a, b) in enumerate(arrays) if len(a) != 0 and b.sum() != 0]
-        sums = (self.counts @ np.column_stack([x for i in live for x in arrays[i]])
-                if live and self.n >= 2 else np.zeros((0, 0)))
+        sums = (
+            self.counts @ np.column_stack([x for i in live for x in arrays[i]])
+            if live and self.n >= 2
+            else np.zeros((0, 0))
+        )
         at = {i: j for j, i in enumerate(live)}
         tail = (1 - LEVEL) / 2
         out: list[tuple[float, float, float]] = []
@@ -452,14 +522,19 @@ StatRow = tuple[str, str, float, float, float, float]
 """A row of the statistics table (STAT_COLUMNS; ``n`` a count, or NaN)."""
 
 
-def _variant_rows(label: str, part: Results, seed: int = 0, elo: dict[str, float] | None = None,
-                  elo_samples: pd.DataFrame | None = None) -> list[StatRow]:
+def _variant_rows(
+    label: str,
+    part: Results,
+    seed: int = 0,
+    elo: dict[str, float] | None = None,
+    elo_samples: pd.DataFrame | None = None,
+) -> list[StatRow]:
     """Every statistic of one variant's matches (DEFINITIONS says what each is)."""
     # Only the columns read here: every filter below copies what it keeps of each column.
-    m = part.matches[["match", "rounds_played", "decisions", "first", "winner", "players", "palifico_rounds",
-                      "faults"]]
-    r = part.rounds[["match", "call", "call_right", "dice_in_play", "bid_true", "palifico", "change_seat", "delta",
-                     "opener"]]
+    m = part.matches[["match", "rounds_played", "decisions", "first", "winner", "players", "palifico_rounds", "faults"]]
+    r = part.rounds[
+        ["match", "call", "call_right", "dice_in_play", "bid_true", "palifico", "change_seat", "delta", "opener"]
+    ]
     seats = part.seats[[c for c in ("match", "bot", "seat", "players", "place", "held") if c in part.seats]]
     acts = part.actions
     ids = m["match"].to_numpy()
@@ -486,8 +561,7 @@ def _variant_rows(label: str, part: Results, seed: int = 0, elo: dict[str, float
         # has far fewer matches than rows), so only the distinct ids are looked up.
         found, distinct = pd.factorize(match)
         codes = index.get_indexer(distinct)[found]
-        later(name, totals(hits, codes), totals(of, codes),
-              int(np.asarray(of, dtype=float).sum()) if n is None else n)
+        later(name, totals(hits, codes), totals(of, codes), int(np.asarray(of, dtype=float).sum()) if n is None else n)
 
     def mean_row(name: str, values: pd.Series) -> None:
         x = values.astype("float64").to_numpy()
@@ -534,8 +608,11 @@ def _variant_rows(label: str, part: Results, seed: int = 0, elo: dict[str, float
     for lo_d, hi_d in DICE_BANDS:
         band = calza[(dice >= lo_d) & (dice <= hi_d)]
         if len(band):
-            share_row(f"calza_right_share[{lo_d}-{hi_d} dice]" if hi_d < 10_000 else f"calza_right_share[{lo_d}+ dice]",
-                      int(band["call_right"].astype(bool).sum()), len(band))
+            share_row(
+                f"calza_right_share[{lo_d}-{hi_d} dice]" if hi_d < 10_000 else f"calza_right_share[{lo_d}+ dice]",
+                int(band["call_right"].astype(bool).sum()),
+                len(band),
+            )
     judged = calls["bid_true"].dropna()
     share_row("challenged_bid_true_share", int(judged.sum()), len(judged))
     # Bluffs: every bid, true or false when made (by all the dice on the table).
@@ -545,11 +622,16 @@ def _variant_rows(label: str, part: Results, seed: int = 0, elo: dict[str, float
     mean_row("palifico_rounds_per_match", m["palifico_rounds"])
     pal = r[r["palifico"] & r["change_seat"].notna()]
     lost = pal[pal["delta"].astype(float) < 0]
-    ratio_row("palifico_opener_lost_share", (lost["change_seat"] == lost["opener"]).reindex(pal.index,
-              fill_value=False).astype(float), np.ones(len(pal)), pal["match"])
+    ratio_row(
+        "palifico_opener_lost_share",
+        (lost["change_seat"] == lost["opener"]).reindex(pal.index, fill_value=False).astype(float),
+        np.ones(len(pal)),
+        pal["match"],
+    )
     pal_dudo = pal[(pal["call"] == "dudo") & pal["call_right"].notna()]
-    ratio_row("palifico_dudo_right_share", pal_dudo["call_right"].astype(float), np.ones(len(pal_dudo)),
-              pal_dudo["match"])
+    ratio_row(
+        "palifico_dudo_right_share", pal_dudo["call_right"].astype(float), np.ones(len(pal_dudo)), pal_dudo["match"]
+    )
     # Dice.
     decided = r[r["delta"].notna()]
     lost_dice = (-decided["delta"].astype(float)).clip(lower=0)
@@ -588,8 +670,14 @@ def _variant_rows(label: str, part: Results, seed: int = 0, elo: dict[str, float
 _BID_COLUMNS = ["match", "variant", "action", "true"]  # what _variant_rows reads of the actions
 
 
-def variant_stats(res: Results, *, variant: str | None = None, drop_admin_faults: bool = False,
-                  report: RatingReport | None = None, seed: int = 0) -> pd.DataFrame:
+def variant_stats(
+    res: Results,
+    *,
+    variant: str | None = None,
+    drop_admin_faults: bool = False,
+    report: RatingReport | None = None,
+    seed: int = 0,
+) -> pd.DataFrame:
     """One row per variant and statistic (columns STAT_COLUMNS); DEFINITIONS
     says what each statistic is and which interval it carries. The skill
     statistics need ``report`` (the run's Elo tables, from :func:`rate_results`)."""
@@ -638,8 +726,13 @@ def _rule_variant_rows(label: str, res: Results, base: Results, seed: int) -> li
         returned: set[int] = set()
         for rnd in rec.rounds:
             last = rnd.actions[-1] if rnd.actions else None
-            if (rnd.fault is None and rnd.change is not None and last is not None and type(last.action) is Calza
-                    and not rnd.dice[last.seat]):
+            if (
+                rnd.fault is None
+                and rnd.change is not None
+                and last is not None
+                and type(last.action) is Calza
+                and not rnd.dice[last.seat]
+            ):
                 made += 1
                 if rnd.change.delta > 0:
                     right += 1
@@ -660,17 +753,26 @@ def _rule_variant_rows(label: str, res: Results, base: Results, seed: int) -> li
     if rules.get("dead_mans_calza"):
         v, lo, hi, n = mean_interval(calls, seed)
         rows.append((label, "dead_mans_calls_per_match", v, lo, hi, n))
-        for name, k, of in (("dead_mans_right_share", right, sum(calls)),
-                            ("dead_mans_return_win_share", back_won, back)):
+        for name, k, of in (
+            ("dead_mans_right_share", right, sum(calls)),
+            ("dead_mans_return_win_share", back_won, back),
+        ):
             v, lo, hi = wilson(k, of)
             rows.append((label, name, v, lo, hi, of))
     if rules.get("veteran_palifico"):
         v, lo, hi, n = mean_interval(overrides, seed)
         rows.append((label, "veteran_overrides_per_match", v, lo, hi, n))
     plain = {k: v for k, v in rules.items() if k not in _SPECIAL_KEYS}
-    ref = next((name for name, r in variants.items()
-                if name != label and {k: v for k, v in r.items() if k not in _SPECIAL_KEYS} == plain
-                and not any(k in r for k in _SPECIAL_KEYS)), None)
+    ref = next(
+        (
+            name
+            for name, r in variants.items()
+            if name != label
+            and {k: v for k, v in r.items() if k not in _SPECIAL_KEYS} == plain
+            and not any(k in r for k in _SPECIAL_KEYS)
+        ),
+        None,
+    )
     if ref is None:
         return rows
     pairs = _paired(part, select(base, ref))
@@ -685,13 +787,21 @@ def _paired(a: Results, b: Results) -> pd.DataFrame:
     """Matches of ``a`` and ``b`` with the same dice seed and the same bots in
     the same seats (one table of the schedule under two variants): their
     rounds and whether the opener won, as ``*_x`` (``a``) and ``*_y`` (``b``)."""
+
     def keyed(part: Results) -> pd.DataFrame:
         m = part.matches
         bots = part.seats.sort_values(["match", "seat"]).groupby("match", sort=False)["bot"].agg(tuple)
-        out = pd.DataFrame({"match": m["match"], "seed": m["seed"], "rounds": m["rounds_played"].astype(float),
-                            "opener_won": (m["winner"] == m["first"]).fillna(False).astype(float)})
+        out = pd.DataFrame(
+            {
+                "match": m["match"],
+                "seed": m["seed"],
+                "rounds": m["rounds_played"].astype(float),
+                "opener_won": (m["winner"] == m["first"]).fillna(False).astype(float),
+            }
+        )
         out["bots"] = out["match"].map(bots)
         return out.drop_duplicates(["seed", "bots"])
+
     return keyed(a).merge(keyed(b), on=["seed", "bots"])
 
 
@@ -754,7 +864,7 @@ def variant_comparison(report: RatingReport, baseline: str | None = None) -> tup
         rho = _spearman(cur[common].to_numpy(), base[common].to_numpy())
         boot = _spearman_rows(cur_s[common].to_numpy(), base_s[common].to_numpy())
         boot = boot[~np.isnan(boot)]
-        lo, hi = (np.quantile(boot, [(1 - LEVEL) / 2, 1 - (1 - LEVEL) / 2]) if len(boot) else (math.nan, math.nan))
+        lo, hi = np.quantile(boot, [(1 - LEVEL) / 2, 1 - (1 - LEVEL) / 2]) if len(boot) else (math.nan, math.nan)
         corr.append((v, baseline, rho, float(lo), float(hi), len(common)))
     return (
         pd.DataFrame(changes, columns=["variant", "bot", "elo", "baseline_elo", "change", "low", "high"]),
@@ -765,24 +875,35 @@ def variant_comparison(report: RatingReport, baseline: str | None = None) -> tup
 def comparison_rows(changes: pd.DataFrame, correlation: pd.DataFrame) -> pd.DataFrame:
     """The between-variant figures as variant_stats rows: ``elo_change[bot]``
     and ``rank_correlation[baseline]``."""
-    rows: list[tuple[Any, ...]] = [(c.variant, f"elo_change[{c.bot}]", c.change, c.low, c.high, math.nan)
-                                   for c in changes.itertuples()]
-    rows += [(c.variant, f"rank_correlation[{c.baseline}]", c.spearman, c.low, c.high, c.bots)
-             for c in correlation.itertuples()]
+    rows: list[tuple[Any, ...]] = [
+        (c.variant, f"elo_change[{c.bot}]", c.change, c.low, c.high, math.nan) for c in changes.itertuples()
+    ]
+    rows += [
+        (c.variant, f"rank_correlation[{c.baseline}]", c.spearman, c.low, c.high, c.bots)
+        for c in correlation.itertuples()
+    ]
     return _typed(pd.DataFrame(rows, columns=STAT_COLUMNS))
 
 
-def run_stats(res: Results, *, variant: str | None = None, drop_admin_faults: bool = False,
-              resamples: int = 200, seed: int = 0, report: RatingReport | None = None,
-              progress: Progress | None = None) -> pd.DataFrame:
+def run_stats(
+    res: Results,
+    *,
+    variant: str | None = None,
+    drop_admin_faults: bool = False,
+    resamples: int = 200,
+    seed: int = 0,
+    report: RatingReport | None = None,
+    progress: Progress | None = None,
+) -> pd.DataFrame:
     """The variant statistics of a run (:func:`variant_stats`), the skill
     rows from one rating of the run (``report``, else rated here with
     ``resamples`` bootstrap resamples seeded by ``seed``); with several
     variants (and none singled out) the between-variant rows are added
     (:func:`comparison_rows`)."""
     if report is None:
-        report = rate_results(res, variant=variant, drop_admin_faults=drop_admin_faults, resamples=resamples,
-                              seed=seed, progress=progress)
+        report = rate_results(
+            res, variant=variant, drop_admin_faults=drop_admin_faults, resamples=resamples, seed=seed, progress=progress
+        )
     table = variant_stats(res, variant=variant, drop_admin_faults=drop_admin_faults, report=report)
     if variant is None and len(set(res.matches["variant"])) > 1:
         table = pd.concat([table, comparison_rows(*variant_comparison(report))], ignore_index=True)

@@ -42,8 +42,13 @@ def match_data(rec: MatchRecord, why: str) -> dict[str, Any]:
                 acts.append({"seat": seat, "bid": [action.quantity, action.face]})
             else:
                 acts.append({"seat": seat, "call": str(action)})
-        entry: dict[str, Any] = {"round": rnd.round, "opener": rnd.opener, "palifico": bool(rnd.palifico),
-                                 "dice": [list(h) for h in rnd.dice], "actions": acts}
+        entry: dict[str, Any] = {
+            "round": rnd.round,
+            "opener": rnd.opener,
+            "palifico": bool(rnd.palifico),
+            "dice": [list(h) for h in rnd.dice],
+            "actions": acts,
+        }
         if rnd.fault is not None:
             entry["fault"] = {"seat": rnd.fault.seat, "kind": str(rnd.fault.kind.value), "detail": rnd.fault.detail}
         if rnd.count is not None:
@@ -54,8 +59,14 @@ def match_data(rec: MatchRecord, why: str) -> dict[str, Any]:
         if rnd.change is not None:
             entry["change"] = {"seat": rnd.change.seat, "delta": rnd.change.delta}
         rounds.append(entry)
-    return {"match": rec.match, "variant": rec.variant, "why": why, "players": list(rec.bots),
-            "placements": list(rec.placements), "rounds": rounds}
+    return {
+        "match": rec.match,
+        "variant": rec.variant,
+        "why": why,
+        "players": list(rec.bots),
+        "placements": list(rec.placements),
+        "rounds": rounds,
+    }
 
 
 def _json_for_script(data: Any) -> str:

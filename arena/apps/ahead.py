@@ -166,13 +166,17 @@ def _helper(folder: Path, go: int, replies: int) -> None:
         if os.read(go, 1) != b"g":  # the parent closed the pipe: no table wanted
             return
         with os.fdopen(replies, "wb") as out:
+
             def send(*message: Any) -> None:
                 data = pickle.dumps(message, pickle.HIGHEST_PROTOCOL)
                 out.write(_LENGTH.pack(len(data)) + data)
                 out.flush()  # progress as it is made
 
-            text = end_of_run_text(folder, note=lambda line: send("note", line),
-                                   progress=lambda what, done, total: send("progress", what, done, total))
+            text = end_of_run_text(
+                folder,
+                note=lambda line: send("note", line),
+                progress=lambda what, done, total: send("progress", what, done, total),
+            )
             send("text", text)
     except BaseException:  # noqa: BLE001 - whatever it was, the parent computes the table itself
         pass

@@ -63,8 +63,17 @@ from arena.protocol.parse import parse_ready, parse_reply
 from arena.protocol.player import Player
 from arena.untrusted import printable
 
-__all__ = ["CheckReport", "FuzzSpace", "PlayerFactory", "Problem", "fuzz_rules", "fuzz_space", "own_traceback", "percentiles",
-           "run_check"]
+__all__ = [
+    "CheckReport",
+    "FuzzSpace",
+    "PlayerFactory",
+    "Problem",
+    "fuzz_rules",
+    "fuzz_space",
+    "own_traceback",
+    "percentiles",
+    "run_check",
+]
 
 PlayerFactory = Callable[[], Player]  # a fresh player (a new process) per call
 
@@ -73,18 +82,18 @@ FRESH_IN_REPEAT: frozenset[int] = frozenset(range(1, 6))  # matches the repeat p
 # What to tell the author, per fault kind (docs/protocol.md's kinds, plus the check's own).
 ADVICE: dict[str, str] = {
     FaultKind.ILLEGAL: "choose from turn.legal (Python: turn.legal.actions() or turn.legal.is_legal(action); "
-               "protocol: a face in legal.min_quantity, a quantity from its minimum to max_quantity, "
-               "dudo/calza only where legal.dudo/legal.calza are true; pass only where legal.pass is: "
-               "a dead man's turn)",
+    "protocol: a face in legal.min_quantity, a quantity from its minimum to max_quantity, "
+    "dudo/calza only where legal.dudo/legal.calza are true; pass only where legal.pass is: "
+    "a dead man's turn)",
     FaultKind.MALFORMED: 'reply with exactly one JSON object on one line: {"action": "bid", "quantity": Q, '
-                 '"face": F} with JSON integers, {"action": "dudo"} or {"action": "calza"}',
+    '"face": F} with JSON integers, {"action": "dudo"} or {"action": "calza"}',
     FaultKind.TIMEOUT: "reply within time_ms of CPU time; a decision should take well under a millisecond",
     FaultKind.CRASH: "the bot process exited or raised: its stderr, shown with the problem, says where",
     FaultKind.UNASKED: "write to stdout only in answer to hello and turn; log to stderr instead",
     "handshake": 'answer {"type": "hello"} with {"type": "ready", "name": "...", "version": "..."} '
-                 "within the start-up limit",
+    "within the start-up limit",
     "nondeterministic": "draw randomness only from the match_start seed (Python: self.rng or turn.rng), "
-                        "never from time, os.urandom, the global random module or hash order",
+    "never from time, os.urandom, the global random module or hash order",
 }
 
 
@@ -161,8 +170,14 @@ def own_traceback(text: str, own: Sequence[str]) -> str:
                 block.append(lines[i])
                 i += 1
             frames.append((m.group(1), block))
-        first = next((k for k, (path, _) in enumerate(frames)
-                      if any(path == o or (o.endswith("/") and path.startswith(o)) for o in own)), 0)
+        first = next(
+            (
+                k
+                for k, (path, _) in enumerate(frames)
+                if any(path == o or (o.endswith("/") and path.startswith(o)) for o in own)
+            ),
+            0,
+        )
         if first:
             out.append(f"  ({first} frame{'s' if first > 1 else ''} above the bot's own code left out)")
         for _, block in frames[first:]:
@@ -216,8 +231,10 @@ class CheckReport:
     def render(self, show: int = 10) -> str:
         out: list[str] = []
         name = self.ready["name"] if self.ready is not None else self.bot
-        out.append(f"arena check {printable(self.bot, newlines=False)} "
-                   f"(seed {self.seed}: --seed {self.seed} repeats this check)")
+        out.append(
+            f"arena check {printable(self.bot, newlines=False)} "
+            f"(seed {self.seed}: --seed {self.seed} repeats this check)"
+        )
         if self.ready is None:
             out.append("  handshake: FAILED")
         else:
@@ -253,17 +270,27 @@ class CheckReport:
             for p in self.problems:
                 groups.setdefault(p.key, []).append(p)
             n = len(self.problems)
-            out.append(f"FAILED: {n} problem{'s' if n > 1 else ''} ("
-                       + ", ".join(f"{k} {v}" for k, v in sorted(kinds.items()))
-                       + (f"), {len(groups)} distinct: one example of each below" if len(groups) > 1
-                          else "), all alike: one example below"))
+            out.append(
+                f"FAILED: {n} problem{'s' if n > 1 else ''} ("
+                + ", ".join(f"{k} {v}" for k, v in sorted(kinds.items()))
+                + (
+                    f"), {len(groups)} distinct: one example of each below"
+                    if len(groups) > 1
+                    else "), all alike: one example below"
+                )
+            )
             fixes: dict[str, list[str]] = {}  # each piece of advice once, with the kinds it is for
             for alike in list(groups.values())[:show]:
                 first = alike[0]
                 matches = list(dict.fromkeys(p.match for p in alike))
-                where = (f" {len(alike)} times, in {len(matches)} match{'es' if len(matches) > 1 else ''} ("
-                         + ", ".join(matches[:5]) + (", ..." if len(matches) > 5 else "") + ")"
-                         if len(alike) > 1 else "")
+                where = (
+                    f" {len(alike)} times, in {len(matches)} match{'es' if len(matches) > 1 else ''} ("
+                    + ", ".join(matches[:5])
+                    + (", ..." if len(matches) > 5 else "")
+                    + ")"
+                    if len(alike) > 1
+                    else ""
+                )
                 shown = first.render(self.own)
                 if where:
                     out.append(f"[{first.kind}]{where}\n{shown}")
@@ -319,8 +346,9 @@ class FuzzSpace:
         if self.supports.restricted:
             by.append(f"the bot's supports {json.dumps(self.supports.to_data(), separators=(', ', ': '))}")
         by += list(self.narrowed)
-        return (f"presets {', '.join(self.presets)}; players {_span(self.players)}; dice {dice}"
-                + (f" (narrowed by {' and '.join(by)})" if by else " (everything)"))
+        return f"presets {', '.join(self.presets)}; players {_span(self.players)}; dice {dice}" + (
+            f" (narrowed by {' and '.join(by)})" if by else " (everything)"
+        )
 
 
 def _span(values: Sequence[int]) -> str:
@@ -342,14 +370,22 @@ def _forced(supports: Supports, preset: str, rng: random.Random | None, over: di
     return out
 
 
-def fuzz_space(supports: Supports = Supports(), *, presets: Sequence[str] | None = None,
-               players: Sequence[int] | None = None, dice: Sequence[int] | None = None) -> FuzzSpace:
+def fuzz_space(
+    supports: Supports = Supports(),
+    *,
+    presets: Sequence[str] | None = None,
+    players: Sequence[int] | None = None,
+    dice: Sequence[int] | None = None,
+) -> FuzzSpace:
     """The space to fuzz: what ``supports`` allows, narrowed by ``presets``,
     ``players`` and ``dice`` (``None``: no narrowing). A narrowing that leaves
     nothing to play raises :class:`ConfigError` saying why."""
     narrowed = []
-    for flag, given, allowed in (("--preset", presets, PRESETS), ("--players", players, ALL_PLAYERS),
-                                 ("--dice", dice, ALL_DICE)):
+    for flag, given, allowed in (
+        ("--preset", presets, PRESETS),
+        ("--players", players, ALL_PLAYERS),
+        ("--dice", dice, ALL_DICE),
+    ):
         if given is None:
             continue
         if not given:
@@ -366,13 +402,20 @@ def fuzz_space(supports: Supports = Supports(), *, presets: Sequence[str] | None
         sizes = [n for n in sizes if n in supports.players]
     if not sizes:
         raise ConfigError(f"--players {','.join(map(str, players or ()))}: nothing to fuzz: {why_size}")
-    dice_ok = [d for d in ALL_DICE if (dice is None or d in dice)
-               and (supports.dice is None or d in supports.dice)
-               and d in (supports.rules or {}).get("dice", ALL_DICE)]
+    dice_ok = [
+        d
+        for d in ALL_DICE
+        if (dice is None or d in dice)
+        and (supports.dice is None or d in supports.dice)
+        and d in (supports.rules or {}).get("dice", ALL_DICE)
+    ]
     if not dice_ok:
         common = sorted(set(supports.dice or ALL_DICE) & set((supports.rules or {}).get("dice", ALL_DICE)))
-        what = (f"the bot plays only {_span(common)} starting dice (supports)" if common
-                else "the bot's supports.dice and supports.rules.dice have no value in common")
+        what = (
+            f"the bot plays only {_span(common)} starting dice (supports)"
+            if common
+            else "the bot's supports.dice and supports.rules.dice have no value in common"
+        )
         flag = f"--dice {','.join(map(str, dice))}: " if dice is not None else ""
         raise ConfigError(f"{flag}nothing to fuzz: {what}")
     restricted_dice = dice is not None or supports.dice is not None or "dice" in (supports.rules or {})
@@ -391,9 +434,13 @@ def fuzz_space(supports: Supports = Supports(), *, presets: Sequence[str] | None
         detail = "; ".join(f"{p}: {w}" for p, w in why_not.items())
         flag = f"--preset {','.join(presets)}: " if presets is not None else ""
         raise ConfigError(f"{flag}nothing to fuzz: the bot supports none of these presets ({detail})")
-    return FuzzSpace(presets=tuple(kept), players=tuple(sizes),
-                     dice=tuple(dice_ok) if restricted_dice else None, supports=supports,
-                     narrowed=tuple(narrowed))
+    return FuzzSpace(
+        presets=tuple(kept),
+        players=tuple(sizes),
+        dice=tuple(dice_ok) if restricted_dice else None,
+        supports=supports,
+        narrowed=tuple(narrowed),
+    )
 
 
 FULL_SPACE = FuzzSpace()
@@ -416,8 +463,9 @@ def parse_narrowing(values: Sequence[str], flag: str, numbers: bool) -> list[Any
             try:
                 out += list(range(int(lo), int(hi) + 1)) if dash else [int(item)]
             except ValueError:
-                raise ConfigError(f"{flag} {value!r}: write numbers, comma lists or ranges, "
-                                  f"e.g. {flag} 2,3 or {flag} 2-4") from None
+                raise ConfigError(
+                    f"{flag} {value!r}: write numbers, comma lists or ranges, e.g. {flag} 2,3 or {flag} 2-4"
+                ) from None
     return out
 
 
@@ -486,8 +534,10 @@ def _table(preset: str, rules: Rules, state: State, seat: int) -> str:
     base = Rules.preset(preset)
     changed = {k: v for k, v in rules.to_dict().items() if v != getattr(base, k)}
     over = "" if not changed else " with " + ", ".join(f"{k}={v}" for k, v in changed.items())
-    return (f"preset {preset}{over}; {len(state.counts)} players; you are seat {seat}; "
-            f"round {state.round}{' (palifico)' if state.palifico else ''}")
+    return (
+        f"preset {preset}{over}; {len(state.counts)} players; you are seat {seat}; "
+        f"round {state.round}{' (palifico)' if state.palifico else ''}"
+    )
 
 
 def _alike(detail: str) -> str:
@@ -527,9 +577,19 @@ def _stderr(bot: Player) -> str:
         return ""
 
 
-def _session(factory: PlayerFactory, report: CheckReport, run: _Run, *, record: bool,
-             max_problems: int, max_timeouts: int, time_ms: int, name: str, space: FuzzSpace,
-             fresh_before: frozenset[int] = frozenset()) -> None:
+def _session(
+    factory: PlayerFactory,
+    report: CheckReport,
+    run: _Run,
+    *,
+    record: bool,
+    max_problems: int,
+    max_timeouts: int,
+    time_ms: int,
+    name: str,
+    space: FuzzSpace,
+    fresh_before: frozenset[int] = frozenset(),
+) -> None:
     """Play fuzzed matches until ``report.turns_asked`` turns have been answered."""
     rng = random.Random(derive_seed(report.seed, "check"))
     problems = report.problems if record else []
@@ -540,16 +600,23 @@ def _session(factory: PlayerFactory, report: CheckReport, run: _Run, *, record: 
         try:
             ready = _handshake(bot)
         except BotFault as exc:
-            problems.append(Problem("handshake", "-", f"{exc.kind}: {exc.detail}", hello_message(),
-                                    stderr=_stderr(bot), fix=handshake_fix(exc)))
+            problems.append(
+                Problem(
+                    "handshake",
+                    "-",
+                    f"{exc.kind}: {exc.detail}",
+                    hello_message(),
+                    stderr=_stderr(bot),
+                    fix=handshake_fix(exc),
+                )
+            )
             return
         if record:
             report.ready = ready
         index = 0
 
         def enough() -> bool:  # each timeout waits out the wall-clock cap: stop after a few
-            return (len(problems) >= max_problems
-                    or sum(p.kind == FaultKind.TIMEOUT for p in problems) >= max_timeouts)
+            return len(problems) >= max_problems or sum(p.kind == FaultKind.TIMEOUT for p in problems) >= max_timeouts
 
         while answered < report.turns_asked and not enough():
             if index in fresh_before:  # a new process for this match: catches state kept across matches
@@ -602,18 +669,35 @@ def _session(factory: PlayerFactory, report: CheckReport, run: _Run, *, record: 
                             report.actions[type(action).__name__.lower()] += 1
                         reason = why_illegal(state, action)
                         if reason is not None:
-                            problems.append(Problem(
-                                FaultKind.ILLEGAL, mid, f"{text} is illegal: {reason}", last_sent,
-                                _dump(reply), _table(preset, rules, state, seat), reason=reason))
+                            problems.append(
+                                Problem(
+                                    FaultKind.ILLEGAL,
+                                    mid,
+                                    f"{text} is illegal: {reason}",
+                                    last_sent,
+                                    _dump(reply),
+                                    _table(preset, rules, state, seat),
+                                    reason=reason,
+                                )
+                            )
                             raise _Restart()
                         state = apply(state, action)
                     if state.dice is None:
                         last_sent = result = round_end_message(mid, state)
                         bot.notify(result)
             except BotFault as exc:
-                problems.append(Problem(exc.kind, mid, exc.detail, last_sent, None,
-                                        _table(preset, rules, state, seat), _stderr(bot),
-                                        reason=_alike(exc.detail)))
+                problems.append(
+                    Problem(
+                        exc.kind,
+                        mid,
+                        exc.detail,
+                        last_sent,
+                        None,
+                        _table(preset, rules, state, seat),
+                        _stderr(bot),
+                        reason=_alike(exc.detail),
+                    )
+                )
                 bot = _restart(bot, factory, report, record, problems)
             except _Restart:
                 bot = _restart(bot, factory, report, record, problems)
@@ -621,8 +705,7 @@ def _session(factory: PlayerFactory, report: CheckReport, run: _Run, *, record: 
                 return
         if record and enough():
             timeouts = sum(p.kind == FaultKind.TIMEOUT for p in problems)
-            report.stopped_early = (f"{timeouts} timeouts" if timeouts >= max_timeouts
-                                    else f"{len(problems)} problems")
+            report.stopped_early = f"{timeouts} timeouts" if timeouts >= max_timeouts else f"{len(problems)} problems"
     finally:
         if bot is not None:
             bot.close()
@@ -641,8 +724,10 @@ def handshake_fix(exc: BotFault) -> str:
         # The detail reads "bot X exited ... with status N; CAUSE; ...; stderr: ...".
         found = exc.detail.split("; stderr", 1)[0].split("; ")[1:2]
         first = f"fix this first: {found[0]}. " if found else ""
-        return (f"{first}The process ended before it could answer hello, so the handshake itself was never "
-                f"reached; the first and last lines of its stderr are shown above")
+        return (
+            f"{first}The process ended before it could answer hello, so the handshake itself was never "
+            f"reached; the first and last lines of its stderr are shown above"
+        )
     if exc.kind == FaultKind.TIMEOUT:
         return ADVICE["handshake"] + " (load tables before answering, and flush stdout after the line)"
     return ADVICE["handshake"] + "; write anything else to stderr"
@@ -652,8 +737,9 @@ class _Restart(Exception):
     """The bot faulted: start a fresh one before the next match (as a tournament does)."""
 
 
-def _restart(bot: Player, factory: PlayerFactory, report: CheckReport, record: bool,
-             problems: list[Problem]) -> Player | None:
+def _restart(
+    bot: Player, factory: PlayerFactory, report: CheckReport, record: bool, problems: list[Problem]
+) -> Player | None:
     """Close ``bot`` and start a fresh one; ``None`` (and a problem) if it fails its handshake."""
     bot.close()
     if record:
@@ -662,16 +748,33 @@ def _restart(bot: Player, factory: PlayerFactory, report: CheckReport, record: b
     try:
         _handshake(fresh)
     except BotFault as exc:
-        problems.append(Problem("handshake", "-", f"restarting after a fault: {exc.kind}: {exc.detail}",
-                                hello_message(), stderr=_stderr(fresh), fix=handshake_fix(exc)))
+        problems.append(
+            Problem(
+                "handshake",
+                "-",
+                f"restarting after a fault: {exc.kind}: {exc.detail}",
+                hello_message(),
+                stderr=_stderr(fresh),
+                fix=handshake_fix(exc),
+            )
+        )
         fresh.close()
         return None
     return fresh
 
 
-def run_check(factory: PlayerFactory, *, turns: int = 2000, seed: int = 0, time_ms: int = 1000,
-              name: str = "bot", repeat: bool = True, max_problems: int = 50,
-              max_timeouts: int = 3, space: FuzzSpace = FULL_SPACE) -> CheckReport:
+def run_check(
+    factory: PlayerFactory,
+    *,
+    turns: int = 2000,
+    seed: int = 0,
+    time_ms: int = 1000,
+    name: str = "bot",
+    repeat: bool = True,
+    max_problems: int = 50,
+    max_timeouts: int = 3,
+    space: FuzzSpace = FULL_SPACE,
+) -> CheckReport:
     """Check the bot that ``factory`` starts (a fresh transport per call): see the module doc.
 
     ``turns`` bot decisions are asked for in each of the two runs (one with
@@ -683,8 +786,13 @@ def run_check(factory: PlayerFactory, *, turns: int = 2000, seed: int = 0, time_
         raise ArenaError(f"--turns {turns}: ask for at least 1 turn (thousands find more)")
     report = CheckReport(bot=name, seed=seed, turns_asked=turns, space=space.describe())
     first = _Run()
-    limits = {"max_problems": max_problems, "max_timeouts": max_timeouts, "time_ms": time_ms, "name": name,
-              "space": space}
+    limits = {
+        "max_problems": max_problems,
+        "max_timeouts": max_timeouts,
+        "time_ms": time_ms,
+        "name": name,
+        "space": space,
+    }
     _session(factory, report, first, record=True, **limits)  # type: ignore[arg-type]
     if not repeat or report.ready is None or report.stopped_early:
         return report
@@ -698,27 +806,47 @@ def run_check(factory: PlayerFactory, *, turns: int = 2000, seed: int = 0, time_
         if a != b:
             report.deterministic = False
             msg = first.messages[i]
-            report.problems.append(Problem(
-                "nondeterministic", a[0],
-                f"round {a[1]}, after {a[2]} bid(s): the first run answered {a[3]}, "
-                f"the second run answered {b[3]} to the same message"
-                + (" (in the second run a freshly started process played this match: does the bot keep "
-                   "state from one match to the next, or seed its randomness once per process instead "
-                   "of from each match_start?)" if int(a[0].rsplit("-", 1)[1]) in FRESH_IN_REPEAT else ""),
-                msg))
+            report.problems.append(
+                Problem(
+                    "nondeterministic",
+                    a[0],
+                    f"round {a[1]}, after {a[2]} bid(s): the first run answered {a[3]}, "
+                    f"the second run answered {b[3]} to the same message"
+                    + (
+                        " (in the second run a freshly started process played this match: does the bot keep "
+                        "state from one match to the next, or seed its randomness once per process instead "
+                        "of from each match_start?)"
+                        if int(a[0].rsplit("-", 1)[1]) in FRESH_IN_REPEAT
+                        else ""
+                    ),
+                    msg,
+                )
+            )
             break
     else:
         if len(first.transcript) != len(second.transcript):
             report.deterministic = False
-            report.problems.append(Problem(
-                "nondeterministic", "-",
-                f"the first run answered {len(first.transcript)} turns, the second {len(second.transcript)}"))
+            report.problems.append(
+                Problem(
+                    "nondeterministic",
+                    "-",
+                    f"the first run answered {len(first.transcript)} turns, the second {len(second.transcript)}",
+                )
+            )
     return report
 
 
-def check_bot(path: str, *, turns: int = 2000, seed: int | None = None, time_ms: int = 1000,
-              sandbox: str = "auto", presets: Sequence[str] | None = None,
-              players: Sequence[int] | None = None, dice: Sequence[int] | None = None) -> CheckReport:
+def check_bot(
+    path: str,
+    *,
+    turns: int = 2000,
+    seed: int | None = None,
+    time_ms: int = 1000,
+    sandbox: str = "auto",
+    presets: Sequence[str] | None = None,
+    players: Sequence[int] | None = None,
+    dice: Sequence[int] | None = None,
+) -> CheckReport:
     """``arena check``: run :func:`run_check` on the bot file ``path`` in its
     sandbox, over what it supports narrowed by ``presets``, ``players`` and
     ``dice`` (:func:`fuzz_space`; an empty result is refused before the bot starts).
@@ -744,8 +872,9 @@ def check_bot(path: str, *, turns: int = 2000, seed: int | None = None, time_ms:
     # The bot's own limits: the defaults, with the raises it asks for (up to the default ceilings).
     limits = SandboxLimits(mode=sandbox).for_bot(spec.limits, f"bot {spec.name} ({spec.path})")  # type: ignore[arg-type]
     clock = TimeControl(budget_ms=time_ms)
-    report = run_check(lambda: BotProcess(spec, limits, clock), turns=turns, seed=seed, time_ms=time_ms,
-                       name=spec.name, space=space)
+    report = run_check(
+        lambda: BotProcess(spec, limits, clock), turns=turns, seed=seed, time_ms=time_ms, name=spec.name, space=space
+    )
     report.bot = str(path)
     # Real paths: the sandbox shows the bot's files at their real paths, which its tracebacks name.
     real = os.path.realpath(spec.path)

@@ -135,8 +135,9 @@ class _ProgressLine:
         if self.tty:
             width = 30
             filled = int(width * done / total) if total else width
-            line = (f"[{'#' * filled}{'.' * (width - filled)}] {done}/{total} matches  "
-                    f"{rate:6.1f} matches/s  {left_s} left")
+            line = (
+                f"[{'#' * filled}{'.' * (width - filled)}] {done}/{total} matches  {rate:6.1f} matches/s  {left_s} left"
+            )
             click.echo("\r" + line, nl=done >= total, err=True)
         elif done < total and elapsed - self.last_shown >= self.LOG_EVERY:
             self.last_shown = elapsed
@@ -190,56 +191,113 @@ class _StepProgress:
 @click.option("--matches", type=click.IntRange(min=1), help="Matches per variant.")
 @click.option("--seed", type=click.IntRange(min=0), help="Run seed (default: the config's, else a new secret one).")
 @click.option("--out", type=click.Path(file_okay=False), help="Run folder (default: results/<name>).")
-@click.option("--set", "sets", multiple=True, metavar="KEY=VALUE",
-              help="Override a config key; dotted keys reach into maps (time.budget_ms=500).")
+@click.option(
+    "--set",
+    "sets",
+    multiple=True,
+    metavar="KEY=VALUE",
+    help="Override a config key; dotted keys reach into maps (time.budget_ms=500).",
+)
 @click.option("--backend", type=click.Choice(["local", "ray"]), help="Where to play (default: the config's).")
 @click.option("--address", help="Ray cluster address (auto or HOST:PORT), with --backend ray.")
-@click.option("--new", "new", is_flag=True,
-              help="Start a new run: move the run folder aside and draw a new secret seed (unless the config "
-                   "or --seed names one). Without it, the same command resumes or extends the folder's run.")
+@click.option(
+    "--new",
+    "new",
+    is_flag=True,
+    help="Start a new run: move the run folder aside and draw a new secret seed (unless the config "
+    "or --seed names one). Without it, the same command resumes or extends the folder's run.",
+)
 @click.option("--force", is_flag=True, help="Move an existing run folder of another config aside and start over.")
 @click.option("--report", "html_report", is_flag=True, help=f"At the end, write the HTML report (RUN/{REPORT}).")
-@click.option("--live", "live", type=click.Choice(["top", "all"]), is_flag=False, flag_value="top", default=None,
-              help="Live standings while it plays (the default): the leaders (top), or every bot (all). On a "
-                   "terminal every 5 s, redrawn in place; otherwise one line every 60 s.")
+@click.option(
+    "--live",
+    "live",
+    type=click.Choice(["top", "all"]),
+    is_flag=False,
+    flag_value="top",
+    default=None,
+    help="Live standings while it plays (the default): the leaders (top), or every bot (all). On a "
+    "terminal every 5 s, redrawn in place; otherwise one line every 60 s.",
+)
 @click.option("--no-live", "no_live", is_flag=True, help="No live standings (fault warnings are still shown).")
-@click.option("--follow", "follow", multiple=True, metavar="BOT",
-              help="Keep BOT in the live standings whatever its rank (repeat it for more).")
+@click.option(
+    "--follow",
+    "follow",
+    multiple=True,
+    metavar="BOT",
+    help="Keep BOT in the live standings whatever its rank (repeat it for more).",
+)
 @click.option("--live-every", type=click.FloatRange(min=0.5), help="Seconds between live standings.")
 @_friendly
-def run_cmd(config: str, workers: int | None, matches: int | None, seed: int | None, out: str | None,
-            sets: tuple[str, ...], backend: str | None, address: str | None, new: bool, force: bool,
-            html_report: bool = False, live: str | None = None, no_live: bool = False,
-            follow: tuple[str, ...] = (), live_every: float | None = None) -> None:
+def run_cmd(
+    config: str,
+    workers: int | None,
+    matches: int | None,
+    seed: int | None,
+    out: str | None,
+    sets: tuple[str, ...],
+    backend: str | None,
+    address: str | None,
+    new: bool,
+    force: bool,
+    html_report: bool = False,
+    live: str | None = None,
+    no_live: bool = False,
+    follow: tuple[str, ...] = (),
+    live_every: float | None = None,
+) -> None:
     """Play every match of CONFIG not yet in its run folder (resumes a stopped run, adds new bots to a league)."""
     from arena.running.config import load_config
     from arena.running.runner import seed_warning
     from arena.sandbox import describe_sandbox
 
-    cfg = load_config(config, sets, workers=workers, matches=matches, seed=seed, out=out,
-                      backend=backend, address=address)
+    cfg = load_config(
+        config, sets, workers=workers, matches=matches, seed=seed, out=out, backend=backend, address=address
+    )
     # Exactly what resumes this run: every option given but --new and --force (a resume
     # neither starts over nor moves anything aside; the drawn seed is in run.json).
-    resume = _command_line(["arena", "run", config], [
-        ("--matches", matches), ("--seed", seed), ("--out", out), ("--set", sets), ("--backend", backend),
-        ("--address", address), ("--workers", workers)])
-    _echo(f"{cfg.name}: {len(cfg.entrants)} bots, {len(cfg.variants)} variant(s), "
-               f"{cfg.format}, tables of {'/'.join(map(str, cfg.players))}, {cfg.workers} worker(s) "
-               f"-> {cfg.out}", err=True)
+    resume = _command_line(
+        ["arena", "run", config],
+        [
+            ("--matches", matches),
+            ("--seed", seed),
+            ("--out", out),
+            ("--set", sets),
+            ("--backend", backend),
+            ("--address", address),
+            ("--workers", workers),
+        ],
+    )
+    _echo(
+        f"{cfg.name}: {len(cfg.entrants)} bots, {len(cfg.variants)} variant(s), "
+        f"{cfg.format}, tables of {'/'.join(map(str, cfg.players))}, {cfg.workers} worker(s) "
+        f"-> {cfg.out}",
+        err=True,
+    )
     _echo(describe_sandbox(cfg.sandbox), err=True)  # "sandbox auto: ..."
     warning = seed_warning(cfg.seed)
     if warning:
         _echo(warning, err=True)
     if not compiled.active() and not compiled.asked_pure():  # not the user's choice: say so
-        _echo(f"note: the referee and the bot host run as {compiled.status()}; a run is slower so "
-              f"(docs/performance.md)", err=True)
+        _echo(
+            f"note: the referee and the bot host run as {compiled.status()}; a run is slower so (docs/performance.md)",
+            err=True,
+        )
     from arena.apps.standings import LiveStandings, check_follow, live_progress
 
     paths = {e.label: str(e.spec.path) for e in cfg.entrants}
     paired = cfg.seating == "rotate" or len(cfg.variants) > 1 or cfg.format == "sprt"  # deals played again
     check_follow(follow, list(paths))
-    standings = LiveStandings.for_terminal(sys.stderr.isatty(), False if no_live else None, live_every, _write_err,
-                                           paths, paired, every_bot=live == "all", follow=follow)
+    standings = LiveStandings.for_terminal(
+        sys.stderr.isatty(),
+        False if no_live else None,
+        live_every,
+        _write_err,
+        paths,
+        paired,
+        every_bot=live == "all",
+        follow=follow,
+    )
     bar = _ProgressLine()
     show = live_progress(bar, standings)
 
@@ -250,16 +308,40 @@ def run_cmd(config: str, workers: int | None, matches: int | None, seed: int | N
     # checked and rates the run while this process writes the analysis tables.
     ahead = EloAhead.start(cfg.out)
     try:
-        _run_and_report(cfg, config, ahead, force=force, new=new, show=show, standings=standings,
-                        matches=matches, sets=sets, out=out, resume=resume, html_report=html_report)
+        _run_and_report(
+            cfg,
+            config,
+            ahead,
+            force=force,
+            new=new,
+            show=show,
+            standings=standings,
+            matches=matches,
+            sets=sets,
+            out=out,
+            resume=resume,
+            html_report=html_report,
+        )
     finally:
         if ahead is not None:
             ahead.close()
 
 
-def _run_and_report(cfg: RunConfig, config: str, ahead: EloAhead | None, *, force: bool, new: bool,
-                    show: Callable[[int, int, float], None], standings: LiveStandings, matches: int | None,
-                    sets: tuple[str, ...], out: str | None, resume: str, html_report: bool) -> None:
+def _run_and_report(
+    cfg: RunConfig,
+    config: str,
+    ahead: EloAhead | None,
+    *,
+    force: bool,
+    new: bool,
+    show: Callable[[int, int, float], None],
+    standings: LiveStandings,
+    matches: int | None,
+    sets: tuple[str, ...],
+    out: str | None,
+    resume: str,
+    html_report: bool,
+) -> None:
     """``arena run`` from the first match on: play, then the Elo table and the summary."""
     from arena.running.runner import run
 
@@ -283,19 +365,30 @@ def _run_and_report(cfg: RunConfig, config: str, ahead: EloAhead | None, *, forc
 
     # Records are not kept in memory: parsing each line here would take CPU from the
     # workers while they play, and the Elo table reads the tables the run writes as it stops.
-    result = run(cfg, force=force, new=new, progress=show,
-                 observer=standings.observe, meanwhile=end_of_run_imports,
-                 on_plan=lambda plan: _echo("\n".join(plan.messages()), err=True),
-                 seats_written=None if ahead is None else ahead.go)
+    result = run(
+        cfg,
+        force=force,
+        new=new,
+        progress=show,
+        observer=standings.observe,
+        meanwhile=end_of_run_imports,
+        on_plan=lambda plan: _echo("\n".join(plan.messages()), err=True),
+        seats_written=None if ahead is None else ahead.go,
+    )
     if result.note:
         _echo(result.note, err=True)
     if result.already:
         again = _command_line(["arena", "run", config], [("--matches", matches), ("--set", sets), ("--out", out)])
-        fresh = ("with a new secret seed" if cfg.seed is None else
-                 f"(seed {cfg.seed} is set, so the same dice again; leave it out for a new secret one)")
-        _echo(f"{cfg.out}: this run is already complete ({result.total} matches recorded, ended "
-              f"{result.ended or '?'}); nothing to play. Its result is below. A new run {fresh}: {again} --new",
-              err=True)
+        fresh = (
+            "with a new secret seed"
+            if cfg.seed is None
+            else f"(seed {cfg.seed} is set, so the same dice again; leave it out for a new secret one)"
+        )
+        _echo(
+            f"{cfg.out}: this run is already complete ({result.total} matches recorded, ended "
+            f"{result.ended or '?'}); nothing to play. Its result is below. A new run {fresh}: {again} --new",
+            err=True,
+        )
     elif result.skipped:
         _echo(f"resumed: {result.skipped} matches were already recorded", err=True)
     # The per-bot summary (matches, wins, mean place, faults by kind) is part of the Elo table,
@@ -314,21 +407,28 @@ def _run_and_report(cfg: RunConfig, config: str, ahead: EloAhead | None, *, forc
         _echo(f"report: {write_report(cfg.out)}", err=True)
     if not result.already:
         rate = result.played / result.seconds if result.seconds else 0.0
-        _echo(f"\n{result.played} matches played in {result.seconds:.1f} s ({rate:.1f} matches/s); "
-              f"run folder: {cfg.out}", err=True)
+        _echo(
+            f"\n{result.played} matches played in {result.seconds:.1f} s ({rate:.1f} matches/s); run folder: {cfg.out}",
+            err=True,
+        )
     if result.replayed:
         _echo(_replayed(result), err=True)
     if result.status == "interrupted":
-        _echo(f"interrupted{_by(result)}: {result.skipped + result.played}/{result.total} matches recorded. "
-              f"Resume with: {resume}", err=True)
+        _echo(
+            f"interrupted{_by(result)}: {result.skipped + result.played}/{result.total} matches recorded. "
+            f"Resume with: {resume}",
+            err=True,
+        )
         sys.exit(_interrupted_status(result))
     if result.status == "failed":
         raise click.ClickException(printable(f"{result.error}\nResume with: {resume}"))
 
 
 def _replayed(result: RunResult) -> str:
-    return (f"the host was overloaded: {result.replayed} matches replayed after a bot was held up by other work "
-            f"past its wall-clock limit (not charged to it; run.json \"replays\" says which, docs/sandbox.md)")
+    return (
+        f"the host was overloaded: {result.replayed} matches replayed after a bot was held up by other work "
+        f'past its wall-clock limit (not charged to it; run.json "replays" says which, docs/sandbox.md)'
+    )
 
 
 def _by(result: RunResult) -> str:
@@ -349,27 +449,60 @@ def _write_err(text: str) -> None:
 @main.command("sprt")
 @click.argument("a")
 @click.argument("b")
-@click.option("--field", "field", multiple=True, metavar="BOT",
-              help="An opponent at every table (repeat it): A and B then play paired deals in the same seat "
-                   "against the same opponents. Without it, A and B play heads up.")
+@click.option(
+    "--field",
+    "field",
+    multiple=True,
+    metavar="BOT",
+    help="An opponent at every table (repeat it): A and B then play paired deals in the same seat "
+    "against the same opponents. Without it, A and B play heads up.",
+)
 @click.option("--players", type=click.IntRange(2, 10), help="Table size (default: 2 heads up, else 4).")
 @click.option("--preset", default="classic", show_default=True, help="Rule preset; see `arena rules`.")
 @click.option("--elo0", type=float, default=0.0, show_default=True, help="H0: A stronger by at most this.")
 @click.option("--elo1", type=float, default=20.0, show_default=True, help="H1: A stronger by at least this.")
-@click.option("--alpha", type=click.FloatRange(0, 0.5, min_open=True, max_open=True), default=0.05,
-              show_default=True, help="The chance of accepting H1 when H0 holds.")
-@click.option("--beta", type=click.FloatRange(0, 0.5, min_open=True, max_open=True), default=0.05,
-              show_default=True, help="The chance of accepting H0 when H1 holds.")
-@click.option("--max-matches", type=click.IntRange(min=2), default=4000, show_default=True,
-              help="Stop undecided after this many matches.")
+@click.option(
+    "--alpha",
+    type=click.FloatRange(0, 0.5, min_open=True, max_open=True),
+    default=0.05,
+    show_default=True,
+    help="The chance of accepting H1 when H0 holds.",
+)
+@click.option(
+    "--beta",
+    type=click.FloatRange(0, 0.5, min_open=True, max_open=True),
+    default=0.05,
+    show_default=True,
+    help="The chance of accepting H0 when H1 holds.",
+)
+@click.option(
+    "--max-matches",
+    type=click.IntRange(min=2),
+    default=4000,
+    show_default=True,
+    help="Stop undecided after this many matches.",
+)
 @click.option("--seed", type=click.IntRange(min=0), help="Run seed (default: a new secret one).")
 @click.option("--out", type=click.Path(file_okay=False), help="Run folder (default: results/sprt-A-B).")
 @click.option("--workers", type=click.IntRange(min=1), help="Worker processes (default: every core).")
 @click.option("--new", "new", is_flag=True, help="Start a new test: move the run folder aside, a new secret seed.")
 @_friendly
-def sprt_cmd(a: str, b: str, field: tuple[str, ...], players: int | None, preset: str, elo0: float, elo1: float,
-             alpha: float, beta: float, max_matches: int, seed: int | None, out: str | None, workers: int | None,
-             new: bool) -> None:
+def sprt_cmd(
+    a: str,
+    b: str,
+    field: tuple[str, ...],
+    players: int | None,
+    preset: str,
+    elo0: float,
+    elo1: float,
+    alpha: float,
+    beta: float,
+    max_matches: int,
+    seed: int | None,
+    out: str | None,
+    workers: int | None,
+    new: bool,
+) -> None:
     """Sequential test: is bot A stronger than bot B by ELO1 rather than ELO0? (docs/sprt.md)
 
     Matches are played in pairs on one deal (A, then B, in the same seat
@@ -383,18 +516,34 @@ def sprt_cmd(a: str, b: str, field: tuple[str, ...], players: int | None, preset
     from arena.running.runner import run
     from arena.running.sprt import sprt_config_data
 
-    data = sprt_config_data(a, b, field, players=players, preset=preset, elo0=elo0, elo1=elo1, alpha=alpha,
-                            beta=beta, max_matches=max_matches, seed=seed, out=out, workers=workers)
+    data = sprt_config_data(
+        a,
+        b,
+        field,
+        players=players,
+        preset=preset,
+        elo0=elo0,
+        elo1=elo1,
+        alpha=alpha,
+        beta=beta,
+        max_matches=max_matches,
+        seed=seed,
+        out=out,
+        workers=workers,
+    )
     cfg = build_config(data, Path("arena sprt"))
     assert cfg.sprt is not None
     from arena.running.sprt import SprtTest
 
     test = SprtTest(cfg.sprt, (cfg.matches + 1) // 2, heads_up=cfg.players[0] == 2 and not field)
     lower, upper = test.bounds
-    _echo(f"sprt: {test.params.a} against {test.params.b}, "
-          + ("heads up" if not field else f"tables of {cfg.players[0]} with {', '.join(field)}")
-          + f"; H0 Elo {elo0:g}, H1 Elo {elo1:g}, alpha {alpha:g}, beta {beta:g}: bounds {lower:+.2f} {upper:+.2f}"
-          f" -> {cfg.out}", err=True)
+    _echo(
+        f"sprt: {test.params.a} against {test.params.b}, "
+        + ("heads up" if not field else f"tables of {cfg.players[0]} with {', '.join(field)}")
+        + f"; H0 Elo {elo0:g}, H1 Elo {elo1:g}, alpha {alpha:g}, beta {beta:g}: bounds {lower:+.2f} {upper:+.2f}"
+        f" -> {cfg.out}",
+        err=True,
+    )
     tty = sys.stderr.isatty()
     last = [0.0]
 
@@ -404,28 +553,42 @@ def sprt_cmd(a: str, b: str, field: tuple[str, ...], players: int | None, preset
         if not started[0]:  # the first call: what the folder already held (fed to the test before it)
             started[0] = True
             if done:
-                _echo(f"resumed: {done} matches were already recorded; the test so far: {test.status()}; "
-                      f"{test.outcomes()}", err=True)
+                _echo(
+                    f"resumed: {done} matches were already recorded; the test so far: {test.status()}; "
+                    f"{test.outcomes()}",
+                    err=True,
+                )
         if tty:
             click.echo("\r" + printable(f"{done} matches  {test.status()}", newlines=False) + "   ", nl=False, err=True)
         elif elapsed - last[0] >= 60:  # a log keeps every line: one a minute
             last[0] = elapsed
             _echo(f"{done} matches  {test.status()}; {test.outcomes()}", err=True)
 
-    resume = _command_line(["arena", "sprt", a, b], [
-        ("--field", field), ("--players", players), ("--preset", preset if preset != "classic" else None),
-        ("--elo0", elo0 if elo0 != 0.0 else None), ("--elo1", elo1 if elo1 != 20.0 else None),
-        ("--alpha", alpha if alpha != 0.05 else None), ("--beta", beta if beta != 0.05 else None),
-        ("--max-matches", max_matches if max_matches != 4000 else None), ("--seed", seed), ("--out", out),
-        ("--workers", workers)])
+    resume = _command_line(
+        ["arena", "sprt", a, b],
+        [
+            ("--field", field),
+            ("--players", players),
+            ("--preset", preset if preset != "classic" else None),
+            ("--elo0", elo0 if elo0 != 0.0 else None),
+            ("--elo1", elo1 if elo1 != 20.0 else None),
+            ("--alpha", alpha if alpha != 0.05 else None),
+            ("--beta", beta if beta != 0.05 else None),
+            ("--max-matches", max_matches if max_matches != 4000 else None),
+            ("--seed", seed),
+            ("--out", out),
+            ("--workers", workers),
+        ],
+    )
     result = run(cfg, new=new, progress=progress, sprt_test=test)
     if tty:
         click.echo("", err=True)
     if result.note:
         _echo(result.note, err=True)
     if result.already:
-        _echo(f"{cfg.out}: this test is already decided; for a new one with a new secret seed: {resume} --new",
-              err=True)
+        _echo(
+            f"{cfg.out}: this test is already decided; for a new one with a new secret seed: {resume} --new", err=True
+        )
     _echo(test.summary())
     _echo(test.outcomes())
     _echo(f"{result.skipped + result.played} matches recorded in {cfg.out} (arena ratings {cfg.out})")
@@ -479,18 +642,30 @@ def _anchor(value: str | None) -> tuple[str | None, float]:
 
 def _analysis_options(csv_file: str, resamples_for: str, run_required: bool = True) -> Callable[[F], F]:
     """The options `arena ratings` and `arena stats` share."""
+
     def decorate(fn: F) -> F:
-        for option in reversed([
-            click.argument("run", type=click.Path(file_okay=False), required=run_required),
-            click.option("--variant", help=f"One variant only ({csv_file} is then not written)."),
-            click.option("--drop-admin-faults", is_flag=True,
-                         help="Leave out matches with a fault the bot is not to blame for (docs/ratings.md)."),
-            click.option("--resamples", type=click.IntRange(2), default=200, show_default=True,
-                         help=f"Bootstrap resamples for {resamples_for}."),
-            click.option("--seed", type=int, default=0, show_default=True, help="Bootstrap seed."),
-        ]):
+        for option in reversed(
+            [
+                click.argument("run", type=click.Path(file_okay=False), required=run_required),
+                click.option("--variant", help=f"One variant only ({csv_file} is then not written)."),
+                click.option(
+                    "--drop-admin-faults",
+                    is_flag=True,
+                    help="Leave out matches with a fault the bot is not to blame for (docs/ratings.md).",
+                ),
+                click.option(
+                    "--resamples",
+                    type=click.IntRange(2),
+                    default=200,
+                    show_default=True,
+                    help=f"Bootstrap resamples for {resamples_for}.",
+                ),
+                click.option("--seed", type=int, default=0, show_default=True, help="Bootstrap seed."),
+            ]
+        ):
             fn = option(fn)
         return fn
+
     return decorate
 
 
@@ -501,11 +676,25 @@ def _analysis_options(csv_file: str, resamples_for: str, run_required: bool = Tr
 @click.option("--csv", "as_csv", is_flag=True, help="Print the table as CSV.")
 @click.option("--json", "as_json", is_flag=True, help="Print ratings, head to head and LOS as JSON.")
 @click.option("--no-write", is_flag=True, help=f"Do not write {RATINGS} into the run folder.")
-@click.option("--luck", is_flag=True,
-              help="Also print heads-up win shares with the luck of the deal removed (docs/ratings.md, Luck).")
+@click.option(
+    "--luck",
+    is_flag=True,
+    help="Also print heads-up win shares with the luck of the deal removed (docs/ratings.md, Luck).",
+)
 @_friendly
-def ratings_cmd(run: str, variant: str | None, drop_admin_faults: bool, resamples: int, seed: int,
-                anchor: str | None, h2h: bool, as_csv: bool, as_json: bool, no_write: bool, luck: bool) -> None:
+def ratings_cmd(
+    run: str,
+    variant: str | None,
+    drop_admin_faults: bool,
+    resamples: int,
+    seed: int,
+    anchor: str | None,
+    h2h: bool,
+    as_csv: bool,
+    as_json: bool,
+    no_write: bool,
+    luck: bool,
+) -> None:
     """Plackett-Luce Elo ratings of the bots in run folder RUN, per variant and overall."""
     import json
 
@@ -517,8 +706,18 @@ def ratings_cmd(run: str, variant: str | None, drop_admin_faults: bool, resample
 
     name, elo = _anchor(anchor)
     steps = _StepProgress(since=_STARTED)
-    report = rate_run(run, write=not no_write, variant=variant, drop_admin_faults=drop_admin_faults,
-                      resamples=resamples, seed=seed, anchor=name, anchor_elo=elo, note=_note, progress=steps)
+    report = rate_run(
+        run,
+        write=not no_write,
+        variant=variant,
+        drop_admin_faults=drop_admin_faults,
+        resamples=resamples,
+        seed=seed,
+        anchor=name,
+        anchor_elo=elo,
+        note=_note,
+        progress=steps,
+    )
     steps.finish()
     if as_json:
         _echo(json.dumps(ratings_json(report), indent=1))
@@ -537,8 +736,17 @@ def ratings_cmd(run: str, variant: str | None, drop_admin_faults: bool, resample
 @click.option("--no-write", is_flag=True, help=f"Do not write {VARIANT_STATS} into the run folder.")
 @click.option("--explain", is_flag=True, help="Print what each statistic is, and nothing else (RUN is not read).")
 @_friendly
-def stats_cmd(run: str | None, variant: str | None, drop_admin_faults: bool, resamples: int, seed: int,
-              as_csv: bool, as_json: bool, no_write: bool, explain: bool) -> None:
+def stats_cmd(
+    run: str | None,
+    variant: str | None,
+    drop_admin_faults: bool,
+    resamples: int,
+    seed: int,
+    as_csv: bool,
+    as_json: bool,
+    no_write: bool,
+    explain: bool,
+) -> None:
     """Rule-variant statistics of run folder RUN, each with a 95% interval:
     one row per statistic, one column per variant (the long table, one row
     per variant and statistic, is written to the run folder and printed by --csv)."""
@@ -553,8 +761,16 @@ def stats_cmd(run: str | None, variant: str | None, drop_admin_faults: bool, res
     if run is None:
         raise click.UsageError("Missing argument 'RUN' (a run folder, e.g. results/variants).")
     steps = _StepProgress(since=_STARTED)
-    table = stats_run(run, write=not no_write, variant=variant, drop_admin_faults=drop_admin_faults,
-                      resamples=resamples, seed=seed, note=_note, progress=steps)
+    table = stats_run(
+        run,
+        write=not no_write,
+        variant=variant,
+        drop_admin_faults=drop_admin_faults,
+        resamples=resamples,
+        seed=seed,
+        note=_note,
+        progress=steps,
+    )
     steps.finish()
     if as_json:
         _echo(stats_json(table))
@@ -569,9 +785,14 @@ def stats_cmd(run: str | None, variant: str | None, drop_admin_faults: bool, res
 
 @main.command("export")
 @click.argument("run", type=click.Path(file_okay=False))
-@click.option("--format", "fmt", type=click.Choice(["rankings", "pairwise", "pgn"]), required=True,
-              help="rankings: a JSON line per match, bots best first (openskill, choix); pairwise: CSV "
-                   "winner,loser for every two bots of a match; pgn: those pairs as games (Ordo, BayesElo).")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["rankings", "pairwise", "pgn"]),
+    required=True,
+    help="rankings: a JSON line per match, bots best first (openskill, choix); pairwise: CSV "
+    "winner,loser for every two bots of a match; pgn: those pairs as games (Ordo, BayesElo).",
+)
 @click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write to this file (default: stdout).")
 @_friendly
 def export_cmd(run: str, fmt: str, output: str | None) -> None:
@@ -594,25 +815,66 @@ def export_cmd(run: str, fmt: str, output: str | None) -> None:
 
 @main.command("check")
 @click.argument("bot", type=click.Path(dir_okay=False))
-@click.option("--turns", type=click.IntRange(1), default=2000, show_default=True,
-              help="Fuzzed turns to ask for (the run is then repeated to compare actions).")
-@click.option("--seed", type=click.IntRange(min=0),
-              help="Seed of the fuzzed matches (default: a new secret one, shown in the report).")
-@click.option("--time-ms", type=click.IntRange(1), default=1000, show_default=True,
-              help="Per-decision CPU budget (sent as time_ms).")
-@click.option("--sandbox", type=click.Choice(["auto", "strict", "off"]), default="auto", show_default=True,
-              help="Sandbox mode (docs/sandbox.md).")
-@click.option("--show", type=click.IntRange(0), default=10, show_default=True,
-              help="Problems to print in full.")
-@click.option("--preset", "presets", multiple=True, metavar="NAME[,NAME]",
-              help="Fuzz only these presets (repeat it, or a comma list).")
-@click.option("--players", "players", multiple=True, metavar="N[,N|N-M]",
-              help="Fuzz only these table sizes (repeat it, a comma list, or a range 2-4).")
-@click.option("--dice", "dice", multiple=True, metavar="N[,N|N-M]",
-              help="Fuzz only these starting dice per player (like --players).")
+@click.option(
+    "--turns",
+    type=click.IntRange(1),
+    default=2000,
+    show_default=True,
+    help="Fuzzed turns to ask for (the run is then repeated to compare actions).",
+)
+@click.option(
+    "--seed",
+    type=click.IntRange(min=0),
+    help="Seed of the fuzzed matches (default: a new secret one, shown in the report).",
+)
+@click.option(
+    "--time-ms",
+    type=click.IntRange(1),
+    default=1000,
+    show_default=True,
+    help="Per-decision CPU budget (sent as time_ms).",
+)
+@click.option(
+    "--sandbox",
+    type=click.Choice(["auto", "strict", "off"]),
+    default="auto",
+    show_default=True,
+    help="Sandbox mode (docs/sandbox.md).",
+)
+@click.option("--show", type=click.IntRange(0), default=10, show_default=True, help="Problems to print in full.")
+@click.option(
+    "--preset",
+    "presets",
+    multiple=True,
+    metavar="NAME[,NAME]",
+    help="Fuzz only these presets (repeat it, or a comma list).",
+)
+@click.option(
+    "--players",
+    "players",
+    multiple=True,
+    metavar="N[,N|N-M]",
+    help="Fuzz only these table sizes (repeat it, a comma list, or a range 2-4).",
+)
+@click.option(
+    "--dice",
+    "dice",
+    multiple=True,
+    metavar="N[,N|N-M]",
+    help="Fuzz only these starting dice per player (like --players).",
+)
 @_friendly
-def check_cmd(bot: str, turns: int, seed: int | None, time_ms: int, sandbox: str, show: int,
-              presets: tuple[str, ...], players: tuple[str, ...], dice: tuple[str, ...]) -> None:
+def check_cmd(
+    bot: str,
+    turns: int,
+    seed: int | None,
+    time_ms: int,
+    sandbox: str,
+    show: int,
+    presets: tuple[str, ...],
+    players: tuple[str, ...],
+    dice: tuple[str, ...],
+) -> None:
     """Check bot file BOT: handshake, fuzzed legal turns, determinism, latency.
 
     Only what BOT supports is fuzzed (its `supports` declaration; every
@@ -623,10 +885,16 @@ def check_cmd(bot: str, turns: int, seed: int | None, time_ms: int, sandbox: str
     """
     from arena.apps.check import check_bot, parse_narrowing
 
-    report = check_bot(bot, turns=turns, seed=seed, time_ms=time_ms, sandbox=sandbox,
-                       presets=parse_narrowing(presets, "--preset", False),
-                       players=parse_narrowing(players, "--players", True),
-                       dice=parse_narrowing(dice, "--dice", True))
+    report = check_bot(
+        bot,
+        turns=turns,
+        seed=seed,
+        time_ms=time_ms,
+        sandbox=sandbox,
+        presets=parse_narrowing(presets, "--preset", False),
+        players=parse_narrowing(players, "--players", True),
+        dice=parse_narrowing(dice, "--dice", True),
+    )
     _echo(report.render(show))
     if not report.ok:
         sys.exit(1)
@@ -636,22 +904,41 @@ def check_cmd(bot: str, turns: int, seed: int | None, time_ms: int, sandbox: str
 
 
 @main.command("play")
-@click.option("--bots", "bots", multiple=True, metavar="NAME",
-              help="An opponent (built-in name or bot file); repeat for more. Default: probabilistic, "
-                   "cautious, bluffer (or the config's bots).")
+@click.option(
+    "--bots",
+    "bots",
+    multiple=True,
+    metavar="NAME",
+    help="An opponent (built-in name or bot file); repeat for more. Default: probabilistic, "
+    "cautious, bluffer (or the config's bots).",
+)
 @click.option("--preset", help="Rule preset (default classic); see `arena rules`.")
-@click.option("--config", "config", type=click.Path(dir_okay=False),
-              help="A run config: its first variant (or --variant), time and sandbox limits, and bots.")
+@click.option(
+    "--config",
+    "config",
+    type=click.Path(dir_okay=False),
+    help="A run config: its first variant (or --variant), time and sandbox limits, and bots.",
+)
 @click.option("--variant", help="With --config: the variant to play.")
 @click.option("--set", "sets", multiple=True, metavar="KEY=VALUE", help="Override a rule key (dice=3).")
 @click.option("--assist", is_flag=True, help="Show the odds of the standing bid and of a few raises.")
-@click.option("--seed", type=click.IntRange(min=0),
-              help="Dice seed (default: a new secret one, shown after the match).")
+@click.option(
+    "--seed", type=click.IntRange(min=0), help="Dice seed (default: a new secret one, shown after the match)."
+)
 @click.option("--name", default="human", show_default=True, help="Your name at the table.")
 @click.option("--out", type=click.Path(dir_okay=False), help="Append the match record to this JSON-lines file.")
 @_friendly
-def play_cmd(bots: tuple[str, ...], preset: str | None, config: str | None, variant: str | None,
-             sets: tuple[str, ...], assist: bool, seed: int | None, name: str, out: str | None) -> None:
+def play_cmd(
+    bots: tuple[str, ...],
+    preset: str | None,
+    config: str | None,
+    variant: str | None,
+    sets: tuple[str, ...],
+    assist: bool,
+    seed: int | None,
+    name: str,
+    out: str | None,
+) -> None:
     """Play one match in the terminal against sandboxed bots (docs/play.md).
 
     \b
@@ -669,8 +956,7 @@ def play_cmd(bots: tuple[str, ...], preset: str | None, config: str | None, vari
     """
     from arena.apps.play import HumanPlayer, play_human, play_setup
 
-    setup = play_setup(bots=bots, preset=preset, config=config, variant=variant, sets=sets, seed=seed,
-                       name=name)
+    setup = play_setup(bots=bots, preset=preset, config=config, variant=variant, sets=sets, seed=seed, name=name)
     human = HumanPlayer(sys.stdin, sys.stdout, assist=assist)
     try:
         play_human(setup, human, out)
@@ -681,19 +967,36 @@ def play_cmd(bots: tuple[str, ...], preset: str | None, config: str | None, vari
 
 @main.command("serve")
 @click.argument("run", required=False, type=click.Path(file_okay=False, exists=True))
-@click.option("--host", default="127.0.0.1", show_default=True,
-              help="The address to listen on; any but 127.0.0.1/localhost needs the key (--token).")
+@click.option(
+    "--host",
+    default="127.0.0.1",
+    show_default=True,
+    help="The address to listen on; any but 127.0.0.1/localhost needs the key (--token).",
+)
 @click.option("--port", type=click.IntRange(1, 65535), default=8000, show_default=True, help="The port.")
 @click.option("--token", help="The key every page needs (default off 127.0.0.1: a new random one, printed).")
-@click.option("--out", type=click.Path(file_okay=False),
-              help="The run folder the games are recorded in (default: results/table-DATE-TIME).")
-@click.option("--away", type=click.FloatRange(5), default=300, show_default=True,
-              help="Seconds a person may be gone on their turn before the fallback bot takes their seat.")
-@click.option("--fallback", default="probabilistic", show_default=True,
-              help="The bot that takes a gone person's seat ('none': the seat forfeits instead).")
+@click.option(
+    "--out",
+    type=click.Path(file_okay=False),
+    help="The run folder the games are recorded in (default: results/table-DATE-TIME).",
+)
+@click.option(
+    "--away",
+    type=click.FloatRange(5),
+    default=300,
+    show_default=True,
+    help="Seconds a person may be gone on their turn before the fallback bot takes their seat.",
+)
+@click.option(
+    "--fallback",
+    default="probabilistic",
+    show_default=True,
+    help="The bot that takes a gone person's seat ('none': the seat forfeits instead).",
+)
 @_friendly
-def serve_cmd(run: str | None, host: str, port: int, token: str | None, out: str | None, away: float,
-              fallback: str) -> None:
+def serve_cmd(
+    run: str | None, host: str, port: int, token: str | None, out: str | None, away: float, fallback: str
+) -> None:
     """Play at a table in the browser, with sandboxed bots and other people; with
     RUN, also follow that run folder as it plays (docs/serve.md)."""
     import secrets
@@ -705,12 +1008,20 @@ def serve_cmd(run: str | None, host: str, port: int, token: str | None, out: str
         from arena.serve.app import LOOPBACK, ServeOptions, serve
     except ModuleNotFoundError as exc:
         if exc.name in ("starlette", "uvicorn", "websockets"):
-            raise click.ClickException(f"arena serve needs {exc.name}, which is not installed: "
-                                       "pip install -e '.[serve]'") from None
+            raise click.ClickException(
+                f"arena serve needs {exc.name}, which is not installed: pip install -e '.[serve]'"
+            ) from None
         raise
     key = token or (None if host in LOOPBACK else secrets.token_urlsafe(16))
-    opts = ServeOptions(host=host, port=port, key=key, out=Path(out) if out else default_folder(), away_s=away,
-                        fallback=None if fallback.lower() == "none" else fallback, run=Path(run) if run else None)
+    opts = ServeOptions(
+        host=host,
+        port=port,
+        key=key,
+        out=Path(out) if out else default_folder(),
+        away_s=away,
+        fallback=None if fallback.lower() == "none" else fallback,
+        run=Path(run) if run else None,
+    )
     try:
         serve(opts, _echo)
     except KeyboardInterrupt:
@@ -737,20 +1048,49 @@ def report_cmd(run: str, output: str | None) -> None:
 @main.command("solve")
 @click.argument("preset")
 @click.option("--set", "sets", multiple=True, metavar="KEY=VALUE", help="Override a rule key (dice=2).")
-@click.option("--iterations", type=click.IntRange(1), default=1000, show_default=True,
-              help="CFR+ iterations per round.")
-@click.option("--every", type=click.IntRange(1), default=100, show_default=True,
-              help="Print value and exact exploitability every this many iterations.")
-@click.option("--recall", type=click.IntRange(1), default=3, show_default=True,
-              help="Bids remembered in an abstracted round (the last RECALL bids of the round).")
-@click.option("--abstract-from", "abstract_from", type=click.IntRange(2), default=4, show_default=True,
-              help="Rounds with this many dice in play or more are solved in the imperfect-recall abstraction "
-                   "(4: those beyond the exact tree; 3: the 1-2 round too, for a small policy).")
-@click.option("--out", type=click.Path(dir_okay=False), help="Write the policy file here (.json, .json.gz, or packed .npz for a bot to read fast).")
+@click.option(
+    "--iterations", type=click.IntRange(1), default=1000, show_default=True, help="CFR+ iterations per round."
+)
+@click.option(
+    "--every",
+    type=click.IntRange(1),
+    default=100,
+    show_default=True,
+    help="Print value and exact exploitability every this many iterations.",
+)
+@click.option(
+    "--recall",
+    type=click.IntRange(1),
+    default=3,
+    show_default=True,
+    help="Bids remembered in an abstracted round (the last RECALL bids of the round).",
+)
+@click.option(
+    "--abstract-from",
+    "abstract_from",
+    type=click.IntRange(2),
+    default=4,
+    show_default=True,
+    help="Rounds with this many dice in play or more are solved in the imperfect-recall abstraction "
+    "(4: those beyond the exact tree; 3: the 1-2 round too, for a small policy).",
+)
+@click.option(
+    "--out",
+    type=click.Path(dir_okay=False),
+    help="Write the policy file here (.json, .json.gz, or packed .npz for a bot to read fast).",
+)
 @click.option("--curve", type=click.Path(dir_okay=False), help="Write the convergence table here (CSV).")
 @_friendly
-def solve_cmd(preset: str, sets: tuple[str, ...], iterations: int, every: int, recall: int, abstract_from: int,
-              out: str | None, curve: str | None) -> None:
+def solve_cmd(
+    preset: str,
+    sets: tuple[str, ...],
+    iterations: int,
+    every: int,
+    recall: int,
+    abstract_from: int,
+    out: str | None,
+    curve: str | None,
+) -> None:
     """Solve the two-player game PRESET (with --set overrides) by CFR+ (docs/solver.md).
 
     Every round of the match is solved, fewest dice first: exactly where the
@@ -769,10 +1109,14 @@ def solve_cmd(preset: str, sets: tuple[str, ...], iterations: int, every: int, r
     def progress(counts: tuple[int, int], cp: Any) -> None:
         rate = cp.iterations / cp.seconds if cp.seconds else 0.0
         tag = f" (last {recall} bids)" if sum(counts) >= abstract_from else ""
-        _echo(f"round {counts[0]}-{counts[1]}{tag}  it {cp.iterations:>6}  {cp.seconds:8.1f} s  ({rate:6.1f} it/s)  "
-              f"value {cp.value:+.6f}  exploitability {cp.exploitability:.6f}")
-        rows.append(f"{counts[0]}-{counts[1]},{cp.iterations},{cp.seconds:.3f},{cp.value:.9f},"
-                    f"{cp.br_opener:.9f},{cp.br_other:.9f},{cp.exploitability:.9f}")
+        _echo(
+            f"round {counts[0]}-{counts[1]}{tag}  it {cp.iterations:>6}  {cp.seconds:8.1f} s  ({rate:6.1f} it/s)  "
+            f"value {cp.value:+.6f}  exploitability {cp.exploitability:.6f}"
+        )
+        rows.append(
+            f"{counts[0]}-{counts[1]},{cp.iterations},{cp.seconds:.3f},{cp.value:.9f},"
+            f"{cp.br_opener:.9f},{cp.br_other:.9f},{cp.exploitability:.9f}"
+        )
 
     sol = solve_match(rules, iterations, every=every, progress=progress, recall=recall, abstract_from=abstract_from)
     data = to_policy(sol)
@@ -780,9 +1124,11 @@ def solve_cmd(preset: str, sets: tuple[str, ...], iterations: int, every: int, r
         how = f", remembering the last {entry['recall']} bids" if "recall" in entry else ""
         if "ran" in entry:
             how += f"; kept the least exploitable checkpoint of {entry['ran']} iterations"
-        _echo(f"round {name} (opener's dice - other's{how}): value {entry['value']:+.6f}, exploitability "
-              f"{entry['exploitability']:.6f} after {entry['iterations']} iterations "
-              f"({len(entry['infosets'])} information sets written)")
+        _echo(
+            f"round {name} (opener's dice - other's{how}): value {entry['value']:+.6f}, exploitability "
+            f"{entry['exploitability']:.6f} after {entry['iterations']} iterations "
+            f"({len(entry['infosets'])} information sets written)"
+        )
     for name, why in data["unsolved"].items():
         _echo(f"round {name}: not solved: {why}")
     if "value" in data:
@@ -809,8 +1155,9 @@ def convert_cmd(policy: str, out: str) -> None:
     from arena.solve.policy import read_policy, write_policy
 
     if not out.endswith((".json", ".json.gz", ".npz")):
-        raise click.BadParameter(f"{out!r}: name it .json, .json.gz or .npz (the form follows the name)",
-                                 param_hint="OUT")
+        raise click.BadParameter(
+            f"{out!r}: name it .json, .json.gz or .npz (the form follows the name)", param_hint="OUT"
+        )
     data = read_policy(policy)
     n = sum(len(r.get("infosets", {})) for r in data.get("rounds", {}).values())
     _echo(f"{policy} -> {write_policy(out, data)}: {len(data.get('rounds', {}))} rounds, {n} information sets")
@@ -820,34 +1167,90 @@ def convert_cmd(policy: str, out: str) -> None:
 @click.argument("bot", type=click.Path(dir_okay=False))
 @click.option("--preset", default="neller", show_default=True, help="Rule preset of the two-player game.")
 @click.option("--set", "sets", multiple=True, metavar="KEY=VALUE", help="Override a rule key (default dice=1).")
-@click.option("--method", type=click.Choice(["auto", "exact", "lbr"]), default="auto", show_default=True,
-              help="exact: ask everywhere and solve (one die each); lbr: local best response in real matches, "
-                   "a lower bound with an interval (any dice); auto: exact with one die each, else lbr.")
-@click.option("--samples", type=click.IntRange(1), default=None,
-              help="Times each question is asked, each with another match seed [default: 4 exact, 2 lbr].")
-@click.option("--focus", type=click.IntRange(0), default=8, show_default=True,
-              help="exact: a stochastic bot is then asked FOCUS x (information sets) more times, where its own "
-                   "play reaches most often.")
+@click.option(
+    "--method",
+    type=click.Choice(["auto", "exact", "lbr"]),
+    default="auto",
+    show_default=True,
+    help="exact: ask everywhere and solve (one die each); lbr: local best response in real matches, "
+    "a lower bound with an interval (any dice); auto: exact with one die each, else lbr.",
+)
+@click.option(
+    "--samples",
+    type=click.IntRange(1),
+    default=None,
+    help="Times each question is asked, each with another match seed [default: 4 exact, 2 lbr].",
+)
+@click.option(
+    "--focus",
+    type=click.IntRange(0),
+    default=8,
+    show_default=True,
+    help="exact: a stochastic bot is then asked FOCUS x (information sets) more times, where its own "
+    "play reaches most often.",
+)
 @click.option("--matches", type=int, default=200, show_default=True, help="lbr: matches played against the bot.")
-@click.option("--hands", type=int, default=64, show_default=True,
-              help="lbr: the heaviest hands of the range asked how the bot answers each candidate raise.")
-@click.option("--raises", type=int, default=2, show_default=True,
-              help="lbr: candidate raises per face, from the lowest legal quantity up.")
-@click.option("--neutral", type=float, default=0.0, show_default=True,
-              help="lbr: value (dice) of a raise the bot answers with a raise.")
+@click.option(
+    "--hands",
+    type=int,
+    default=64,
+    show_default=True,
+    help="lbr: the heaviest hands of the range asked how the bot answers each candidate raise.",
+)
+@click.option(
+    "--raises",
+    type=int,
+    default=2,
+    show_default=True,
+    help="lbr: candidate raises per face, from the lowest legal quantity up.",
+)
+@click.option(
+    "--neutral",
+    type=float,
+    default=0.0,
+    show_default=True,
+    help="lbr: value (dice) of a raise the bot answers with a raise.",
+)
 @click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True, help="Seed of the match seeds.")
-@click.option("--time-ms", type=click.IntRange(1), default=1000, show_default=True,
-              help="Per-decision CPU budget (sent as time_ms).")
-@click.option("--sandbox", type=click.Choice(["auto", "strict", "off"]), default="auto", show_default=True,
-              help="Sandbox mode (docs/sandbox.md).")
+@click.option(
+    "--time-ms",
+    type=click.IntRange(1),
+    default=1000,
+    show_default=True,
+    help="Per-decision CPU budget (sent as time_ms).",
+)
+@click.option(
+    "--sandbox",
+    type=click.Choice(["auto", "strict", "off"]),
+    default="auto",
+    show_default=True,
+    help="Sandbox mode (docs/sandbox.md).",
+)
 @click.option("--out", type=click.Path(dir_okay=False), help="Write the report as JSON here.")
-@click.option("--run", "run", type=click.Path(file_okay=False),
-              help="Also write it into run folder RUN (exploit/BOT-PRESET-DICE[-lbr].json), where `arena report` "
-                   "shows it.")
+@click.option(
+    "--run",
+    "run",
+    type=click.Path(file_okay=False),
+    help="Also write it into run folder RUN (exploit/BOT-PRESET-DICE[-lbr].json), where `arena report` shows it.",
+)
 @_friendly
-def exploit_cmd(bot: str, preset: str, sets: tuple[str, ...], method: str, samples: int | None, focus: int,
-                matches: int, hands: int, raises: int, neutral: float, seed: int, time_ms: int,
-                sandbox: str, out: str | None, run: str | None) -> None:
+def exploit_cmd(
+    bot: str,
+    preset: str,
+    sets: tuple[str, ...],
+    method: str,
+    samples: int | None,
+    focus: int,
+    matches: int,
+    hands: int,
+    raises: int,
+    neutral: float,
+    seed: int,
+    time_ms: int,
+    sandbox: str,
+    out: str | None,
+    run: str | None,
+) -> None:
     """How exploitable BOT is in a two-player game (docs/solver.md).
 
     BOT runs sandboxed and is asked, through the protocol, what it plays.
@@ -886,8 +1289,16 @@ def exploit_cmd(bot: str, preset: str, sets: tuple[str, ...], method: str, sampl
             if tty:
                 click.echo(f"\rasked {done}/{total}", nl=False, err=True)
 
-        rep = measure(rules, factory, bot=spec.name, samples=samples or 4, seed=seed, time_ms=time_ms, focus=focus,
-                      progress=progress).to_json()
+        rep = measure(
+            rules,
+            factory,
+            bot=spec.name,
+            samples=samples or 4,
+            seed=seed,
+            time_ms=time_ms,
+            focus=focus,
+            progress=progress,
+        ).to_json()
     else:
         from arena.exploit.lbr import lbr
 
@@ -895,8 +1306,20 @@ def exploit_cmd(bot: str, preset: str, sets: tuple[str, ...], method: str, sampl
             if tty:
                 click.echo(f"\rmatch {done}/{total}  LBR {mean:+.3f} per match", nl=False, err=True)
 
-        rep = lbr(rules, factory, bot=spec.name, matches=matches, samples=samples or 2, hands=hands, raises=raises,
-                  neutral=neutral, seed=seed, time_ms=time_ms, preset=preset, progress=played).to_json()
+        rep = lbr(
+            rules,
+            factory,
+            bot=spec.name,
+            matches=matches,
+            samples=samples or 2,
+            hands=hands,
+            raises=raises,
+            neutral=neutral,
+            seed=seed,
+            time_ms=time_ms,
+            preset=preset,
+            progress=played,
+        ).to_json()
     if tty:
         click.echo("", err=True)
     _echo(format_report(rep))

@@ -59,8 +59,20 @@ from arena.serve.seating import (
 )
 from arena.untrusted import printable
 
-__all__ = ["DEFAULT_BOTS", "HALF", "LEFT_KIND", "FaceOdds", "HumanPlayer", "PlaySetup", "candidate_raises", "face_odds",
-           "illegal_reason", "play_human", "play_setup", "resolve_opponents"]
+__all__ = [
+    "DEFAULT_BOTS",
+    "HALF",
+    "LEFT_KIND",
+    "FaceOdds",
+    "HumanPlayer",
+    "PlaySetup",
+    "candidate_raises",
+    "face_odds",
+    "illegal_reason",
+    "play_human",
+    "play_setup",
+    "resolve_opponents",
+]
 
 LEFT_KIND = FaultKind.CRASH
 """The fault kind recorded when the human leaves the table (see the module docstring)."""
@@ -146,9 +158,13 @@ class HumanPlayer:
         info = self.info
         assert info is not None  # set just before by notify
         r = info.rules
-        extras = [f"{r.dice} dice each", "1s wild" if r.wild_ones else "1s not wild",
-                  "calza" if r.calza else "no calza", "palifico" if r.palifico else "no palifico",
-                  "may open on 1s" if r.open_on_ones else "no opening on 1s"]
+        extras = [
+            f"{r.dice} dice each",
+            "1s wild" if r.wild_ones else "1s not wild",
+            "calza" if r.calza else "no calza",
+            "palifico" if r.palifico else "no palifico",
+            "may open on 1s" if r.open_on_ones else "no opening on 1s",
+        ]
         if r.dead_mans_calza:
             extras.append(f"dead man's calza (back with {min(r.dead_mans_dice, r.dice)} dice)")
         if r.veteran_palifico:
@@ -169,8 +185,11 @@ class HumanPlayer:
             self.say(f"== Round {turn.round}: you are out; a dead man's calza (right: you come back), or pass{pal}")
         else:
             self.say(f"== Round {turn.round}, your turn{pal}")
-        self.say("Dice: " + ", ".join(f"{self._name(s)} {c or 'out'}" for s, c in enumerate(turn.counts))
-                 + f"  (dice in play: {turn.total})")
+        self.say(
+            "Dice: "
+            + ", ".join(f"{self._name(s)} {c or 'out'}" for s, c in enumerate(turn.counts))
+            + f"  (dice in play: {turn.total})"
+        )
         self.say("Your dice: " + (" ".join(str(d) for d in turn.dice) or "none (out)"))
         if turn.history:
             self.say("Bids: " + self._bids(turn.history))
@@ -189,13 +208,17 @@ class HumanPlayer:
         wild = "1s wild" if figures.wild else "1s not wild"
         self.say(f"Assist (your dice, {figures.unseen} unseen dice, {wild}):")
         odds = figures.faces
-        rows = (("face", [_face_name(o.face) for o in odds]),
-                ("expected", [f"{o.expected:.1f}" for o in odds]),
-                ("50% up to", [f"{o.likely}x{o.face}" if o.likely else "-" for o in odds]))
+        rows = (
+            ("face", [_face_name(o.face) for o in odds]),
+            ("expected", [f"{o.expected:.1f}" for o in odds]),
+            ("50% up to", [f"{o.likely}x{o.face}" if o.likely else "-" for o in odds]),
+        )
         for label, cells in rows:
             self.say(f"  {label:<10}" + "".join(f"{c:>7}" for c in cells))
-        self.say("  (expected: dice counting for the face on the whole table; 50% up to: the largest bid on it "
-                 "still at least 50% likely)")
+        self.say(
+            "  (expected: dice counting for the face on the whole table; 50% up to: the largest bid on it "
+            "still at least 50% likely)"
+        )
         standing = figures.standing
         if standing is None or figures.p_standing is None:
             return  # an opening: every smallest bid is nearly sure; the table above is what to open from
@@ -223,15 +246,19 @@ class HumanPlayer:
             bidder, b = end.bid
             caller, call = end.call
             dead = not end.dice[caller]  # the caller was out: a dead man's calza
-            self.say(f"  {self._name(caller)} called {'a dead man' + chr(39) + 's ' if dead else ''}{call} on "
-                     f"{self._possessive(bidder)} {b.quantity}x{b.face}: there were {end.count}")
+            self.say(
+                f"  {self._name(caller)} called {'a dead man' + chr(39) + 's ' if dead else ''}{call} on "
+                f"{self._possessive(bidder)} {b.quantity}x{b.face}: there were {end.count}"
+            )
             seat, delta = end.change
             who = self._name(seat)
             verb = "lose" if who == "you" else "loses"
             if dead:
-                self.say(f"  {who} {'come' if who == 'you' else 'comes'} back with {delta} "
-                         f"{'die' if delta == 1 else 'dice'}" if delta else
-                         f"  {who} {'stay' if who == 'you' else 'stays'} out (the call is spent)")
+                self.say(
+                    f"  {who} {'come' if who == 'you' else 'comes'} back with {delta} {'die' if delta == 1 else 'dice'}"
+                    if delta
+                    else f"  {who} {'stay' if who == 'you' else 'stays'} out (the call is spent)"
+                )
             elif delta < 0:
                 self.say(f"  {who} {verb} {-delta} {'die' if delta == -1 else 'dice'}")
             elif delta > 0:
@@ -271,8 +298,10 @@ class HumanPlayer:
             try:
                 action = parse_action(text)
             except InvalidAction:
-                self.say(f"{text!r} is not a move: write QxF for a bid (5x3 = five 3s), dudo or calza"
-                         f"{' (or pass, when you are out)' if turn.rules.dead_mans_calza else ''}.")
+                self.say(
+                    f"{text!r} is not a move: write QxF for a bid (5x3 = five 3s), dudo or calza"
+                    f"{' (or pass, when you are out)' if turn.rules.dead_mans_calza else ''}."
+                )
                 continue
             reason = illegal_reason(action, turn)
             if reason is not None:
@@ -301,11 +330,14 @@ def aces_help(ones: str) -> list[str]:
     """How bids on aces (1s) rank under the rules' ``ones`` mode, with examples
     (the same words as ``arena play --help``, for the mode being played)."""
     if ones == "convert":
-        return ["Aces (1s) count double: to switch to aces, halve the quantity, rounding up (after 6x3, 3x1;",
-                "after 5x4, 3x1); to leave aces, double it and add one (after 3x1, 7x2 or any 7xF)."]
+        return [
+            "Aces (1s) count double: to switch to aces, halve the quantity, rounding up (after 6x3, 3x1;",
+            "after 5x4, 3x1); to leave aces, double it and add one (after 3x1, 7x2 or any 7xF).",
+        ]
     if ones == "rank_high":
-        return ["Aces (1s) rank above 6s at the same quantity: after 4x6, 4x1 is a raise; after 4x1, 5x2 "
-                "(5 of any face)."]
+        return [
+            "Aces (1s) rank above 6s at the same quantity: after 4x6, 4x1 is a raise; after 4x1, 5x2 (5 of any face)."
+        ]
     return ["Aces (1s) are the lowest face: after 4x6, 5x1 (5 of any face) is the smallest raise."]
 
 

@@ -68,10 +68,19 @@ class _Bot:
 class LiveStandings:
     """Collects records; shows the standings every ``every`` seconds and warns once per faulty bot."""
 
-    def __init__(self, write: Write, *, every: float, tty: bool, enabled: bool = True,
-                 paths: Mapping[str, str] | None = None, leaders: int | None = LEADERS,
-                 follow: Sequence[str] = (), clock: Callable[[], float] = time.monotonic,
-                 paired: bool = False) -> None:
+    def __init__(
+        self,
+        write: Write,
+        *,
+        every: float,
+        tty: bool,
+        enabled: bool = True,
+        paths: Mapping[str, str] | None = None,
+        leaders: int | None = LEADERS,
+        follow: Sequence[str] = (),
+        clock: Callable[[], float] = time.monotonic,
+        paired: bool = False,
+    ) -> None:
         self.write = write
         self.every = every
         self.tty = tty
@@ -101,15 +110,31 @@ class LiveStandings:
         self.flagged: set[str] = set()
 
     @staticmethod
-    def for_terminal(tty: bool, live: bool | None, every: float | None, write: Write,
-                     paths: Mapping[str, str] | None = None, paired: bool = False, *, every_bot: bool = False,
-                     follow: Sequence[str] = ()) -> LiveStandings:
+    def for_terminal(
+        tty: bool,
+        live: bool | None,
+        every: float | None,
+        write: Write,
+        paths: Mapping[str, str] | None = None,
+        paired: bool = False,
+        *,
+        every_bot: bool = False,
+        follow: Sequence[str] = (),
+    ) -> LiveStandings:
         """On by default (every 5 s on a terminal, 60 s otherwise); ``live=False`` turns it off;
         ``paired``: the run plays deals more than once (the integrity check's warnings);
         ``every_bot``: the whole table rather than the leaders; ``follow``: labels always shown."""
         pace = every if every is not None else (TTY_EVERY if tty else PIPE_EVERY)
-        return LiveStandings(write, every=pace, tty=tty, enabled=live is not False, paths=paths,
-                             leaders=None if every_bot else LEADERS, follow=follow, paired=paired)
+        return LiveStandings(
+            write,
+            every=pace,
+            tty=tty,
+            enabled=live is not False,
+            paths=paths,
+            leaders=None if every_bot else LEADERS,
+            follow=follow,
+            paired=paired,
+        )
 
     # -- the runner's observer ---------------------------------------------------
 
@@ -139,8 +164,7 @@ class LiveStandings:
             if s in faulty:
                 bot.faulted += 1
                 bot.kinds[faulty[s]] += 1
-            if (label not in self.warned and bot.matches >= WARN_AFTER
-                    and bot.faulted >= WARN_RATE * bot.matches):
+            if label not in self.warned and bot.matches >= WARN_AFTER and bot.faulted >= WARN_RATE * bot.matches:
                 self.warned.add(label)
                 self.pending.append(self.warning(label))
         if self.integrity is not None and rec.deal is not None:
@@ -150,8 +174,9 @@ class LiveStandings:
                     index = int(rec.match.removeprefix("m-"))  # schedule order
                 except ValueError:
                     index = len(self.rankings)
-                self.integrity.add(deal=rec.deal, order=index, variant=rec.variant, bots=rec.bots,
-                                   placements=rec.placements)
+                self.integrity.add(
+                    deal=rec.deal, order=index, variant=rec.variant, bots=rec.bots, placements=rec.placements
+                )
         return False
 
     def check_integrity(self) -> None:
@@ -165,23 +190,29 @@ class LiveStandings:
             if c.bot not in self.flagged:
                 self.flagged.add(c.bot)
                 words = printable(c.words(report.alpha, len(report.checks)), newlines=False)
-                self.pending.append(f"warning: integrity: {words}; it may be remembering deals, so its "
-                                    f"results cannot be trusted (docs/ratings.md, Integrity)")
+                self.pending.append(
+                    f"warning: integrity: {words}; it may be remembering deals, so its "
+                    f"results cannot be trusted (docs/ratings.md, Integrity)"
+                )
         self.check_seconds += time.perf_counter() - t0
         self.checks += 1
 
     def overloaded(self) -> str:
         bots = ", ".join(f"{printable(label, newlines=False)} {n}" for label, n in self.replayed_by.most_common(3))
-        return (f"warning: the host is overloaded: {self.replayed} matches replayed so far (a bot held up by "
-                f"other work on this machine past its wall-clock limit, not charged to it; by bot: {bots}); "
-                f"fewer workers or a quieter machine make the run faster")
+        return (
+            f"warning: the host is overloaded: {self.replayed} matches replayed so far (a bot held up by "
+            f"other work on this machine past its wall-clock limit, not charged to it; by bot: {bots}); "
+            f"fewer workers or a quieter machine make the run faster"
+        )
 
     def warning(self, label: str) -> str:
         bot = self.bots[label]
         kind, _ = bot.kinds.most_common(1)[0]
         target = self.paths.get(label, label)
-        return (f"warning: {printable(label, newlines=False)} faulted in {bot.faulted} of its {bot.matches} "
-                f"matches (mostly {kind}); see why with: arena check {printable(target, newlines=False)}")
+        return (
+            f"warning: {printable(label, newlines=False)} faulted in {bot.faulted} of its {bot.matches} "
+            f"matches (mostly {kind}); see why with: arena check {printable(target, newlines=False)}"
+        )
 
     # -- the runner's progress ---------------------------------------------------
 
@@ -248,18 +279,22 @@ class LiveStandings:
         shown, rank = self._shown(labels, elo)
         faults = sum(b.faulted for b in self.bots.values())
         minutes = int(elapsed) // 60
-        lines = [f"live standings after {done}/{total} matches ({minutes}:{int(elapsed) % 60:02d}), "
-                 f"{faults} with faults" + (f", {self.replayed} replayed (host stalls)" if self.replayed else "")
-                 + "; Elo (mean 1500) with a rough 95% interval:"]
+        lines = [
+            f"live standings after {done}/{total} matches ({minutes}:{int(elapsed) % 60:02d}), "
+            f"{faults} with faults"
+            + (f", {self.replayed} replayed (host stalls)" if self.replayed else "")
+            + "; Elo (mean 1500) with a rough 95% interval:"
+        ]
         width = min(24, max(len(printable(x, newlines=False)) for x in labels))
         for i in shown:
             bot = self.bots[labels[i]]
             name = printable(labels[i], newlines=False)[:width]
-            lines.append(f"  {rank[i]}. {name:<{width}}  {elo[i]:6.0f} {self._interval(bot, half[i])}   "
-                         f"{bot.matches:>6} matches" + (f"   {bot.faulted} with faults" if bot.faulted else ""))
+            lines.append(
+                f"  {rank[i]}. {name:<{width}}  {elo[i]:6.0f} {self._interval(bot, half[i])}   "
+                f"{bot.matches:>6} matches" + (f"   {bot.faulted} with faults" if bot.faulted else "")
+            )
         if len(labels) > len(shown):
-            lines.append(f"  ... and {len(labels) - len(shown)} more (--live all shows every bot, "
-                         f"--follow BOT one)")
+            lines.append(f"  ... and {len(labels) - len(shown)} more (--live all shows every bot, --follow BOT one)")
         return lines
 
     def line(self, done: int, total: int, elapsed: float) -> str:
@@ -273,8 +308,10 @@ class LiveStandings:
             interval = self._interval(bot, half[i]).replace(" ", "")
             parts.append(f"{rank[i]}. {printable(labels[i], newlines=False)} {elo[i]:.0f}{interval}")
         more = f" (+{len(labels) - len(shown)} more)" if len(labels) > len(shown) else ""
-        return (f"live after {done}/{total} matches ({int(elapsed) // 60}:{int(elapsed) % 60:02d}, "
-                f"{faults} with faults), Elo: " + ", ".join(parts) + more)
+        return (
+            f"live after {done}/{total} matches ({int(elapsed) // 60}:{int(elapsed) % 60:02d}, "
+            f"{faults} with faults), Elo: " + ", ".join(parts) + more
+        )
 
 
 def _follows(label: str, follow: Sequence[str]) -> bool:
@@ -294,10 +331,13 @@ def check_follow(follow: Sequence[str], labels: Sequence[str]) -> None:
             raise ArenaError(f"--follow {name}: no such bot in this run{hint}; the bots are {', '.join(labels)}")
 
 
-def live_progress(bar: Callable[[int, int, float], None],
-                  standings: LiveStandings) -> Callable[[int, int, float], None]:
+def live_progress(
+    bar: Callable[[int, int, float], None], standings: LiveStandings
+) -> Callable[[int, int, float], None]:
     """One progress callback: the standings (when due), then the progress line."""
+
     def progress(done: int, total: int, elapsed: float) -> None:
         standings.tick(done, total)
         bar(done, total, elapsed)
+
     return progress

@@ -86,8 +86,15 @@ class _Bot:
         return tuple(dict.fromkeys(out))
 
 
-def resolve_program(word: str, folder: str, name: str, own: Callable[[str], bool], where: str,
-                    env: Mapping[str, str] | None = None, cwd: str | None = None) -> Runtime:
+def resolve_program(
+    word: str,
+    folder: str,
+    name: str,
+    own: Callable[[str], bool],
+    where: str,
+    env: Mapping[str, str] | None = None,
+    cwd: str | None = None,
+) -> Runtime:
     """Resolve ``word``, the first word of a manifest's command, for the bot
     ``name`` in ``folder`` whose own files ``own(real_path)`` recognises;
     errors name ``where``. ``env`` and ``cwd`` are the operator's (PATH,
@@ -98,8 +105,10 @@ def resolve_program(word: str, folder: str, name: str, own: Callable[[str], bool
         named = word
         raw = word if os.path.isabs(word) else os.path.join(folder, word)
     elif "/" in word:
-        raise bot.fail(f"program {word!r} must be a bare name looked up on PATH, "
-                       f"./relative to the manifest folder, or an absolute path")
+        raise bot.fail(
+            f"program {word!r} must be a bare name looked up on PATH, "
+            f"./relative to the manifest folder, or an absolute path"
+        )
     else:
         named = None
         raw = _which(word, env, cwd, bot)
@@ -116,8 +125,10 @@ def resolve_program(word: str, folder: str, name: str, own: Callable[[str], bool
     if inside(path, folder) or inside(folder, path):
         raise bot.fail(not_own(f"program {word!r}", path, folder, name))
     if named is not None and not os.path.isabs(named):
-        raise bot.fail(f"program {word!r} leads out of the bot's folder {folder}; put the program "
-                       f"in the bot's own folder, or name a system program by its absolute path")
+        raise bot.fail(
+            f"program {word!r} leads out of the bot's folder {folder}; put the program "
+            f"in the bot's own folder, or name a system program by its absolute path"
+        )
     return _host_program(word, path, bot)
 
 
@@ -131,11 +142,15 @@ def not_own(what: str, real: str, folder: str, name: str) -> str:
     base = os.path.basename(real)
     stem, suffix = os.path.splitext(base)
     if os.path.dirname(real) == folder and os.path.isfile(real) and (stem == name or suffix not in BOT_SUFFIXES):
-        return (f"{what} is the file {real} beside the manifest, not in the bot's folder: a bot is exactly "
-                f"{name}.yaml and the folder {folder}/{name}/ (nothing else beside it is shown or hashed); "
-                f"move it to {folder}/{name}/{base} and name it ./{name}/{base} in the command")
-    return (f"{what} is {real}, which is not one of the bot's own files (the manifest and the folder "
-            f"{folder}/{name}/); only those are visible inside the sandbox")
+        return (
+            f"{what} is the file {real} beside the manifest, not in the bot's folder: a bot is exactly "
+            f"{name}.yaml and the folder {folder}/{name}/ (nothing else beside it is shown or hashed); "
+            f"move it to {folder}/{name}/{base} and name it ./{name}/{base} in the command"
+        )
+    return (
+        f"{what} is {real}, which is not one of the bot's own files (the manifest and the folder "
+        f"{folder}/{name}/); only those are visible inside the sandbox"
+    )
 
 
 def _which(word: str, env: Mapping[str, str], cwd: str | None, bot: _Bot) -> str:
@@ -168,8 +183,10 @@ def _own_program(word: str, path: str, bot: _Bot) -> Runtime:
     if os.path.islink(path):
         target = os.path.realpath(path)
         if not bot.own(target) and not is_system(target):
-            raise bot.fail(f"program {word!r} is a symlink to {target}, outside the bot's own files "
-                           f"and the system; the sandbox shows neither its target nor anything it needs")
+            raise bot.fail(
+                f"program {word!r} is a symlink to {target}, outside the bot's own files "
+                f"and the system; the sandbox shows neither its target nor anything it needs"
+            )
         if is_system(target):
             return Runtime(path, (), "program")
         path_for_checks = target
@@ -272,8 +289,11 @@ def _python_installation(exe: str) -> tuple[str, ...] | None:
     libpython; ``None`` when ``exe`` is not part of such an installation."""
     prefix = os.path.dirname(os.path.dirname(exe))
     m = re.fullmatch(r"python(\d+\.\d+)", os.path.basename(exe))
-    versions = [m.group(1)] if m else [os.path.basename(p)[6:] for p in
-                                       glob.glob(os.path.join(glob.escape(prefix), "lib", "python3.*"))]
+    versions = (
+        [m.group(1)]
+        if m
+        else [os.path.basename(p)[6:] for p in glob.glob(os.path.join(glob.escape(prefix), "lib", "python3.*"))]
+    )
     libs = [os.path.join(prefix, "lib", f"python{v}") for v in versions]
     libs = [lib for lib in libs if os.path.isfile(os.path.join(lib, "os.py"))]
     if len(libs) != 1:
@@ -302,14 +322,17 @@ def _venv(word: str, path: str, root: str, bot: _Bot, *, trusted: bool) -> Runti
         # Copied interpreter (venv --copies): the base is the same name in home.
         version = re.match(r"\d+\.\d+", cfg.get("version", cfg.get("version_info", "")))
         names = ([f"python{version.group()}"] if version else []) + [os.path.basename(path), "python3"]
-        base = next((os.path.realpath(os.path.join(home, n)) for n in names
-                     if _executable_file(os.path.join(home, n))), "")
+        base = next(
+            (os.path.realpath(os.path.join(home, n)) for n in names if _executable_file(os.path.join(home, n))), ""
+        )
     if inside(base, bot.folder) and not bot.own(base):
         raise bot.fail(f"{where}, whose base Python {base} is another bot's file")
     binds = _python_installation(base) if base else None
     if binds is None:
-        raise bot.fail(f"{where}, whose base Python ({base or home}) is not a Python installation "
-                       f"(no lib/pythonX.Y/os.py next to it); recreate the venv with python -m venv")
+        raise bot.fail(
+            f"{where}, whose base Python ({base or home}) is not a Python installation "
+            f"(no lib/pythonX.Y/os.py next to it); recreate the venv with python -m venv"
+        )
     mine = [os.path.join(root, "pyvenv.cfg"), path, os.path.join(root, "lib")] if trusted else []
     # Links between the venv's interpreter and its base (python3 -> .../bin/python3 -> python3.11):
     # each one outside the bot's files is shown as the file it leads to, or the chain breaks inside.
@@ -367,8 +390,13 @@ def _pyenv_versions(root: str, env: Mapping[str, str], cwd: str) -> tuple[list[s
                 text = fh.read(4096)
         except OSError:
             continue
-        words = [w for line in text.splitlines() if not line.strip().startswith("#")
-                 for w in line.split() if ".." not in w.split("/")]
+        words = [
+            w
+            for line in text.splitlines()
+            if not line.strip().startswith("#")
+            for w in line.split()
+            if ".." not in w.split("/")
+        ]
         if words:
             return words, f
     return ["system"], "the default"
@@ -379,8 +407,9 @@ def _pyenv_which(word: str, root: str, env: Mapping[str, str], cwd: str, bot: _B
     versions, source = _pyenv_versions(root, env, cwd)
     for v in versions:
         if v == "system":
-            path = os.pathsep.join(p for p in env.get("PATH", "").split(os.pathsep)
-                                   if p and not inside(os.path.abspath(p), root))
+            path = os.pathsep.join(
+                p for p in env.get("PATH", "").split(os.pathsep) if p and not inside(os.path.abspath(p), root)
+            )
             found = shutil.which(word, path=path)
             if found:
                 return os.path.abspath(found)
@@ -388,16 +417,21 @@ def _pyenv_which(word: str, root: str, env: Mapping[str, str], cwd: str, bot: _B
         folder = os.path.join(root, "versions", v)
         if not os.path.isdir(folder):
             # pyenv takes a prefix (3.11) as the latest installed release it starts.
-            releases = [n for n in os.listdir(os.path.join(root, "versions"))
-                        if n.startswith(v + ".") and re.fullmatch(r"[\d.]+", n)]
+            releases = [
+                n
+                for n in os.listdir(os.path.join(root, "versions"))
+                if n.startswith(v + ".") and re.fullmatch(r"[\d.]+", n)
+            ]
             if not releases:
                 continue
             folder = os.path.join(root, "versions", max(releases, key=lambda n: [int(x) for x in n.split(".") if x]))
         candidate = os.path.join(folder, "bin", word)
         if _executable_file(candidate):
             return candidate
-    raise bot.fail(f"program {word!r} is a pyenv shim, and pyenv's version(s) {', '.join(versions)} "
-                   f"(from {source}) have no {word!r}; install it or name the interpreter by its path")
+    raise bot.fail(
+        f"program {word!r} is a pyenv shim, and pyenv's version(s) {', '.join(versions)} "
+        f"(from {source}) have no {word!r}; install it or name the interpreter by its path"
+    )
 
 
 @functools.lru_cache(maxsize=1)
@@ -436,5 +470,5 @@ def _jdk_etc(home: str) -> tuple[str, ...]:
                 continue
             target = os.path.realpath(p)
             if target.startswith("/etc/") and os.path.exists(target):
-                out.add("/etc/" + target[len("/etc/"):].split("/", 1)[0])
+                out.add("/etc/" + target[len("/etc/") :].split("/", 1)[0])
     return tuple(sorted(out))

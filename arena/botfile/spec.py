@@ -87,8 +87,10 @@ def _view(folder: Path, bot_file: Path, where: str) -> tuple[Path, ...]:
         except OSError as exc:
             raise ConfigError(f"{where}: {p} cannot be read: {exc.strerror}") from None
         if stat.S_ISLNK(st.st_mode):
-            raise ConfigError(f"{where}: its {what} {p} is a symlink to {os.path.realpath(p)}; a bot's files "
-                              f"must be its own, inside {folder} (copy them in instead of linking)")
+            raise ConfigError(
+                f"{where}: its {what} {p} is a symlink to {os.path.realpath(p)}; a bot's files "
+                f"must be its own, inside {folder} (copy them in instead of linking)"
+            )
         if stat.S_ISDIR(st.st_mode) and what == "data folder":
             own.append(p)
         elif stat.S_ISREG(st.st_mode) and what == "bot file":
@@ -122,8 +124,10 @@ def _walk(folder: Path, top: Path, where: str) -> Iterator[Entry]:
             elif stat.S_ISREG(st.st_mode):
                 yield Entry(rel, "file", executable=bool(st.st_mode & 0o111))
             else:
-                raise ConfigError(f"{where}: {e.path} is not a regular file, folder or symlink "
-                                  f"(a fifo, socket or device cannot be part of a bot)")
+                raise ConfigError(
+                    f"{where}: {e.path} is not a regular file, folder or symlink "
+                    f"(a fifo, socket or device cannot be part of a bot)"
+                )
         stack.extend(reversed(below))
 
 
@@ -216,21 +220,35 @@ def load_bot(path: str | Path) -> BotSpec:
     p = folder / p.name
     name = p.stem
     if not name.isidentifier():
-        raise ConfigError(f"bot file {str(p)!r}: the name {name!r} must be letters, digits and _ "
-                          f"(it names the bot and, for a Python bot, its module)")
+        raise ConfigError(
+            f"bot file {str(p)!r}: the name {name!r} must be letters, digits and _ "
+            f"(it names the bot and, for a Python bot, its module)"
+        )
     if p.suffix not in (".py", ".yaml", ".yml"):
-        raise ConfigError(f"bot file {str(p)!r} has suffix {p.suffix!r}; expected .py (a Python bot) "
-                          f"or .yaml (a program bot manifest with a `command` list)")
+        raise ConfigError(
+            f"bot file {str(p)!r} has suffix {p.suffix!r}; expected .py (a Python bot) "
+            f"or .yaml (a program bot manifest with a `command` list)"
+        )
     where = f"bot {name} ({p})"
     own = _view(folder, p, where)
     if p not in own:
         raise ConfigError(f"bot file {str(p)!r} does not exist")
     sha, digests = _hash(folder, _tree(folder, own, where))
     if p.suffix == ".py":
-        return BotSpec(name=name, kind="python", path=p, command=(), env={}, version=None,
-                       sha256=sha, folder=folder, own=own, digests=digests,
-                       supports=Supports.from_data(python_literal(p, "SUPPORTS"), f"bot file {str(p)!r}: SUPPORTS"),
-                       limits=_limits(python_literal(p, "LIMITS"), f"bot file {str(p)!r}: LIMITS"))
+        return BotSpec(
+            name=name,
+            kind="python",
+            path=p,
+            command=(),
+            env={},
+            version=None,
+            sha256=sha,
+            folder=folder,
+            own=own,
+            digests=digests,
+            supports=Supports.from_data(python_literal(p, "SUPPORTS"), f"bot file {str(p)!r}: SUPPORTS"),
+            limits=_limits(python_literal(p, "LIMITS"), f"bot file {str(p)!r}: LIMITS"),
+        )
     return _load_manifest(p, folder, own, sha, digests)
 
 
@@ -245,8 +263,9 @@ def _limits(data: Any, where: str) -> dict[str, int]:
     if data is None:
         return {}
     if not isinstance(data, dict):
-        raise ConfigError(f"{where}: expected a mapping such as {{processes: 64, memory_mb: 1024}}, "
-                          f"got {short_repr(data)}")
+        raise ConfigError(
+            f"{where}: expected a mapping such as {{processes: 64, memory_mb: 1024}}, got {short_repr(data)}"
+        )
     out: dict[str, int] = {}
     for key, value in data.items():
         if key not in RAISABLE:
@@ -264,11 +283,15 @@ def _load_manifest(p: Path, folder: Path, own: tuple[Path, ...], sha: str, diges
         raise ConfigError(f"{where} must be a mapping with a `command` list, e.g. command: [node, ./mybot.js]")
     unknown = set(data) - _MANIFEST_KEYS
     if unknown:
-        raise ConfigError(f"{where}: unknown key(s) {short_repr(sorted(map(str, unknown)))}; allowed: {', '.join(sorted(_MANIFEST_KEYS))}")
+        raise ConfigError(
+            f"{where}: unknown key(s) {short_repr(sorted(map(str, unknown)))}; allowed: {', '.join(sorted(_MANIFEST_KEYS))}"
+        )
     cmd = data.get("command")
     if not isinstance(cmd, list) or not cmd or not all(isinstance(c, str) and c for c in cmd):
-        raise ConfigError(f"{where}: `command` must be a non-empty list of strings, e.g. "
-                          f"command: [node, ./mybot.js]; got {short_repr(cmd)}")
+        raise ConfigError(
+            f"{where}: `command` must be a non-empty list of strings, e.g. "
+            f"command: [node, ./mybot.js]; got {short_repr(cmd)}"
+        )
     owns = _owns(folder, own)
     runtime = resolve_program(cmd[0], str(folder), p.stem, owns, where)
     resolved = [runtime.program] + [_argument(part, folder, p.stem, owns, where) for part in cmd[1:]]
@@ -276,15 +299,25 @@ def _load_manifest(p: Path, folder: Path, own: tuple[Path, ...], sha: str, diges
     if version is not None and not isinstance(version, (str, int, float)):
         raise ConfigError(f"{where}: `version` must be a string, got {short_repr(version)}")
     env = data.get("env") or {}
-    if not isinstance(env, dict) or not all(isinstance(k, str) and isinstance(v, (str, int, float, bool))
-                                            for k, v in env.items()):
+    if not isinstance(env, dict) or not all(
+        isinstance(k, str) and isinstance(v, (str, int, float, bool)) for k, v in env.items()
+    ):
         raise ConfigError(f"{where}: `env` must map names to strings, got {short_repr(env)}")
-    return BotSpec(name=p.stem, kind="program", path=p, command=tuple(resolved),
-                   env={k: str(v) for k, v in env.items()},
-                   version=None if version is None else str(version),
-                   sha256=sha, folder=folder, own=own, runtime=runtime.binds, digests=digests,
-                   supports=Supports.from_data(data.get("supports"), f"{where}: supports"),
-                   limits=_limits(data.get("limits"), f"{where}: limits"))
+    return BotSpec(
+        name=p.stem,
+        kind="program",
+        path=p,
+        command=tuple(resolved),
+        env={k: str(v) for k, v in env.items()},
+        version=None if version is None else str(version),
+        sha256=sha,
+        folder=folder,
+        own=own,
+        runtime=runtime.binds,
+        digests=digests,
+        supports=Supports.from_data(data.get("supports"), f"{where}: supports"),
+        limits=_limits(data.get("limits"), f"{where}: limits"),
+    )
 
 
 def _argument(part: str, folder: Path, name: str, owns: Callable[[str], bool], where: str) -> str:
@@ -325,6 +358,8 @@ def python_literal(path: Path, name: str) -> Any:
             try:
                 found = ast.literal_eval(node.value)
             except (ValueError, TypeError, SyntaxError, RecursionError, MemoryError):
-                raise ConfigError(f"bot file {str(path)!r}: {name} must be a literal (a dict of lists "
-                                  f"of numbers and strings), line {node.lineno}") from None
+                raise ConfigError(
+                    f"bot file {str(path)!r}: {name} must be a literal (a dict of lists "
+                    f"of numbers and strings), line {node.lineno}"
+                ) from None
     return found

@@ -57,6 +57,8 @@ def hello_version(supports: Supports, python: bool) -> int:
 def opt_in(rules: Mapping[str, Any]) -> tuple[str, ...]:
     """The switches of ``OPT_IN_KEYS`` that are on in ``rules``."""
     return tuple(k for k in OPT_IN_KEYS if rules.get(k) is True)
+
+
 _KEYS = ("players", "dice", "presets", "rules")
 
 
@@ -71,10 +73,11 @@ def _numbers(value: Any, where: str, low: int, high: int) -> frozenset[int]:
                 raise ValueError
             value = list(range(int(lo), int(hi) + 1))
         except ValueError:
-            raise ConfigError(f"{where}: {short_repr(value)} is not a list of integers or a range "
-                              f"such as \"2-4\"") from None
+            raise ConfigError(
+                f'{where}: {short_repr(value)} is not a list of integers or a range such as "2-4"'
+            ) from None
     if not isinstance(value, list) or not value:
-        raise ConfigError(f"{where}: {short_repr(value)} is not a list of integers or a range such as \"2-4\"")
+        raise ConfigError(f'{where}: {short_repr(value)} is not a list of integers or a range such as "2-4"')
     out = set()
     for v in value:
         if not isinstance(v, int) or isinstance(v, bool) or not low <= v <= high:
@@ -98,14 +101,16 @@ class Supports:
         if data is None:
             return cls()
         if not isinstance(data, dict):
-            raise ConfigError(f"{where}: expected a mapping with any of {', '.join(_KEYS)}, "
-                              f"got {short_repr(data)}")
+            raise ConfigError(f"{where}: expected a mapping with any of {', '.join(_KEYS)}, got {short_repr(data)}")
         unknown = [k for k in data if k not in _KEYS]
         if unknown:
             raise ConfigError(f"{where}: unknown key {short_repr(unknown[0])}; the keys are {', '.join(_KEYS)}")
         players = _numbers(data["players"], f"{where}.players", 2, 10) if "players" in data else None
-        dice = _numbers(data["dice"], f"{where}.dice", KEYS["dice"].low or 1, KEYS["dice"].high or 10) \
-            if "dice" in data else None
+        dice = (
+            _numbers(data["dice"], f"{where}.dice", KEYS["dice"].low or 1, KEYS["dice"].high or 10)
+            if "dice" in data
+            else None
+        )
         presets = None
         if "presets" in data:
             raw = data["presets"]
@@ -114,20 +119,23 @@ class Supports:
                 raise ConfigError(f"{where}.presets: expected a list of preset names, got {short_repr(raw)}")
             for p in raw:
                 if p not in PRESETS:
-                    raise ConfigError(f"{where}.presets: {short_repr(p)} is not a preset; "
-                                      f"use any of {', '.join(PRESETS)}")
+                    raise ConfigError(
+                        f"{where}.presets: {short_repr(p)} is not a preset; use any of {', '.join(PRESETS)}"
+                    )
             presets = tuple(dict.fromkeys(raw))
         rules = None
         if "rules" in data:
             raw = data["rules"]
             if not isinstance(raw, dict) or not raw:
-                raise ConfigError(f"{where}.rules: expected a mapping of rule keys to allowed values, "
-                                  f"got {short_repr(raw)}")
+                raise ConfigError(
+                    f"{where}.rules: expected a mapping of rule keys to allowed values, got {short_repr(raw)}"
+                )
             rules = {}
             for key, values in raw.items():
                 if key not in KEYS:
-                    raise ConfigError(f"{where}.rules: {short_repr(key)} is not a rule key; "
-                                      f"the keys are {', '.join(KEYS)}")
+                    raise ConfigError(
+                        f"{where}.rules: {short_repr(key)} is not a rule key; the keys are {', '.join(KEYS)}"
+                    )
                 values = values if isinstance(values, list) else [values]
                 for v in values:
                     try:
@@ -157,12 +165,16 @@ class Supports:
                 return f"the rules are none of its presets {', '.join(self.presets)} (supports.presets)"
         for key, allowed in (self.rules or {}).items():
             if rules.get(key, KEYS[key].default) not in allowed:
-                return (f"it plays only {key} = {_list(allowed)} (supports.rules.{key}), "
-                        f"not {rules.get(key, KEYS[key].default)!r}")
+                return (
+                    f"it plays only {key} = {_list(allowed)} (supports.rules.{key}), "
+                    f"not {rules.get(key, KEYS[key].default)!r}"
+                )
         for key in opt_in(rules):
             if key not in (self.rules or {}):
-                return (f"it does not declare that it plays {key}, a variant of protocol 2 (a bot declares "
-                        f"it with supports: {{rules: {{{key}: [true, false]}}}})")
+                return (
+                    f"it does not declare that it plays {key}, a variant of protocol 2 (a bot declares "
+                    f"it with supports: {{rules: {{{key}: [true, false]}}}})"
+                )
         return None
 
     def to_data(self) -> dict[str, Any]:

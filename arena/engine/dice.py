@@ -91,6 +91,7 @@ def roll_off(candidates: Sequence[int], die: Callable[[int, int], int]) -> list[
     ``die(attempt, candidate)`` returns the die ``candidate`` shows on its
     ``attempt``-th roll (1-6), so the outcome is a pure function of the key.
     """
+
     def order(group: list[int], attempt: int) -> list[int]:
         if len(group) <= 1:
             return group
@@ -112,4 +113,3 @@ def seating_die(seed: int) -> Callable[[int, int], int]:
 def opener_die(seed: int) -> Callable[[int, int], int]:
     """The die used to roll for the round-1 opener, keyed apart from everything else."""
     return lambda attempt, who: next(_stream(b"open", seed, attempt, who))
-

@@ -27,8 +27,17 @@ from arena.engine.rules import Bid, parse_action
 from arena.errors import InvalidAction
 
 __all__ = [
-    "P_FACE", "P_WILD_FACE", "BidLike", "as_bid", "expected_count", "face_probability",
-    "matching", "p_at_least", "p_exactly", "probability", "probability_exact",
+    "P_FACE",
+    "P_WILD_FACE",
+    "BidLike",
+    "as_bid",
+    "expected_count",
+    "face_probability",
+    "matching",
+    "p_at_least",
+    "p_exactly",
+    "probability",
+    "probability_exact",
 ]
 
 P_FACE: Final = 1 / 6  # one face, no wilds (aces, palifico, or wild_ones off)
@@ -91,8 +100,7 @@ def _wild(wild: bool, palifico: bool) -> bool:
     return wild and not palifico
 
 
-def probability(b: BidLike, dice: Sequence[int], unseen: int, *, wild: bool = True,
-                palifico: bool = False) -> float:
+def probability(b: BidLike, dice: Sequence[int], unseen: int, *, wild: bool = True, palifico: bool = False) -> float:
     """The chance that bid ``b`` is true: at least ``quantity`` dice on the table count for ``face``.
 
     ``dice`` are your own, ``unseen`` the number of dice in play that are not
@@ -105,16 +113,16 @@ def probability(b: BidLike, dice: Sequence[int], unseen: int, *, wild: bool = Tr
     return p_at_least(q - matching(f, dice, w), unseen, face_probability(f, w))
 
 
-def probability_exact(b: BidLike, dice: Sequence[int], unseen: int, *, wild: bool = True,
-                      palifico: bool = False) -> float:
+def probability_exact(
+    b: BidLike, dice: Sequence[int], unseen: int, *, wild: bool = True, palifico: bool = False
+) -> float:
     """The chance that exactly ``quantity`` dice count for ``face``: a calza's chance of being right."""
     q, f = as_bid(b)
     w = _wild(wild, palifico)
     return p_exactly(q - matching(f, dice, w), unseen, face_probability(f, w))
 
 
-def expected_count(face: int, dice: Sequence[int], unseen: int, *, wild: bool = True,
-                   palifico: bool = False) -> float:
+def expected_count(face: int, dice: Sequence[int], unseen: int, *, wild: bool = True, palifico: bool = False) -> float:
     """The expected number of dice on the table counting for ``face``: yours plus unseen x p."""
     w = _wild(wild, palifico)
     return matching(face, dice, w) + unseen * face_probability(face, w)

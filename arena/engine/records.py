@@ -28,9 +28,25 @@ import orjson
 from arena.engine.rules import CALZA, DUDO, PASS, Action, Bid, Calza, Dudo, Pass, Rules, State
 from arena.errors import ArenaError, FaultKind, RulesError, StateError
 
-__all__ = ["ActionRecord", "DiceChange", "EndReason", "FaultKind", "FaultRecord", "MatchRecord", "MatchSpec",
-           "RecordError", "RoundRecord", "SeatOutcome", "TIMING_FIELDS", "canonical", "derive_seed",
-           "end_reason", "match_id", "record_line", "seat_outcome"]
+__all__ = [
+    "ActionRecord",
+    "DiceChange",
+    "EndReason",
+    "FaultKind",
+    "FaultRecord",
+    "MatchRecord",
+    "MatchSpec",
+    "RecordError",
+    "RoundRecord",
+    "SeatOutcome",
+    "TIMING_FIELDS",
+    "canonical",
+    "derive_seed",
+    "end_reason",
+    "match_id",
+    "record_line",
+    "seat_outcome",
+]
 
 # Fields of a record that measure time and so differ between runs of the same
 # config and seed; every other field is a pure function of (config, seed).
@@ -191,9 +207,13 @@ class RoundRecord:
         """The round's JSON object (tuples stand for arrays: orjson and json write them so)."""
         words = _WORDS
         out: dict[str, Any] = {
-            "round": self.round, "opener": self.opener, "palifico": self.palifico, "dice": self.dice,
+            "round": self.round,
+            "opener": self.opener,
+            "palifico": self.palifico,
+            "dice": self.dice,
             # Inline, not ActionRecord.to_json: once per action of every record written.
-            "actions": [(s, "bid", a[0], a[1]) if type(a) is Bid else (s, words[type(a)]) for s, a in self.actions]}
+            "actions": [(s, "bid", a[0], a[1]) if type(a) is Bid else (s, words[type(a)]) for s, a in self.actions],
+        }
         fault, change = self.fault, self.change
         if fault is not None:
             out["fault"] = fault.to_json(in_round=True)
@@ -212,8 +232,9 @@ class SeatOutcome(NamedTuple):
     out_round: tuple[int | None, ...]
 
 
-def seat_outcome(dice: int, players: int, rounds: tuple[RoundRecord, ...],
-                 faults: tuple[FaultRecord, ...]) -> SeatOutcome:
+def seat_outcome(
+    dice: int, players: int, rounds: tuple[RoundRecord, ...], faults: tuple[FaultRecord, ...]
+) -> SeatOutcome:
     """Dice left and the round each seat went out, replayed from the rounds'
     changes and faults and then the match's ``faults`` list (which may hold
     faults outside any round), each seat starting with ``dice`` and held
@@ -289,9 +310,16 @@ class MatchRecord:
         ``end``, ``faults`` and the timing fields). Arrays are tuples, which
         orjson and the stdlib json write as arrays."""
         out: dict[str, Any] = {
-            "match": self.match, "variant": self.variant, "rules": dict(_rules_json(self.rules)), "seed": self.seed,
-            "bots": self.bots, "first": self.first, "rounds": [r.to_json() for r in self.rounds],
-            "placements": self.placements, "rounds_played": self.rounds_played, "end": self.end,
+            "match": self.match,
+            "variant": self.variant,
+            "rules": dict(_rules_json(self.rules)),
+            "seed": self.seed,
+            "bots": self.bots,
+            "first": self.first,
+            "rounds": [r.to_json() for r in self.rounds],
+            "placements": self.placements,
+            "rounds_played": self.rounds_played,
+            "end": self.end,
             "faults": [f.to_json() for f in self.faults],
         }
         if self.think is not None:
@@ -335,8 +363,7 @@ class MatchRecord:
             raise RecordError(f"a match record is a JSON object, not {type(data).__name__}")
         missing = [k for k in _REQUIRED if k not in data]
         if missing:
-            raise RecordError(f"a match record needs the keys {', '.join(_REQUIRED)}; "
-                              f"{', '.join(missing)} missing")
+            raise RecordError(f"a match record needs the keys {', '.join(_REQUIRED)}; {', '.join(missing)} missing")
         mid = data["match"]
         if type(mid) is not str:
             raise RecordError(f"match: {mid!r} is not a match id (text such as 'm-000042')")
@@ -345,8 +372,7 @@ class MatchRecord:
         except RecordError as exc:
             raise RecordError(f"match {mid}: {exc}") from None
         except (TypeError, ValueError, KeyError, IndexError) as exc:  # a value of the wrong form
-            raise RecordError(f"match {mid}: does not follow the record's form ({type(exc).__name__}: {exc})") \
-                from None
+            raise RecordError(f"match {mid}: does not follow the record's form ({type(exc).__name__}: {exc})") from None
 
 
 _WORDS: dict[type, str] = {Dudo: "dudo", Calza: "calza", Pass: "pass"}
@@ -479,8 +505,10 @@ def _action(item: object, n: int, number: int, known: dict[tuple[Any, ...], Acti
                 rec = _new(ActionRecord, (seat, call))
                 known[tuple(item)] = rec
                 return rec
-    raise RecordError(f"round {number}: action {item!r} is not [seat, \"bid\", quantity, face], [seat, \"dudo\"], "
-                      f"[seat, \"calza\"] or [seat, \"pass\"] for a seat of the table")
+    raise RecordError(
+        f'round {number}: action {item!r} is not [seat, "bid", quantity, face], [seat, "dudo"], '
+        f'[seat, "calza"] or [seat, "pass"] for a seat of the table'
+    )
 
 
 def _round(entry: object, n: int) -> RoundRecord:
@@ -492,8 +520,13 @@ def _round(entry: object, n: int) -> RoundRecord:
     if type(number) is not int:
         raise RecordError(f"round: {number!r} is not an integer")
     # One list per seat, and every die an int from 1 to 6 (checked in C).
-    if (type(dice) is not list or len(dice) != n or not _LIST_TYPE.issuperset(map(type, dice))
-            or not _INT_TYPE.issuperset(map(type, _chain(dice))) or not _FACES.issuperset(_chain(dice))):
+    if (
+        type(dice) is not list
+        or len(dice) != n
+        or not _LIST_TYPE.issuperset(map(type, dice))
+        or not _INT_TYPE.issuperset(map(type, _chain(dice)))
+        or not _FACES.issuperset(_chain(dice))
+    ):
         raise RecordError(f"round {number}: dice {dice!r} is not one list of dice (1 to 6) per seat")
     if type(palifico) is not bool:
         raise RecordError(f"round {number}: palifico {palifico!r} is not true or false")
@@ -503,8 +536,9 @@ def _round(entry: object, n: int) -> RoundRecord:
     hands = tuple(map(tuple, dice))
     fault = entry.get("fault")
     if fault is not None:
-        return RoundRecord(number, opener, palifico, hands, actions, None, None,
-                           _fault(fault, number, n, f"round {number}"))
+        return RoundRecord(
+            number, opener, palifico, hands, actions, None, None, _fault(fault, number, n, f"round {number}")
+        )
     count, change = entry.get("count"), entry.get("change")
     if type(change) is not dict or type(count) is not int:
         raise RecordError(f"round {number}: a round carries count and change (integers), or a fault")
@@ -559,13 +593,24 @@ def _parse(mid: str, data: dict[str, Any]) -> MatchRecord:
             reason = EndReason(end)
         except ValueError:
             raise RecordError(f"end: {end!r} is not one of {', '.join(EndReason)}") from None
-    return MatchRecord(mid, variant, rules, _int(data["seed"], "seed"), tuple(bots), _seat(data["first"], n, "first"),
-                       rounds, placements, _int(data.get("rounds_played", len(rounds)), "rounds_played"), reason,
-                       faults, think, seconds)
+    return MatchRecord(
+        mid,
+        variant,
+        rules,
+        _int(data["seed"], "seed"),
+        tuple(bots),
+        _seat(data["first"], n, "first"),
+        rounds,
+        placements,
+        _int(data.get("rounds_played", len(rounds)), "rounds_played"),
+        reason,
+        faults,
+        think,
+        seconds,
+    )
 
 
-def _inferred_end(rules: Rules, n: int, rounds: tuple[RoundRecord, ...],
-                  faults: tuple[FaultRecord, ...]) -> EndReason:
+def _inferred_end(rules: Rules, n: int, rounds: tuple[RoundRecord, ...], faults: tuple[FaultRecord, ...]) -> EndReason:
     """The end reason of a record written before records carried one (:meth:`MatchRecord.from_dict`)."""
     if sum(1 for d in seat_outcome(rules.dice, n, rounds, faults).dice_left if d) > 1:
         return EndReason.MAX_ROUNDS

@@ -98,13 +98,13 @@ def replay(record: MatchRecord, *, check_dice: bool = True) -> Iterator[tuple[Ro
     if state.placements is None:
         raise ReplayMismatch(f"{mid}: the record ends before the match does")
     if state.placements != record.placements:
-        raise ReplayMismatch(f"{mid}: placements {list(record.placements)}, "
-                             f"the rules give {list(state.placements)}")
+        raise ReplayMismatch(f"{mid}: placements {list(record.placements)}, the rules give {list(state.placements)}")
     if record.rounds_played != len(record.rounds):
         raise ReplayMismatch(f"{mid}: rounds_played {record.rounds_played} but {len(record.rounds)} rounds")
     if record.end is not end_reason(state):
-        raise ReplayMismatch(f"{mid}: the record says the match ended by {record.end}, "
-                             f"the rules give {end_reason(state)}")
+        raise ReplayMismatch(
+            f"{mid}: the record says the match ended by {record.end}, the rules give {end_reason(state)}"
+        )
 
 
 def check(record: MatchRecord) -> State:
@@ -127,8 +127,10 @@ def render(record: MatchRecord, *, check_dice: bool = True) -> Iterator[str]:
     """The match round by round, in words, checking every rule as it goes."""
     names = record.bots
     n = record.players
-    yield (f"{record.match} ({record.variant}), {n} players, seed {record.seed}: "
-           + ", ".join(f"seat {s} {names[s]}" for s in range(n)))
+    yield (
+        f"{record.match} ({record.variant}), {n} players, seed {record.seed}: "
+        + ", ".join(f"seat {s} {names[s]}" for s in range(n))
+    )
     state: State | None = None
     for entry, state in replay(record, check_dice=check_dice):
         pal = " palifico" if entry.palifico else ""
@@ -148,11 +150,19 @@ def render(record: MatchRecord, *, check_dice: bool = True) -> Iterator[str]:
         elif entry.change is not None:
             seat, delta = entry.change
             if not entry.dice[seat]:  # the caller was out: a dead man's calza
-                what = (f"made a dead man's calza, right: back with {delta} di{'e' if delta == 1 else 'ce'}"
-                        if delta else "made a dead man's calza, wrong: stays out, the call spent")
+                what = (
+                    f"made a dead man's calza, right: back with {delta} di{'e' if delta == 1 else 'ce'}"
+                    if delta
+                    else "made a dead man's calza, wrong: stays out, the call spent"
+                )
             else:
-                what = (f"loses {-delta} di{'e' if delta == -1 else 'ce'}" if delta < 0
-                        else "regains a die" if delta > 0 else "is right but already holds the maximum")
+                what = (
+                    f"loses {-delta} di{'e' if delta == -1 else 'ce'}"
+                    if delta < 0
+                    else "regains a die"
+                    if delta > 0
+                    else "is right but already holds the maximum"
+                )
             yield f"  count {entry.count}: seat {seat} ({names[seat]}) {what}"
         yield "  dice left: " + " ".join(str(c) for c in state.counts)
     places = record.placements
@@ -160,8 +170,10 @@ def render(record: MatchRecord, *, check_dice: bool = True) -> Iterator[str]:
     yield "\nplacements: " + ", ".join(f"{places[s]}. {names[s]} (seat {s})" for s in ranking)
     if record.end is EndReason.MAX_ROUNDS:
         still = sum(1 for c in (state.counts if state is not None else ()) if c)
-        yield (f"ended: {record.end}: round {record.rules.max_rounds} (the rules' cap) ended with {still} players "
-               f"still in, placed by dice left")
+        yield (
+            f"ended: {record.end}: round {record.rules.max_rounds} (the rules' cap) ended with {still} players "
+            f"still in, placed by dice left"
+        )
     else:
         yield f"ended: {record.end}: {_ENDS[record.end]}"
     yield "every rule checked: the record agrees with the rules"

@@ -101,34 +101,52 @@ KEYS: Final[dict[str, KeySpec]] = {
     for k in (
         KeySpec("dice", int, 5, "starting dice per player, also the most a player can hold", low=1, high=10),
         KeySpec("wild_ones", bool, True, "aces count as the bid face"),
-        KeySpec("ones", str, "convert", "how bids on aces rank: halve/double (convert), "
-                "above 6 at each quantity (rank_high), lowest face (plain)",
-                choices=("convert", "rank_high", "plain")),
+        KeySpec(
+            "ones",
+            str,
+            "convert",
+            "how bids on aces rank: halve/double (convert), above 6 at each quantity (rank_high), lowest face (plain)",
+            choices=("convert", "rank_high", "plain"),
+        ),
         KeySpec("open_on_ones", bool, False, "the opening bid may be on aces"),
         KeySpec("calza", bool, True, "the player to act may call calza (exactly)"),
-        KeySpec("calza_reward", str, "regain", "right calza: caller regains a die, or the bidder loses one",
-                choices=("regain", "bidder_loses")),
+        KeySpec(
+            "calza_reward",
+            str,
+            "regain",
+            "right calza: caller regains a die, or the bidder loses one",
+            choices=("regain", "bidder_loses"),
+        ),
         KeySpec("calza_min_players", int, 3, "calza only while at least this many players are in", low=2),
         KeySpec("palifico", bool, True, "a player first left with one die opens a palifico round"),
         KeySpec("palifico_change_face", bool, False, "a one-die player may change face in palifico"),
         KeySpec("palifico_min_players", int, 3, "no palifico with fewer players left", low=2),
-        KeySpec("penalty", str, "one", "dudo loser loses one die, or max(1, |q - count|) dice",
-                choices=("one", "difference")),
-        KeySpec("seating", str, "roll", "seats by a dice roll, or in the schedule's order",
-                choices=("roll", "fixed")),
-        KeySpec("first", str, "roll", "the opener of round 1: by a dice roll, or seat 0",
-                choices=("roll", "seat0")),
+        KeySpec(
+            "penalty",
+            str,
+            "one",
+            "dudo loser loses one die, or max(1, |q - count|) dice",
+            choices=("one", "difference"),
+        ),
+        KeySpec("seating", str, "roll", "seats by a dice roll, or in the schedule's order", choices=("roll", "fixed")),
+        KeySpec("first", str, "roll", "the opener of round 1: by a dice roll, or seat 0", choices=("roll", "seat0")),
         KeySpec("max_rounds", int, 1000, "safety cap on rounds; then rank by dice left", low=1),
         # The variant keys (protocol 2) come last and are written out only
         # when not at their default (OPTIONAL_KEYS), so that a rule set without
         # them reads, records and messages exactly as it did before they existed.
-        KeySpec("dead_mans_calza", bool, False, "a player who is out may call calza once per match; "
-                "right, they return to the match"),
-        KeySpec("dead_mans_dice", int, 2, "the dice a right dead man's calza returns with (at most dice)",
-                low=1, high=10),
+        KeySpec(
+            "dead_mans_calza",
+            bool,
+            False,
+            "a player who is out may call calza once per match; right, they return to the match",
+        ),
+        KeySpec(
+            "dead_mans_dice", int, 2, "the dice a right dead man's calza returns with (at most dice)", low=1, high=10
+        ),
         KeySpec("veteran_palifico", bool, False, "a veteran of a palifico round may change face in a later one"),
-        KeySpec("veteran_from", str, "own", "a veteran survived their own palifico round, or any",
-                choices=("own", "any")),
+        KeySpec(
+            "veteran_from", str, "own", "a veteran survived their own palifico round, or any", choices=("own", "any")
+        ),
     )
 }
 
@@ -223,8 +241,7 @@ class Rules:
             return known
         for key, value in data.items():
             if key not in KEYS:
-                raise RulesError(f"rule {key!r} (set to {value!r}) does not exist; "
-                                 f"the keys are {', '.join(KEYS)}")
+                raise RulesError(f"rule {key!r} (set to {value!r}) does not exist; the keys are {', '.join(KEYS)}")
         rules = cls(**data)
         if hashable:
             if len(_RESOLVED) >= _RESOLVED_MAX:  # a process that has made many (a test suite): start over
@@ -297,7 +314,7 @@ class Bid(NamedTuple):
 
 @dataclass(frozen=True, slots=True)
 class Dudo:
-    """"I doubt": the standing bid is challenged. Text form ``"dudo"``."""
+    """ "I doubt": the standing bid is challenged. Text form ``"dudo"``."""
 
     def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
         return _by_fields(self)
@@ -308,7 +325,7 @@ class Dudo:
 
 @dataclass(frozen=True, slots=True)
 class Calza:
-    """"Exactly": the caller claims the standing bid is exactly right. Text ``"calza"``."""
+    """ "Exactly": the caller claims the standing bid is exactly right. Text ``"calza"``."""
 
     def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
         return _by_fields(self)
@@ -403,12 +420,12 @@ class _Ladder(NamedTuple):
 
 
 def _build_ladder(ones: str, total: int) -> _Ladder:
-    bids = tuple(sorted((bid(q, f) for q in range(1, total + 1) for f in FACES),
-                        key=lambda b: bid_key(b, ones)))
+    bids = tuple(sorted((bid(q, f) for q in range(1, total + 1) for f in FACES), key=lambda b: bid_key(b, ones)))
     index = {b: i for i, b in enumerate(bids)}
     positions = ((),) + tuple(tuple(index[bid(q, f)] for q in range(1, total + 1)) for f in FACES)
-    return _Ladder(total, bids, index, tuple(b for b in bids if b.face != 1),
-                   bids + (DUDO,), bids + (DUDO, CALZA), positions)
+    return _Ladder(
+        total, bids, index, tuple(b for b in bids if b.face != 1), bids + (DUDO,), bids + (DUDO, CALZA), positions
+    )
 
 
 class _LadderCache(dict[int, _Ladder]):
@@ -541,8 +558,27 @@ def new_match(rules: Rules, players: int, opener: int = 0) -> State:
         raise StateError(f"rules: {rules!r} is not a Rules (use Rules.preset)")
     n = rules.dice
     no = (False,) * players
-    state = _new(State, (rules, (n,) * players, 1, opener, False, no, (),
-                         None, (), -1, -1, _LADDERS[rules.ones][n * players], None, None, no, no))
+    state = _new(
+        State,
+        (
+            rules,
+            (n,) * players,
+            1,
+            opener,
+            False,
+            no,
+            (),
+            None,
+            (),
+            -1,
+            -1,
+            _LADDERS[rules.ones][n * players],
+            None,
+            None,
+            no,
+            no,
+        ),
+    )
     if len(_INITIAL) >= 1024:  # bounded: a long run may build many Rules objects
         _INITIAL.clear()
     _INITIAL[(id(rules), players, opener)] = state
@@ -559,8 +595,7 @@ def deal(state: State, dice: Sequence[Sequence[int]]) -> State:
     hands = tuple(map(tuple, dice))  # tuple(t) is t for a tuple: no copy
     if tuple(map(len, hands)) != counts or not _FACE_SET.issuperset(_chain(hands)):
         _bad_deal(counts, hands)
-    return _new(State, (r, counts, rnd, opener, pal, used, out, hands, (), opener, -1, ladder, last, None,
-                        spent, vets))
+    return _new(State, (r, counts, rnd, opener, pal, used, out, hands, (), opener, -1, ladder, last, None, spent, vets))
 
 
 def _bad_deal(counts: tuple[int, ...], hands: tuple[tuple[Any, ...], ...]) -> None:
@@ -596,8 +631,8 @@ def _palifico_raises(state: State) -> tuple[Bid, ...]:
     standing = state.history[-1][1]
     if _may_change_face(state):
         ladder = _LADDERS["plain"][total]
-        return ladder.bids[ladder.rank[standing] + 1:]
-    return _column(standing.face, total)[standing.quantity:]
+        return ladder.bids[ladder.rank[standing] + 1 :]
+    return _column(standing.face, total)[standing.quantity :]
 
 
 def legal_bids(state: State) -> tuple[Bid, ...]:
@@ -608,7 +643,7 @@ def legal_bids(state: State) -> tuple[Bid, ...]:
         return _palifico_raises(state)
     if state.top < 0:
         return state.ladder.bids if state.rules.open_on_ones else state.ladder.openers
-    return state.ladder.bids[state.top + 1:]
+    return state.ladder.bids[state.top + 1 :]
 
 
 def calza_allowed(state: State) -> bool:
@@ -618,8 +653,12 @@ def calza_allowed(state: State) -> bool:
     if _dead_turn(state):
         return bool(state.history)
     # Every seat out appears once in ``out``, so the players in are n - len(out).
-    return (r.calza and bool(state.history) and state.to_act >= 0
-            and len(state.counts) - len(state.out) >= r.calza_min_players)
+    return (
+        r.calza
+        and bool(state.history)
+        and state.to_act >= 0
+        and len(state.counts) - len(state.out) >= r.calza_min_players
+    )
 
 
 def legal_actions(state: State) -> tuple[Action, ...]:
@@ -633,8 +672,8 @@ def legal_actions(state: State) -> tuple[Action, ...]:
         # the raises and the calls are one slice of a cached tuple.
         r = state.rules
         if r.calza and len(state.counts) - len(state.out) >= r.calza_min_players:
-            return state.ladder.with_calls[top + 1:]
-        return state.ladder.with_dudo[top + 1:]
+            return state.ladder.with_calls[top + 1 :]
+        return state.ladder.with_dudo[top + 1 :]
     if state.palifico or state.to_act < 0:
         bids = legal_bids(state)
         if not state.history:
@@ -723,8 +762,7 @@ def why_illegal(state: State, action: object) -> str | None:
         if state.palifico and f != standing.face and not _may_change_face(state):
             return f"in a palifico round the face is fixed at {standing.face}; raise the quantity"
         if r.ones == "convert" and f == 1 and standing.face != 1 and not state.palifico:
-            return (f"switching to aces after {standing} needs at least "
-                    f"{(standing.quantity + 1) // 2} aces")
+            return f"switching to aces after {standing} needs at least {(standing.quantity + 1) // 2} aces"
         if r.ones == "convert" and standing.face == 1 and f != 1 and not state.palifico:
             return f"leaving aces after {standing} needs at least {2 * standing.quantity + 1} dice"
         return f"not higher than the standing bid {standing}"
@@ -781,8 +819,27 @@ def apply(state: State, action: object) -> State:
                 nxt = 0
         if r.dead_mans_calza:  # the players who are out may call it first
             nxt = _asker(counts, spent, seat, seat, nxt)
-        return _new(State, (r, counts, rnd, opener, pal, used, out, dice, hist + ((seat, b),),
-                            nxt, idx, ladder, last, None, spent, vets))
+        return _new(
+            State,
+            (
+                r,
+                counts,
+                rnd,
+                opener,
+                pal,
+                used,
+                out,
+                dice,
+                hist + ((seat, b),),
+                nxt,
+                idx,
+                ladder,
+                last,
+                None,
+                spent,
+                vets,
+            ),
+        )
     # A call: judge the standing bid; _next_round sets up the next round.
     if not hist:
         _refuse(state, action)
@@ -822,8 +879,7 @@ def apply(state: State, action: object) -> State:
         now = was - 1
     delta = now - was
     result = _new(RoundResult, (rnd, opener, pal, dice, hist, (caller, kind), count, (seat, delta), None))
-    return _next_round(r, counts, rnd, opener, used, out, ladder, seat, now, ladder.total + delta, result,
-                       spent, vets)
+    return _next_round(r, counts, rnd, opener, used, out, ladder, seat, now, ladder.total + delta, result, spent, vets)
 
 
 _DEAD_ACTIONS: Final[tuple[Action, ...]] = (CALZA, PASS)
@@ -860,17 +916,17 @@ def _dead_man(state: State, action: object) -> State:
     if type(action) is Pass:
         bidder = hist[-1][0]
         nxt = _asker(counts, spent, bidder, seat, _next_in(counts, bidder))
-        return _new(State, (r, counts, rnd, opener, pal, used, out, dice, hist, nxt, top, ladder, last, None,
-                            spent, vets))
+        return _new(
+            State, (r, counts, rnd, opener, pal, used, out, dice, hist, nxt, top, ladder, last, None, spent, vets)
+        )
     if type(action) is not Calza or not hist:
         _refuse(state, action)
     q, f = hist[-1][1]
     count = count_matching(dice, f, f != 1 and r.wild_ones and not pal)  # type: ignore[arg-type]  # dealt
     now = min(r.dead_mans_dice, r.dice) if count == q else 0
     result = RoundResult(rnd, opener, pal, dice, hist, (seat, "calza"), count, (seat, now), None)  # type: ignore[arg-type]
-    spent = spent[:seat] + (True,) + spent[seat + 1:]
-    return _next_round(r, counts, rnd, opener, used, out, ladder, seat, now, ladder.total + now, result,
-                       spent, vets)
+    spent = spent[:seat] + (True,) + spent[seat + 1 :]
+    return _next_round(r, counts, rnd, opener, used, out, ladder, seat, now, ladder.total + now, result, spent, vets)
 
 
 def fault(state: State, seat: int) -> State:
@@ -883,32 +939,46 @@ def fault(state: State, seat: int) -> State:
         raise StateError("the match is over")
     if state.dice is None:
         raise StateError("a fault voids the round in progress; deal the round first")
-    if type(seat) is not int or not (0 <= seat < len(state.counts)) or not (
-            state.counts[seat] or seat == state.to_act):  # a player who is out faults only when asked
+    if (
+        type(seat) is not int or not (0 <= seat < len(state.counts)) or not (state.counts[seat] or seat == state.to_act)
+    ):  # a player who is out faults only when asked
         raise StateError(f"seat {seat!r} is not in the match")
     r, counts, rnd, opener, pal, used, out, dice, hist, _, top, ladder, last, _, spent, vets = state
     # A seat that faulted is out for good: no dead man's calza either.
-    spent = spent[:seat] + (True,) + spent[seat + 1:]
+    spent = spent[:seat] + (True,) + spent[seat + 1 :]
     if not counts[seat]:
         bidder = hist[-1][0]
         nxt = _asker(counts, spent, bidder, seat, _next_in(counts, bidder))
-        return _new(State, (r, counts, rnd, opener, pal, used, out, dice, hist, nxt, top, ladder, last, None,
-                            spent, vets))
-    result = RoundResult(state.round, state.opener, state.palifico, state.dice, state.history,
-                         None, None, None, seat)
-    return _next_round(r, counts, rnd, opener, used, out, ladder, seat, 0, ladder.total - counts[seat], result,
-                       spent, vets)
+        return _new(
+            State, (r, counts, rnd, opener, pal, used, out, dice, hist, nxt, top, ladder, last, None, spent, vets)
+        )
+    result = RoundResult(state.round, state.opener, state.palifico, state.dice, state.history, None, None, None, seat)
+    return _next_round(
+        r, counts, rnd, opener, used, out, ladder, seat, 0, ladder.total - counts[seat], result, spent, vets
+    )
 
 
-def _next_round(r: Rules, before: tuple[int, ...], rnd: int, last_opener: int, used: tuple[bool, ...],
-                out: tuple[int, ...], ladder: _Ladder, seat: int, now: int, total: int,
-                result: RoundResult, spent: tuple[bool, ...], vets: tuple[bool, ...]) -> State:
+def _next_round(
+    r: Rules,
+    before: tuple[int, ...],
+    rnd: int,
+    last_opener: int,
+    used: tuple[bool, ...],
+    out: tuple[int, ...],
+    ladder: _Ladder,
+    seat: int,
+    now: int,
+    total: int,
+    result: RoundResult,
+    spent: tuple[bool, ...],
+    vets: tuple[bool, ...],
+) -> State:
     """The state after round ``rnd`` (opened by ``last_opener``; ``before``, ``used``,
     ``out`` and ``ladder`` as the round's state had them): ``seat`` now holds
     ``now`` dice, ``total`` are in play. The fields come unpacked, as the
     callers already hold them (a call ends a round on the hot path)."""
     was = before[seat]
-    counts = before if now == was else before[:seat] + (now,) + before[seat + 1:]
+    counts = before if now == was else before[:seat] + (now,) + before[seat + 1 :]
     n = len(counts)
     if not now:
         if was:
@@ -919,7 +989,7 @@ def _next_round(r: Rules, before: tuple[int, ...], rnd: int, last_opener: int, u
     palifico = False
     if now == 1 and was > 1 and not used[seat]:
         # The first time a player is left with one die (by any loss) is its only chance.
-        used = used[:seat] + (True,) + used[seat + 1:]
+        used = used[:seat] + (True,) + used[seat + 1 :]
         palifico = r.palifico and alive >= r.palifico_min_players
     opener = seat
     if not now:
@@ -933,17 +1003,20 @@ def _next_round(r: Rules, before: tuple[int, ...], rnd: int, last_opener: int, u
         ladder = _LADDERS[r.ones][total]
     if r.veteran_palifico and result.palifico and result.fault is None:
         vets = _veterans(r.veteran_from, before, counts, last_opener, vets)
-    return _new(State, (r, counts, rnd + 1, opener, palifico, used, out, None, (), -1, -1,
-                        ladder, result, placements, spent, vets))
+    return _new(
+        State,
+        (r, counts, rnd + 1, opener, palifico, used, out, None, (), -1, -1, ladder, result, placements, spent, vets),
+    )
 
 
-def _veterans(which: str, before: tuple[int, ...], after: tuple[int, ...], opener: int,
-              vets: tuple[bool, ...]) -> tuple[bool, ...]:
+def _veterans(
+    which: str, before: tuple[int, ...], after: tuple[int, ...], opener: int, vets: tuple[bool, ...]
+) -> tuple[bool, ...]:
     """``vets`` after a palifico round decided by a call: its palifico player (the
     opener) if still in (``own``), or everyone who played it and is still in (``any``)."""
     if which == "own":
         if after[opener] and not vets[opener]:
-            return vets[:opener] + (True,) + vets[opener + 1:]
+            return vets[:opener] + (True,) + vets[opener + 1 :]
         return vets
     return tuple(v or bool(b and a) for v, b, a in zip(vets, before, after))
 

@@ -25,13 +25,16 @@ __all__ = ["causes", "excerpt", "process_limit", "stdout_hints"]
 
 _WIDTH = 200
 _PY_FRAME = re.compile(r'^[ \t]*File "(?P<path>[^"]+)", line (?P<line>\d+)')
-_PY_SYNTAX = re.compile(r'^[ \t]*File "[^"\n]+", line \d+\n(?:.*\n){0,3}?(?:SyntaxError|IndentationError|TabError): ',
-                        re.M)
+_PY_SYNTAX = re.compile(
+    r'^[ \t]*File "[^"\n]+", line \d+\n(?:.*\n){0,3}?(?:SyntaxError|IndentationError|TabError): ', re.M
+)
 _JAVA_FRAME = re.compile(r"^[ \t]*at (?P<where>[\w$.<>/]+)\((?P<file>[\w$.-]+\.(java|kt|scala)):(?P<line>\d+)\)", re.M)
 _JAVA_CAUSE = re.compile(r"^Caused by: (.*)$", re.M)
 _JAVA_THREAD = re.compile(r'^(Exception in thread ".*)$', re.M)
-_STARTER = re.compile(r"(?:bwrap: execvp|prlimit: failed to execute) ([^\n:]{1,512}?): (No such file or directory|"
-                      r"Permission denied)")
+_STARTER = re.compile(
+    r"(?:bwrap: execvp|prlimit: failed to execute) ([^\n:]{1,512}?): (No such file or directory|"
+    r"Permission denied)"
+)
 _FRAMES_CHECKED = 64  # the last frames of a traceback looked up as the bot's own (each costs a realpath)
 
 
@@ -54,8 +57,16 @@ def excerpt(head: str, tail: str, complete: bool, keep: int = 3) -> str:
     return " | ".join(line if line.startswith("...") and line.endswith("...") else _safe(line) for line in shown)
 
 
-def causes(text: str, *, own: Callable[[str], bool], program: str, processes: int, max_processes: int,
-           memory_mb: int, pids_capped: bool) -> list[str]:
+def causes(
+    text: str,
+    *,
+    own: Callable[[str], bool],
+    program: str,
+    processes: int,
+    max_processes: int,
+    memory_mb: int,
+    pids_capped: bool,
+) -> list[str]:
     """What ``text`` (a bot's stderr: its start and its end) says went wrong,
     most specific first; ``own(path)`` tells the bot's own files."""
     out: list[str] = []
@@ -63,40 +74,60 @@ def causes(text: str, *, own: Callable[[str], bool], program: str, processes: in
     m = _STARTER.search(text)
     if m:
         what = "not visible inside the sandbox" if m.group(2).startswith("No such") else "not executable"
-        out.append(f"the program {_safe(m.group(1))} is {what} (for a script, check its #! line; "
-                   f"docs/protocol.md says which runtimes the sandbox shows)")
+        out.append(
+            f"the program {_safe(m.group(1))} is {what} (for a script, check its #! line; "
+            f"docs/protocol.md says which runtimes the sandbox shows)"
+        )
     m = re.search(r"/usr/bin/env: .(\S+?).: No such file or directory", text)
     if m:
-        out.append(f"the interpreter {_safe(m.group(1))} that its #!/usr/bin/env line names is not on the "
-                   f"sandbox's PATH (/usr/local/bin:/usr/bin:/bin): name it by its absolute path in the #! "
-                   f"line, or in the manifest's command")
+        out.append(
+            f"the interpreter {_safe(m.group(1))} that its #!/usr/bin/env line names is not on the "
+            f"sandbox's PATH (/usr/local/bin:/usr/bin:/bin): name it by its absolute path in the #! "
+            f"line, or in the manifest's command"
+        )
     m = re.search(r"error while loading shared libraries: (\S+?):", text)
     if m:
-        out.append(f"the library {_safe(m.group(1))} is not visible inside the sandbox: only the system's "
-                   f"libraries and the bot's own files are (put it in the bot's own folder)")
+        out.append(
+            f"the library {_safe(m.group(1))} is not visible inside the sandbox: only the system's "
+            f"libraries and the bot's own files are (put it in the bot's own folder)"
+        )
     if "Error loading java.security file" in text:
-        out.append("the JVM could not read its configuration (conf/security/java.security, on Debian a link "
-                   "into /etc/java-NN-openjdk): that file is not visible inside the sandbox")
-    if re.search(r"pthread_create failed|unable to create native thread|Cannot create worker GC thread|"
-                 r"can't start new thread", text) or pids_capped:
+        out.append(
+            "the JVM could not read its configuration (conf/security/java.security, on Debian a link "
+            "into /etc/java-NN-openjdk): that file is not visible inside the sandbox"
+        )
+    if (
+        re.search(
+            r"pthread_create failed|unable to create native thread|Cannot create worker GC thread|"
+            r"can't start new thread",
+            text,
+        )
+        or pids_capped
+    ):
         out.append(process_limit(processes, max_processes))
     if re.search(r"insufficient memory for the Java Runtime|Could not reserve enough space", text):
-        out.append(f"the JVM could not get its memory within {memory_mb} MB: give it -Xmx (below that) or ask "
-                   f"for more (limits: {{memory_mb: ...}})")
+        out.append(
+            f"the JVM could not get its memory within {memory_mb} MB: give it -Xmx (below that) or ask "
+            f"for more (limits: {{memory_mb: ...}})"
+        )
     out += _python(text, own)
     out += _java(text)
     m = re.search(r"Error: Cannot find module '([^']+)'", text)
     if m:
-        out.append(f"Node cannot find the module {_safe(m.group(1))}: only the bot's own files are visible "
-                   f"(keep node_modules in the bot's own folder)")
+        out.append(
+            f"Node cannot find the module {_safe(m.group(1))}: only the bot's own files are visible "
+            f"(keep node_modules in the bot's own folder)"
+        )
     return list(dict.fromkeys(out))
 
 
 def process_limit(processes: int, max_processes: int) -> str:
     """The process limit was hit: what it is, and how a bot asks for more."""
-    return (f"it hit the process limit: {processes} processes+threads (sandbox limit processes); a bot may ask "
-            f"for more in its manifest (limits: {{processes: 64}}; LIMITS = {{'processes': 64}} in a Python "
-            f"bot), up to the run's sandbox.max_processes ({max_processes})")
+    return (
+        f"it hit the process limit: {processes} processes+threads (sandbox limit processes); a bot may ask "
+        f"for more in its manifest (limits: {{processes: 64}}; LIMITS = {{'processes': 64}} in a Python "
+        f"bot), up to the run's sandbox.max_processes ({max_processes})"
+    )
 
 
 def _python(text: str, own: Callable[[str], bool]) -> list[str]:
@@ -113,17 +144,30 @@ def _python(text: str, own: Callable[[str], bool]) -> list[str]:
             return [f"the bot host says: {_safe(host.group(1))}"] if host else []
         at = syntax.start()
     block = text[at:].splitlines()[1:] if text.startswith("Traceback", at) else text[at:].splitlines()
-    exc = next((line for line in block if line and not line[0].isspace()
-                and not line.startswith(("Traceback", "During handling", "The above exception"))), "")
+    exc = next(
+        (
+            line
+            for line in block
+            if line
+            and not line[0].isspace()
+            and not line.startswith(("Traceback", "During handling", "The above exception"))
+        ),
+        "",
+    )
     frames = [(m.group("path"), m.group("line")) for m in map(_PY_FRAME.match, block) if m]
     mine = [f for f in frames[-_FRAMES_CHECKED:] if own(os.path.realpath(f[0]))]
-    where = f" at {_safe(mine[-1][0])} line {mine[-1][1]}" if mine else \
-        (f" at {_safe(frames[-1][0])} line {frames[-1][1]}" if frames else "")
+    where = (
+        f" at {_safe(mine[-1][0])} line {mine[-1][1]}"
+        if mine
+        else (f" at {_safe(frames[-1][0])} line {frames[-1][1]}" if frames else "")
+    )
     out = [f"Python raised {_safe(exc) if exc else 'an exception'}{where}"]
     m = re.match(r"ModuleNotFoundError: No module named '([^']+)'", exc)
     if m:
-        out.append(f"the module {_safe(m.group(1))} is not installed where the bot's interpreter looks "
-                   f"(a Python bot: the arena's own environment; a program bot: the venv its manifest names)")
+        out.append(
+            f"the module {_safe(m.group(1))} is not installed where the bot's interpreter looks "
+            f"(a Python bot: the arena's own environment; a program bot: the venv its manifest names)"
+        )
     return out
 
 
@@ -136,14 +180,17 @@ def _java(text: str) -> list[str]:
         m = re.search(r"^Error: Could not find or load main class .+$", text, re.M)
         return [f"Java says: {_safe(m.group())}"] if m else []
     frame = _JAVA_FRAME.search(text, last.end())
-    where = f" at {_safe(frame.group('file'))} line {frame.group('line')} ({_safe(frame.group('where'))})" \
-        if frame else ""
+    where = (
+        f" at {_safe(frame.group('file'))} line {frame.group('line')} ({_safe(frame.group('where'))})" if frame else ""
+    )
     return [f"Java raised {_safe(last.group(1))}{where}"]
 
 
 def stdout_hints(line: bytes, program: str) -> list[str]:
     """Why a bot wrote something other than ``ready`` on stdout, where it can be told."""
     if os.path.basename(program) == "java" or re.match(rb"\[\d+\.\d+s\]\[|OpenJDK .*VM warning", line):
-        return ["the JVM writes its own messages and warnings on stdout: add -XX:+DisplayVMOutputToStderr "
-                "-Xlog:disable -Xlog:all=warning:stderr to the command (before the class or -jar)"]
+        return [
+            "the JVM writes its own messages and warnings on stdout: add -XX:+DisplayVMOutputToStderr "
+            "-Xlog:disable -Xlog:all=warning:stderr to the command (before the class or -jar)"
+        ]
     return []

@@ -92,9 +92,16 @@ class InProcessTransport:
 # ---------------------------------------------------------------------------
 
 
-def play_inprocess(rules: Rules, bots: Sequence[BotFactory], seed: int, *,
-                   names: Sequence[str] | None = None, match: str = "m-local",
-                   strict: bool = True, time_ms: int = 1000) -> tuple[int, ...]:
+def play_inprocess(
+    rules: Rules,
+    bots: Sequence[BotFactory],
+    seed: int,
+    *,
+    names: Sequence[str] | None = None,
+    match: str = "m-local",
+    strict: bool = True,
+    time_ms: int = 1000,
+) -> tuple[int, ...]:
     """Play one match through the referee; ``bots[s]`` sits at seat ``s``. Returns the placements.
 
     The same referee as ``arena run`` (:func:`arena.match.referee.play_match`), with
@@ -106,9 +113,17 @@ def play_inprocess(rules: Rules, bots: Sequence[BotFactory], seed: int, *,
     return play_record(rules, bots, seed, names=names, match=match, strict=strict, time_ms=time_ms).placements
 
 
-def play_record(rules: Rules, bots: Sequence[BotFactory], seed: int, *,
-                names: Sequence[str] | None = None, match: str = "m-local",
-                strict: bool = True, time_ms: int = 1000, bots_seed: int | None = None) -> MatchRecord:
+def play_record(
+    rules: Rules,
+    bots: Sequence[BotFactory],
+    seed: int,
+    *,
+    names: Sequence[str] | None = None,
+    match: str = "m-local",
+    strict: bool = True,
+    time_ms: int = 1000,
+    bots_seed: int | None = None,
+) -> MatchRecord:
     """:func:`play_inprocess`, returning the whole match record (every round's dice:
     what the luck estimator, :mod:`arena.analysis.luck`, reads). ``bots_seed``
     keys the bots' own random seeds apart from the dice (by default derived from
@@ -117,15 +132,22 @@ def play_record(rules: Rules, bots: Sequence[BotFactory], seed: int, *,
     names = list(names) if names is not None else [f"seat{s}" for s in range(n)]
     if len(names) != n:
         raise RunError(f"play_inprocess: {len(names)} names for {n} bots")
-    spec = MatchSpec(index=0, match=match, variant="local", rules=rules.replace(seating="fixed").to_dict(),
-                     entrants=tuple(range(n)), seed=derive_seed(seed, "bots") if bots_seed is None else bots_seed,
-                     dice_seed=seed, table=0, rotation=0)
+    spec = MatchSpec(
+        index=0,
+        match=match,
+        variant="local",
+        rules=rules.replace(seating="fixed").to_dict(),
+        entrants=tuple(range(n)),
+        seed=derive_seed(seed, "bots") if bots_seed is None else bots_seed,
+        dice_seed=seed,
+        table=0,
+        rotation=0,
+    )
     players = [InProcessTransport(factory, name) for factory, name in zip(bots, names)]
     record = play_match(spec, players, names, time_ms).record
     if strict and record.faults:
         f = record.faults[0]
-        raise RunError(f"{names[f.seat]} (seat {f.seat}) failed in {match} round {f.round}: "
-                       f"{f.kind}: {f.detail}")
+        raise RunError(f"{names[f.seat]} (seat {f.seat}) failed in {match} round {f.round}: {f.kind}: {f.detail}")
     return record
 
 
@@ -146,8 +168,9 @@ class LeagueRow:
         return self.wins / self.matches if self.matches else 0.0
 
 
-def mini_league(rules: Rules, bots: Mapping[str, BotFactory], matches: int, seed: int, *,
-                players: tuple[int, int] = (4, 6)) -> list[LeagueRow]:
+def mini_league(
+    rules: Rules, bots: Mapping[str, BotFactory], matches: int, seed: int, *, players: tuple[int, int] = (4, 6)
+) -> list[LeagueRow]:
     """Play ``matches`` in-process matches, each of ``players[0]``..``players[1]`` seats
     drawn at random (with repeats) from ``bots``; rows sorted best first.
 
@@ -160,8 +183,9 @@ def mini_league(rules: Rules, bots: Mapping[str, BotFactory], matches: int, seed
         n = rng.randint(players[0], players[1])
         seats = [names[i % len(names)]] + [rng.choice(names) for _ in range(n - 1)]
         rng.shuffle(seats)
-        places = play_inprocess(rules, [bots[s] for s in seats], derive_seed(seed, "match", i),
-                                names=seats, match=f"m-{i:06d}")
+        places = play_inprocess(
+            rules, [bots[s] for s in seats], derive_seed(seed, "match", i), names=seats, match=f"m-{i:06d}"
+        )
         for name, place in zip(seats, places):
             row = tally[name]
             row[0] += 1

@@ -104,8 +104,14 @@ def _signame(n: int) -> str:
 class BotProcess:
     """One bot process in its sandbox; reused for many matches, one at a time."""
 
-    def __init__(self, spec: BotSpec, limits: SandboxLimits = SandboxLimits(),
-                 time: TimeControl = TimeControl(), *, log: Callable[[str], None] | None = None) -> None:
+    def __init__(
+        self,
+        spec: BotSpec,
+        limits: SandboxLimits = SandboxLimits(),
+        time: TimeControl = TimeControl(),
+        *,
+        log: Callable[[str], None] | None = None,
+    ) -> None:
         self.spec = spec
         self.limits = limits
         self.time = time
@@ -156,10 +162,20 @@ class BotProcess:
         argv, env, cwd = box.command()
         self._charge_tree = self.limits.mode != "off" and not box.cgroups.has("cpu")  # (made by command())
         try:
-            proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                    stderr=subprocess.PIPE, env=env, cwd=cwd, bufsize=0,
-                                    close_fds=True, pass_fds=box.pass_fds, start_new_session=box.new_session,
-                                    process_group=None if box.new_session else 0, preexec_fn=box.preexec())
+            proc = subprocess.Popen(
+                argv,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                env=env,
+                cwd=cwd,
+                bufsize=0,
+                close_fds=True,
+                pass_fds=box.pass_fds,
+                start_new_session=box.new_session,
+                process_group=None if box.new_session else 0,
+                preexec_fn=box.preexec(),
+            )
         except (OSError, subprocess.SubprocessError) as exc:
             box.cleanup()
             raise BotCrashed(f"bot {self.spec.name}: could not start {clip(' '.join(argv[-3:]))}: {exc}") from None
@@ -194,14 +210,17 @@ class BotProcess:
             try:
                 msg = decode(line)
             except ProtocolError as exc:
-                raise ProtocolError(f"bot {self.spec.name} answered hello with a line that is {exc.detail}; "
-                                    f'expected {{"type": "ready", "name": ...}}' + self._why(line),
-                                    "malformed") from None
+                raise ProtocolError(
+                    f"bot {self.spec.name} answered hello with a line that is {exc.detail}; "
+                    f'expected {{"type": "ready", "name": ...}}' + self._why(line),
+                    "malformed",
+                ) from None
             try:
                 ready = parse_ready(msg)
             except ProtocolError as exc:
-                raise ProtocolError(f"bot {self.spec.name} answered hello wrongly: {exc.detail}" + self._why(line),
-                                    "malformed") from None
+                raise ProtocolError(
+                    f"bot {self.spec.name} answered hello wrongly: {exc.detail}" + self._why(line), "malformed"
+                ) from None
         except _Gone as gone:
             crash = self._crashed(gone.how + " before answering hello", starting=True)
             self.close()
@@ -287,8 +306,13 @@ class BotProcess:
 
     @property
     def alive(self) -> bool:
-        return (self._proc is not None and not self._closed and self._fault is None
-                and self._gone is None and self._proc.poll() is None)
+        return (
+            self._proc is not None
+            and not self._closed
+            and self._fault is None
+            and self._gone is None
+            and self._proc.poll() is None
+        )
 
     def stderr_tail(self) -> str:
         """The last ``stderr_tail`` bytes the bot wrote to stderr."""
@@ -309,7 +333,7 @@ class BotProcess:
         new = self._err_total - self._err_taken
         keep = min(new, len(self._tail))
         self._err_taken = self._err_total
-        return bytes(self._tail[len(self._tail) - keep:]) if keep else b"", new - keep
+        return bytes(self._tail[len(self._tail) - keep :]) if keep else b"", new - keep
 
     # -- messages -----------------------------------------------------------
 
@@ -345,10 +369,13 @@ class BotProcess:
                     if self._buf:
                         self._fault = ProtocolError(
                             f"bot {self.spec.name} wrote without being asked (before {msg.get('type')}): "
-                            f"{clip(self._buf)}", "unasked")
+                            f"{clip(self._buf)}",
+                            "unasked",
+                        )
             if len(self._pending) > _MAX_PENDING:
-                self._fault = BotTimeout(f"bot {self.spec.name} stopped reading its input "
-                                         f"({len(self._pending)} bytes waiting)")
+                self._fault = BotTimeout(
+                    f"bot {self.spec.name} stopped reading its input ({len(self._pending)} bytes waiting)"
+                )
         except BotFault as exc:
             self._fault = exc
         except _Gone as gone:
@@ -372,8 +399,7 @@ class BotProcess:
             if self._buf or (not self._frozen and self._poll.poll(0)):
                 self._fill()
                 if self._buf:
-                    raise ProtocolError(f"bot {self.spec.name} wrote without being asked: {clip(self._buf)}",
-                                        "unasked")
+                    raise ProtocolError(f"bot {self.spec.name} wrote without being asked: {clip(self._buf)}", "unasked")
             budget = msg.get("time_ms", self.time.budget_ms)
             if type(budget) is not int or budget <= 0:
                 budget = self.time.budget_ms
@@ -408,7 +434,7 @@ class BotProcess:
             if self._cpu_fd >= 0:
                 stat = os.pread(self._cpu_fd, 64, 0)
                 # v2 cpu.stat starts with b"usage_usec N" (11 bytes before N); v1 cpuacct.usage is ns
-                now = int(stat[11:stat.index(b"\n")]) * 1000 if self._cpu_v2 else int(stat)
+                now = int(stat[11 : stat.index(b"\n")]) * 1000 if self._cpu_v2 else int(stat)
             else:
                 now = box.cpu_ns(refresh=self._charge_tree)
             if self._freeze_fd >= 0:
@@ -420,8 +446,10 @@ class BotProcess:
             self._mark = now
             used = now - cpu0
             if used > budget * 1_000_000:
-                raise self._timeout(f"bot {self.spec.name} replied after {used / 1e6:.0f} ms of CPU time "
-                                    f"(counted from its previous reply), over its budget of {budget} ms")
+                raise self._timeout(
+                    f"bot {self.spec.name} replied after {used / 1e6:.0f} ms of CPU time "
+                    f"(counted from its previous reply), over its budget of {budget} ms"
+                )
             try:
                 return decode(line), used / 1e9
             except ProtocolError as exc:
@@ -453,9 +481,11 @@ class BotProcess:
         """
         box = self._box
         if box is not None and box.at_memory_limit():
-            return BotCrashed(f"bot {self.spec.name} was killed: it hit the memory limit of "
-                              f"{self.limits.memory_mb} MB (sandbox limit memory_mb) and ran out of time "
-                              f"there, while the kernel reclaimed memory to keep it under the limit")
+            return BotCrashed(
+                f"bot {self.spec.name} was killed: it hit the memory limit of "
+                f"{self.limits.memory_mb} MB (sandbox limit memory_mb) and ran out of time "
+                f"there, while the kernel reclaimed memory to keep it under the limit"
+            )
         return BotTimeout(detail)
 
     def _flush(self) -> None:
@@ -480,8 +510,9 @@ class BotProcess:
             while self._pending:
                 left = deadline - _time.monotonic()
                 if left <= 0:
-                    raise BotTimeout(f"bot {self.spec.name} did not read its {what} message "
-                                     f"(its input pipe stayed full)")
+                    raise BotTimeout(
+                        f"bot {self.spec.name} did not read its {what} message (its input pipe stayed full)"
+                    )
                 for fd, _ev in self._poll.poll(max(1, int(left * 1000))):
                     if fd == self._in:
                         self._flush()
@@ -529,12 +560,22 @@ class BotProcess:
     def _count(self, n: int) -> None:
         self._written += n
         if self._written > self.limits.output_bytes:
-            raise BotCrashed(f"bot {self.spec.name} was killed: it wrote more than "
-                             f"{self.limits.output_bytes} bytes to stdout and stderr "
-                             f"(sandbox limit output_bytes)")
+            raise BotCrashed(
+                f"bot {self.spec.name} was killed: it wrote more than "
+                f"{self.limits.output_bytes} bytes to stdout and stderr "
+                f"(sandbox limit output_bytes)"
+            )
 
-    def _read_line(self, deadline: float, cpu_budget_ns: int | None, cpu0: int,
-                   what: str, limit_name: str, limit_ms: int, base: StallSample | None) -> bytes:
+    def _read_line(
+        self,
+        deadline: float,
+        cpu_budget_ns: int | None,
+        cpu0: int,
+        what: str,
+        limit_name: str,
+        limit_ms: int,
+        base: StallSample | None,
+    ) -> bytes:
         """One line from the bot by ``deadline``, within ``cpu_budget_ns`` of CPU
         counted from ``cpu0`` (``None``: start-up, wall clock only). ``base``: the
         stall counters at the start of the wait, or ``None`` to read them once the
@@ -593,31 +634,45 @@ class BotProcess:
             elif cpu_budget_ns is not None:
                 used = box.cpu_ns(refresh=True) - cpu0
                 if used > cpu_budget_ns:
-                    raise self._timeout(f"bot {self.spec.name} used {used / 1e6:.0f} ms of CPU time without "
-                                        f"a {what}, over its budget of {limit_ms} ms ({limit_name})")
+                    raise self._timeout(
+                        f"bot {self.spec.name} used {used / 1e6:.0f} ms of CPU time without "
+                        f"a {what}, over its budget of {limit_ms} ms ({limit_name})"
+                    )
                 # The earliest the CPU budget could run out, on every core it may use.
                 wait = min(left, max(0.001, (cpu_budget_ns - used) / 1e9 / self._ncpu))
             if left <= 0:
                 if box.pids_capped():
-                    raise BotTimeout(f"bot {self.spec.name} sent no {what} in time: "
-                                     + diagnose.process_limit(self.limits.processes, self.limits.max_processes))
+                    raise BotTimeout(
+                        f"bot {self.spec.name} sent no {what} in time: "
+                        + diagnose.process_limit(self.limits.processes, self.limits.max_processes)
+                    )
                 limit_s = limit_ms / 1000 * (1 if cpu_budget_ns is None else self.time.wall_factor)
                 host, held = self._stalled(base, limit_s)
                 if cpu_budget_ns is None:
                     if host:
-                        raise HostStall(f"host stall, not the bot's fault: bot {self.spec.name} was held up past "
-                                        f"{limit_name} {limit_ms} ms before its {what}{held}")
-                    raise self._timeout(f"bot {self.spec.name} sent no {what} within {limit_name} "
-                                        f"{limit_ms} ms of wall-clock time (is it slow to start, or not "
-                                        f"flushing its output?){held}")
-                cap = (f"the wall-clock cap of {limit_s:g} s ({limit_name} {limit_ms} ms x wall_factor "
-                       f"{self.time.wall_factor:g})")
+                        raise HostStall(
+                            f"host stall, not the bot's fault: bot {self.spec.name} was held up past "
+                            f"{limit_name} {limit_ms} ms before its {what}{held}"
+                        )
+                    raise self._timeout(
+                        f"bot {self.spec.name} sent no {what} within {limit_name} "
+                        f"{limit_ms} ms of wall-clock time (is it slow to start, or not "
+                        f"flushing its output?){held}"
+                    )
+                cap = (
+                    f"the wall-clock cap of {limit_s:g} s ({limit_name} {limit_ms} ms x wall_factor "
+                    f"{self.time.wall_factor:g})"
+                )
                 if host:
-                    raise HostStall(f"host stall, not the bot's fault: bot {self.spec.name} was held up past "
-                                    f"{cap}, {used / 1e6:.0f} ms of CPU used{held}")
-                raise self._timeout(f"bot {self.spec.name} sent no {what} within {cap} after using "
-                                    f"{used / 1e6:.0f} ms of CPU: is it sleeping, blocked, or not flushing "
-                                    f"its output?{held}")
+                    raise HostStall(
+                        f"host stall, not the bot's fault: bot {self.spec.name} was held up past "
+                        f"{cap}, {used / 1e6:.0f} ms of CPU used{held}"
+                    )
+                raise self._timeout(
+                    f"bot {self.spec.name} sent no {what} within {cap} after using "
+                    f"{used / 1e6:.0f} ms of CPU: is it sleeping, blocked, or not flushing "
+                    f"its output?{held}"
+                )
             for fd, _ev in poll(max(1, int(wait * 1000) + 1)):
                 if fd == out:
                     self._fill()
@@ -644,10 +699,15 @@ class BotProcess:
         """The causes the bot's stderr (and ``extra``, e.g. its stdout) names (arena.match.diagnose)."""
         box = self._box
         text = self._head.decode("utf-8", "replace") + "\n" + self._tail.decode("utf-8", "replace") + "\n" + extra
-        return diagnose.causes(text, own=owns(self.spec), program=(self.spec.command or ("",))[0],
-                               processes=self.limits.processes, max_processes=self.limits.max_processes,
-                               memory_mb=self.limits.memory_mb,
-                               pids_capped=box is not None and box.pids_capped())
+        return diagnose.causes(
+            text,
+            own=owns(self.spec),
+            program=(self.spec.command or ("",))[0],
+            processes=self.limits.processes,
+            max_processes=self.limits.max_processes,
+            memory_mb=self.limits.memory_mb,
+            pids_capped=box is not None and box.pids_capped(),
+        )
 
     def _why(self, line: bytes) -> str:
         """What to add to a wrong reply to hello: the causes, and the bot's stderr."""
@@ -667,7 +727,7 @@ class BotProcess:
         if proc is not None:
             try:
                 rc = proc.wait(1.0)
-                status = (f" with status {rc}" if rc >= 0 else f" killed by {_signame(-rc)}")
+                status = f" with status {rc}" if rc >= 0 else f" killed by {_signame(-rc)}"
                 if rc > 128 and box is not None and box.mech.bwrap:
                     status += f" ({_signame(rc - 128)})"  # bwrap passes a signal on as 128+n
             except subprocess.TimeoutExpired:

@@ -67,8 +67,7 @@ class MatchOutcome:
         self.faulted = faulted
 
 
-def play_match(spec: MatchSpec, players: Sequence[Player], names: Sequence[str],
-               time_ms: int) -> MatchOutcome:
+def play_match(spec: MatchSpec, players: Sequence[Player], names: Sequence[str], time_ms: int) -> MatchOutcome:
     """Play ``spec`` with ``players[i]`` the player of entrant position ``i``.
 
     ``names[i]`` is that entrant's display name. Returns the match's record
@@ -136,8 +135,15 @@ def play_match(spec: MatchSpec, players: Sequence[Player], names: Sequence[str],
             entry = RoundRecord(last.round, last.opener, last.palifico, last.dice, tuple(actions), fault=lapse)
         else:
             change = last.change
-            entry = RoundRecord(last.round, last.opener, last.palifico, last.dice, tuple(actions), last.count,
-                                DiceChange(*change) if change is not None else None)
+            entry = RoundRecord(
+                last.round,
+                last.opener,
+                last.palifico,
+                last.dice,
+                tuple(actions),
+                last.count,
+                DiceChange(*change) if change is not None else None,
+            )
         rounds.append(entry)
         for seat in range(n):
             tell(seat, end)
@@ -146,9 +152,20 @@ def play_match(spec: MatchSpec, players: Sequence[Player], names: Sequence[str],
     for seat in range(n):
         tell(seat, match_end_message(mid, placements))
     record = MatchRecord(
-        mid, spec.variant, rules, spec.dice_seed, tuple(seat_names), opener, tuple(rounds), placements,
-        len(rounds), end_reason(state), tuple(faults), tuple(round(t, 6) for t in think),
-        round(time.perf_counter() - started, 6))
+        mid,
+        spec.variant,
+        rules,
+        spec.dice_seed,
+        tuple(seat_names),
+        opener,
+        tuple(rounds),
+        placements,
+        len(rounds),
+        end_reason(state),
+        tuple(faults),
+        tuple(round(t, 6) for t in think),
+        round(time.perf_counter() - started, 6),
+    )
     return MatchOutcome(record, {order[s] for s in faulted_seats})
 
 

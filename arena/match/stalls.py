@@ -41,8 +41,9 @@ class Stall:
         unknown = after.frozen_us < 0 or before.frozen_us < 0
         self.frozen = 0.0 if unknown else max(0, after.frozen_us - before.frozen_us) / 1e6
         self.io = max(0, after.io_us - before.io_us) / 1e6 if min(after.io_us, before.io_us) >= 0 else 0.0
-        self.memory = (max(0, after.memory_us - before.memory_us) / 1e6
-                       if min(after.memory_us, before.memory_us) >= 0 else 0.0)
+        self.memory = (
+            max(0, after.memory_us - before.memory_us) / 1e6 if min(after.memory_us, before.memory_us) >= 0 else 0.0
+        )
 
     @property
     def held(self) -> float:
@@ -55,12 +56,15 @@ class Stall:
         """``waited 4.52 s for a CPU others held, frozen 0.00 s (own I/O 0.01 s, reclaim 0.00 s) of 4.60 s measured``
 
         Short: a fault's detail is kept to 300 characters in the record."""
-        return (f"waited {self.cpu:.2f} s for a CPU others held, frozen {self.frozen:.2f} s "
-                f"(own I/O {self.io:.2f} s, reclaim {self.memory:.2f} s) of {self.window:.2f} s measured")
+        return (
+            f"waited {self.cpu:.2f} s for a CPU others held, frozen {self.frozen:.2f} s "
+            f"(own I/O {self.io:.2f} s, reclaim {self.memory:.2f} s) of {self.window:.2f} s measured"
+        )
 
 
-def judge(before: StallSample | None, after: StallSample | None, limit_s: float,
-          lowered: str | None = None) -> tuple[bool, str]:
+def judge(
+    before: StallSample | None, after: StallSample | None, limit_s: float, lowered: str | None = None
+) -> tuple[bool, str]:
     """Whether a limit of ``limit_s`` seconds reached between the samples is the
     host's fault, and a clause saying what held the bot up ("" when nothing
     was measured). ``lowered``: how the bot lowered its own priority, if it did

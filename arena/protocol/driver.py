@@ -77,8 +77,12 @@ class BotDriver:
         # attribute lookup of the class's own.
         bot = self.bot
         cls = type(bot)
-        return (self.match is not None and getattr(cls, "round_end", None) is _IGNORED
-                and cls.__getattribute__ is _GETATTRIBUTE and "round_end" not in getattr(bot, "__dict__", _NO_DICT))
+        return (
+            self.match is not None
+            and getattr(cls, "round_end", None) is _IGNORED
+            and cls.__getattribute__ is _GETATTRIBUTE
+            and "round_end" not in getattr(bot, "__dict__", _NO_DICT)
+        )
 
     def handle(self, msg: RawMessage) -> bytes | None:
         """The reply line to ``msg`` (``hello``, ``turn``), or ``None`` (a notification)."""

@@ -51,10 +51,12 @@ def view_hint(exc: BaseException) -> None:
     if packages is None or not isinstance(exc, ModuleNotFoundError) or not exc.name:
         return
     top = exc.name.split(".", 1)[0]
-    print(f"arena.protocol.host: module {top!r} is not in the sandbox's file view: give the bot a manifest "
-          f"that runs a venv of its own (the view holds the standard library, arena and "
-          f"{packages.replace(',', ', ')}; docs/sandbox.md, 'The file view')",
-          file=sys.stderr)
+    print(
+        f"arena.protocol.host: module {top!r} is not in the sandbox's file view: give the bot a manifest "
+        f"that runs a venv of its own (the view holds the standard library, arena and "
+        f"{packages.replace(',', ', ')}; docs/sandbox.md, 'The file view')",
+        file=sys.stderr,
+    )
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -103,8 +103,11 @@ def load_python_bot(path: str | os.PathLike[str]) -> PythonBot:
     except Exception as exc:  # the bot author's import-time error, kept as the cause
         sys.modules.pop(name, None)
         raise BotImportError(f"{where} failed to import: {type(exc).__name__}: {exc}") from exc
-    classes = [c for c in vars(module).values()
-               if isinstance(c, type) and issubclass(c, Bot) and c is not Bot and c.__module__ == name]
+    classes = [
+        c
+        for c in vars(module).values()
+        if isinstance(c, type) and issubclass(c, Bot) and c is not Bot and c.__module__ == name
+    ]
     act = vars(module).get("act")
     make: BotFactory
     if len(classes) == 1:

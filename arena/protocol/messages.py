@@ -27,11 +27,33 @@ from arena.engine.rules import Action, Bid, Calza, Dudo, Pass, State, calza_allo
 from arena.errors import FaultKind, InvalidAction, StateError
 
 __all__ = [
-    "PROTOCOL_VERSION", "RuleValue", "HelloMessage", "MatchStartMessage", "LegalMessage", "TurnView", "TurnMessage",
-    "CallNotice", "ChangeNotice", "FaultNotice", "RoundEndMessage", "MatchEndMessage", "Notification",
-    "RefereeMessage", "ReadyMessage", "BidReply", "CallReply", "ReplyMessage",
-    "hello_message", "match_start_message", "turn_view", "turn_message", "round_end_message",
-    "match_end_message", "ready_message", "reply_message", "encode_reply",
+    "PROTOCOL_VERSION",
+    "RuleValue",
+    "HelloMessage",
+    "MatchStartMessage",
+    "LegalMessage",
+    "TurnView",
+    "TurnMessage",
+    "CallNotice",
+    "ChangeNotice",
+    "FaultNotice",
+    "RoundEndMessage",
+    "MatchEndMessage",
+    "Notification",
+    "RefereeMessage",
+    "ReadyMessage",
+    "BidReply",
+    "CallReply",
+    "ReplyMessage",
+    "hello_message",
+    "match_start_message",
+    "turn_view",
+    "turn_message",
+    "round_end_message",
+    "match_end_message",
+    "ready_message",
+    "reply_message",
+    "encode_reply",
 ]
 
 # 2 added the dead man's turn (a ``turn`` whose ``legal`` carries ``pass``, the
@@ -63,13 +85,16 @@ class MatchStartMessage(TypedDict):
 
 # The functional form, since ``pass`` is a Python keyword. ``pass`` is present
 # (and true) only in a dead man's turn: every other turn is as in version 1.
-LegalMessage = TypedDict("LegalMessage", {
-    "dudo": bool,
-    "calza": bool,
-    "min_quantity": dict[str, int],  # face (as a JSON key) -> smallest legal quantity; absent: may not bid
-    "max_quantity": int,
-    "pass": NotRequired[bool],
-})
+LegalMessage = TypedDict(
+    "LegalMessage",
+    {
+        "dudo": bool,
+        "calza": bool,
+        "min_quantity": dict[str, int],  # face (as a JSON key) -> smallest legal quantity; absent: may not bid
+        "max_quantity": int,
+        "pass": NotRequired[bool],
+    },
+)
 
 
 class TurnView(TypedDict):
@@ -148,11 +173,19 @@ def hello_message(version: int = PROTOCOL_VERSION) -> HelloMessage:
     return {"type": "hello", "protocol": version}
 
 
-def match_start_message(match: str, seat: int, names: Sequence[str], rules: dict[str, RuleValue],
-                        seed: int) -> MatchStartMessage:
+def match_start_message(
+    match: str, seat: int, names: Sequence[str], rules: dict[str, RuleValue], seed: int
+) -> MatchStartMessage:
     """``match_start`` for ``seat``; ``rules`` is the full rule set (``Rules.to_dict()``)."""
-    return {"type": "match_start", "match": match, "seat": seat, "players": len(names),
-            "names": list(names), "rules": rules, "seed": seed}
+    return {
+        "type": "match_start",
+        "match": match,
+        "seat": seat,
+        "players": len(names),
+        "names": list(names),
+        "rules": rules,
+        "seed": seed,
+    }
 
 
 _FACE_TEXT: Final = ("", "1", "2", "3", "4", "5", "6")  # a face -> its key in min_quantity
@@ -172,9 +205,12 @@ def turn_view(state: State, seat: int) -> TurnView:
 def _legal_message(state: State) -> LegalMessage:
     """The ``legal`` part of a turn for the seat to act."""
     legal = legal_summary(state)
-    out: LegalMessage = {"dudo": legal.dudo, "calza": legal.calza,
-                         "min_quantity": {_FACE_TEXT[f]: q for f, q in legal.min_quantity.items()},
-                         "max_quantity": legal.max_quantity}
+    out: LegalMessage = {
+        "dudo": legal.dudo,
+        "calza": legal.calza,
+        "min_quantity": {_FACE_TEXT[f]: q for f, q in legal.min_quantity.items()},
+        "max_quantity": legal.max_quantity,
+    }
     if legal.may_pass:
         out["pass"] = True
     return out
@@ -243,17 +279,32 @@ def round_end_message(match: str, state: State, fault_kind: FaultKind | None = N
     # all, sees the whole bidding here (nothing hidden is in it).
     history = [[s, b.quantity, b.face] for s, b in res.bids]
     if res.fault is not None:
-        return {"type": "round_end", "match": match, "round": res.round, "palifico": res.palifico,
-                "history": history, "dice": [list(h) for h in res.dice],
-                "fault": {"seat": res.fault, "kind": FaultKind(fault_kind or FaultKind.CRASH).value}, "counts": list(state.counts)}
+        return {
+            "type": "round_end",
+            "match": match,
+            "round": res.round,
+            "palifico": res.palifico,
+            "history": history,
+            "dice": [list(h) for h in res.dice],
+            "fault": {"seat": res.fault, "kind": FaultKind(fault_kind or FaultKind.CRASH).value},
+            "counts": list(state.counts),
+        }
     if res.call is None or res.change is None or res.count is None:  # the engine sets all when a call ends a round
         raise StateError(f"round {res.round} ended with neither a call nor a fault")
     bidder, b = res.bids[-1]
-    return {"type": "round_end", "match": match, "round": res.round, "palifico": res.palifico,
-            "history": history, "dice": [list(h) for h in res.dice],
-            "bid": [bidder, b.quantity, b.face], "call": {"seat": res.call[0], "kind": res.call[1]},
-            "count": res.count, "change": {"seat": res.change[0], "delta": res.change[1]},
-            "counts": list(state.counts)}
+    return {
+        "type": "round_end",
+        "match": match,
+        "round": res.round,
+        "palifico": res.palifico,
+        "history": history,
+        "dice": [list(h) for h in res.dice],
+        "bid": [bidder, b.quantity, b.face],
+        "call": {"seat": res.call[0], "kind": res.call[1]},
+        "count": res.count,
+        "change": {"seat": res.change[0], "delta": res.change[1]},
+        "counts": list(state.counts),
+    }
 
 
 def match_end_message(match: str, placements: Sequence[int]) -> MatchEndMessage:

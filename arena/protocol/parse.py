@@ -34,8 +34,16 @@ from arena.protocol.messages import OLDEST_VERSION, PROTOCOL_VERSION, ReadyMessa
 from arena.protocol.wire import clip, json_text
 from arena.sdk import Legal, MatchInfo, RoundEnd, Turn
 
-__all__ = ["MessageError", "parse_ready", "parse_reply", "parse_hello", "parse_match_start", "parse_turn",
-           "parse_round_end", "parse_match_end"]
+__all__ = [
+    "MessageError",
+    "parse_ready",
+    "parse_reply",
+    "parse_hello",
+    "parse_match_start",
+    "parse_turn",
+    "parse_round_end",
+    "parse_match_end",
+]
 
 RawMessage = Mapping[str, Any]  # a decoded JSON object: its values are unchecked until parsed here
 T = TypeVar("T")
@@ -52,8 +60,9 @@ def _reply_integer(obj: RawMessage, key: str) -> int:
     value = obj.get(key)
     # bool is a subclass of int in Python: `true` must not pass as 1.
     if type(value) is not int:
-        raise ProtocolError(f"{key!r} must be a JSON integer, got {clip(json_text(value))}"
-                            f" in {clip(json_text(obj))}", "malformed")
+        raise ProtocolError(
+            f"{key!r} must be a JSON integer, got {clip(json_text(value))} in {clip(json_text(obj))}", "malformed"
+        )
     return value
 
 
@@ -78,7 +87,9 @@ def parse_reply(obj: RawMessage) -> Action:
         return PASS
     raise ProtocolError(
         f'expected {{"action": "bid", "quantity": Q, "face": F}}, {{"action": "dudo"}}, '
-        f'{{"action": "calza"}} or {{"action": "pass"}}, got {clip(json_text(obj))}', "malformed")
+        f'{{"action": "calza"}} or {{"action": "pass"}}, got {clip(json_text(obj))}',
+        "malformed",
+    )
 
 
 MAX_NAME: Final = 200  # characters in a bot's name or version as it reports them
@@ -95,11 +106,16 @@ def parse_ready(obj: RawMessage) -> ReadyMessage:
         raise ProtocolError(f"{expected}, got {clip(json_text(obj))}", "malformed")
     name, version = obj.get("name"), obj.get("version")
     if type(name) is not str or not name or len(name) > MAX_NAME:
-        raise ProtocolError(f"{expected}: 'name' must be a JSON string of 1 to {MAX_NAME} characters, "
-                            f"got {clip(json_text(name))}", "malformed")
+        raise ProtocolError(
+            f"{expected}: 'name' must be a JSON string of 1 to {MAX_NAME} characters, got {clip(json_text(name))}",
+            "malformed",
+        )
     if version is not None and (type(version) is not str or len(version) > MAX_NAME):
-        raise ProtocolError(f"{expected}: 'version' must be a JSON string of at most {MAX_NAME} characters "
-                            f"(or left out), got {clip(json_text(version))}", "malformed")
+        raise ProtocolError(
+            f"{expected}: 'version' must be a JSON string of at most {MAX_NAME} characters "
+            f"(or left out), got {clip(json_text(version))}",
+            "malformed",
+        )
     return ready_message(name, version)
 
 
@@ -117,8 +133,12 @@ def _field(msg: RawMessage, key: str, what: str) -> Any:
         raise _problem(what, msg, f"no {key!r}") from None
 
 
-_JSON_TYPE: Final[dict[type, str]] = {int: "a JSON integer", bool: "true or false", str: "a JSON string",
-                                      dict: "a JSON object"}
+_JSON_TYPE: Final[dict[type, str]] = {
+    int: "a JSON integer",
+    bool: "true or false",
+    str: "a JSON string",
+    dict: "a JSON object",
+}
 
 
 def _typed(msg: RawMessage, key: str, what: str, kind: type[T]) -> T:
@@ -145,8 +165,9 @@ def _object(msg: RawMessage, key: str, what: str) -> RawMessage:
     return _typed(msg, key, what, dict)
 
 
-def _ints(msg: RawMessage, key: str, what: str, length: int | None = None,
-          low: int | None = None, high: int | None = None) -> list[int]:
+def _ints(
+    msg: RawMessage, key: str, what: str, length: int | None = None, low: int | None = None, high: int | None = None
+) -> list[int]:
     """A list of integers (``length`` of them, each from ``low`` to ``high``)."""
     value = _field(msg, key, what)
     if type(value) is not list or any(type(v) is not int for v in value):
@@ -171,8 +192,11 @@ def parse_hello(msg: RawMessage) -> int:
     _type(msg, "hello")
     version = _int(msg, "protocol", "hello")
     if not OLDEST_VERSION <= version <= PROTOCOL_VERSION:
-        raise _problem("hello", msg, f"protocol {version} is not spoken here: this side speaks versions "
-                                     f"{OLDEST_VERSION} to {PROTOCOL_VERSION}")
+        raise _problem(
+            "hello",
+            msg,
+            f"protocol {version} is not spoken here: this side speaks versions {OLDEST_VERSION} to {PROTOCOL_VERSION}",
+        )
     return version
 
 
@@ -194,8 +218,12 @@ def parse_match_start(msg: RawMessage) -> MatchInfo:
     rules = _object(msg, "rules", what)
     missing = [k for k in KEYS if k not in rules and k not in OPTIONAL_KEYS]
     if missing:
-        raise _problem(what, msg, f"'rules' lacks {', '.join(map(repr, missing))} (it carries every key "
-                                  f"but the variant keys at their default)")
+        raise _problem(
+            what,
+            msg,
+            f"'rules' lacks {', '.join(map(repr, missing))} (it carries every key "
+            f"but the variant keys at their default)",
+        )
     try:
         resolved = Rules.from_dict({k: rules[k] for k in KEYS if k in rules})
     except RulesError as exc:
@@ -246,10 +274,22 @@ def parse_turn(msg: RawMessage, match: MatchInfo, rng: random.Random) -> Turn:
         may_pass = legal.get("pass", False)  # a dead man's turn only (protocol 2)
     except (KeyError, TypeError, ValueError, AttributeError):
         raise _turn_problem(msg, match) from None
-    if not (type(dice) is list and type(counts) is list and type(history) is list and type(mins) is dict
-            and type(rnd) is int and type(seat) is int and type(time_ms) is int and type(top) is int
-            and type(palifico) is bool and type(dudo) is bool and type(calza) is bool and type(may_pass) is bool
-            and seat == match.seat and len(counts) == match.players):
+    if not (
+        type(dice) is list
+        and type(counts) is list
+        and type(history) is list
+        and type(mins) is dict
+        and type(rnd) is int
+        and type(seat) is int
+        and type(time_ms) is int
+        and type(top) is int
+        and type(palifico) is bool
+        and type(dudo) is bool
+        and type(calza) is bool
+        and type(may_pass) is bool
+        and seat == match.seat
+        and len(counts) == match.players
+    ):
         raise _turn_problem(msg, match)
     hand: list[Any] = dice
     seats: list[Any] = counts
@@ -278,8 +318,18 @@ def parse_turn(msg: RawMessage, match: MatchInfo, rng: random.Random) -> Turn:
         if type(s) is not int or type(q) is not int or type(f) is not int:
             raise _turn_problem(msg, match)
         bids.append((s, bid(q, f)))
-    return _build_turn(match, rnd, seat, tuple(hand), tuple(seats), palifico, tuple(bids),
-                       _build_legal(dudo, calza, min_quantity, top, may_pass), time_ms, rng)
+    return _build_turn(
+        match,
+        rnd,
+        seat,
+        tuple(hand),
+        tuple(seats),
+        palifico,
+        tuple(bids),
+        _build_legal(dudo, calza, min_quantity, top, may_pass),
+        time_ms,
+        rng,
+    )
 
 
 def _turn_problem(msg: object, match: MatchInfo) -> MessageError:
@@ -295,10 +345,14 @@ def _turn_problem(msg: object, match: MatchInfo) -> MessageError:
         _ints(turn, "counts", what, match.players)
         _ints(turn, "dice", what, None, 1, 6)
         history = _field(turn, "history", what)
-        if type(history) is not list or any(type(h) is not list or len(h) != 3 or not _INT.issuperset(map(type, h))
-                                            for h in history):
-            raise _problem(what, turn, f"'history' must be a list of [seat, quantity, face] JSON integers, "
-                                       f"got {clip(json_text(history))}")
+        if type(history) is not list or any(
+            type(h) is not list or len(h) != 3 or not _INT.issuperset(map(type, h)) for h in history
+        ):
+            raise _problem(
+                what,
+                turn,
+                f"'history' must be a list of [seat, quantity, face] JSON integers, got {clip(json_text(history))}",
+            )
         legal = _object(turn, "legal", what)
         _bool(legal, "dudo", "turn.legal")
         _bool(legal, "calza", "turn.legal")
@@ -307,8 +361,11 @@ def _turn_problem(msg: object, match: MatchInfo) -> MessageError:
         _int(legal, "max_quantity", "turn.legal")
         mins = _object(legal, "min_quantity", "turn.legal")
         if any(k not in _FACE_KEYS or type(v) is not int for k, v in mins.items()):
-            raise _problem("turn.legal", legal, f"'min_quantity' must map faces \"1\" to \"6\" to JSON integers, "
-                                                f"got {clip(json_text(mins))}")
+            raise _problem(
+                "turn.legal",
+                legal,
+                f'\'min_quantity\' must map faces "1" to "6" to JSON integers, got {clip(json_text(mins))}',
+            )
     except MessageError as exc:
         return exc
     return _problem(what, msg, "not a turn message")  # the checks above cover the fast path's
@@ -349,33 +406,69 @@ def parse_round_end(msg: RawMessage, match: MatchInfo) -> RoundEnd:
         hist, palifico = msg["history"], msg["palifico"]
         n = match.players
         flat = list(_chain.from_iterable(hist)) if type(hist) is list and _LIST.issuperset(map(type, hist)) else None
-        if (type(msg) is dict and msg["type"] == "round_end" and "fault" not in msg
-                and type(rnd) is int and rnd >= 1 and type(count) is int and count >= 0
-                and type(hands) is list and len(hands) == n and _LIST.issuperset(map(type, hands))
-                and _INT.issuperset(map(type, _chain.from_iterable(hands)))
-                and _FACES.issuperset(_chain.from_iterable(hands))
-                and type(counts) is list and len(counts) == n and _INT.issuperset(map(type, counts))
-                and min(counts) >= 0
-                and type(b) is list and len(b) == 3 and _INT.issuperset(map(type, b))
-                and type(call) is dict and type(call["seat"]) is int and call["kind"] in _CALLS
-                and type(change) is dict and type(change["seat"]) is int and type(change["delta"]) is int
-                and type(palifico) is bool and flat is not None and len(flat) == 3 * len(hist)
-                and _INT.issuperset(map(type, flat)) and _SEATS[n].issuperset(flat[0::3])
-                and (not flat or min(flat[1::3]) >= 1) and _FACES.issuperset(flat[2::3])):
+        if (
+            type(msg) is dict
+            and msg["type"] == "round_end"
+            and "fault" not in msg
+            and type(rnd) is int
+            and rnd >= 1
+            and type(count) is int
+            and count >= 0
+            and type(hands) is list
+            and len(hands) == n
+            and _LIST.issuperset(map(type, hands))
+            and _INT.issuperset(map(type, _chain.from_iterable(hands)))
+            and _FACES.issuperset(_chain.from_iterable(hands))
+            and type(counts) is list
+            and len(counts) == n
+            and _INT.issuperset(map(type, counts))
+            and min(counts) >= 0
+            and type(b) is list
+            and len(b) == 3
+            and _INT.issuperset(map(type, b))
+            and type(call) is dict
+            and type(call["seat"]) is int
+            and call["kind"] in _CALLS
+            and type(change) is dict
+            and type(change["seat"]) is int
+            and type(change["delta"]) is int
+            and type(palifico) is bool
+            and flat is not None
+            and len(flat) == 3 * len(hist)
+            and _INT.issuperset(map(type, flat))
+            and _SEATS[n].issuperset(flat[0::3])
+            and (not flat or min(flat[1::3]) >= 1)
+            and _FACES.issuperset(flat[2::3])
+        ):
             said = tuple([(flat[i], bid(flat[i + 1], flat[i + 2])) for i in range(0, len(flat), 3)])
-            return _build_round_end(rnd, tuple(map(tuple, hands)), tuple(counts), (b[0], bid(b[1], b[2])),
-                                    (call["seat"], call["kind"]), count, (change["seat"], change["delta"]), None,
-                                    said, palifico)
+            return _build_round_end(
+                rnd,
+                tuple(map(tuple, hands)),
+                tuple(counts),
+                (b[0], bid(b[1], b[2])),
+                (call["seat"], call["kind"]),
+                count,
+                (change["seat"], change["delta"]),
+                None,
+                said,
+                palifico,
+            )
     except (KeyError, TypeError, ValueError, IndexError):
         pass
     what = "round_end"
     _type(msg, what)
     rnd = _int(msg, "round", what, 1)
     hands = _field(msg, "dice", what)
-    if (type(hands) is not list or len(hands) != match.players
-            or any(type(h) is not list or any(type(d) is not int or not 1 <= d <= 6 for d in h) for h in hands)):
-        raise _problem(what, msg, f"'dice' must be {match.players} lists of dice (JSON integers 1 to 6), "
-                                  f"got {clip(json_text(hands))}")
+    if (
+        type(hands) is not list
+        or len(hands) != match.players
+        or any(type(h) is not list or any(type(d) is not int or not 1 <= d <= 6 for d in h) for h in hands)
+    ):
+        raise _problem(
+            what,
+            msg,
+            f"'dice' must be {match.players} lists of dice (JSON integers 1 to 6), got {clip(json_text(hands))}",
+        )
     counts = tuple(_ints(msg, "counts", what, match.players, 0))
     dice = tuple(tuple(h) for h in hands)
     # ``history`` and ``palifico`` came later within version 1: absent, the round's
@@ -384,10 +477,20 @@ def parse_round_end(msg: RawMessage, match: MatchInfo) -> RoundEnd:
     if "history" in msg:
         raw = msg["history"]
         if type(raw) is not list or any(
-                type(h) is not list or len(h) != 3 or not _INT.issuperset(map(type, h))
-                or not 0 <= h[0] < match.players or h[1] < 1 or not 1 <= h[2] <= 6 for h in raw):
-            raise _problem(what, msg, f"'history' must be a list of [seat, quantity, face] JSON integers "
-                                      f"(seats 0 to {match.players - 1}, faces 1 to 6), got {clip(json_text(raw))}")
+            type(h) is not list
+            or len(h) != 3
+            or not _INT.issuperset(map(type, h))
+            or not 0 <= h[0] < match.players
+            or h[1] < 1
+            or not 1 <= h[2] <= 6
+            for h in raw
+        ):
+            raise _problem(
+                what,
+                msg,
+                f"'history' must be a list of [seat, quantity, face] JSON integers "
+                f"(seats 0 to {match.players - 1}, faces 1 to 6), got {clip(json_text(raw))}",
+            )
         history = tuple((h[0], bid(h[1], h[2])) for h in raw)
     palifico = _bool(msg, "palifico", what) if "palifico" in msg else False
     outcome = [k for k in ("bid", "call", "count", "change") if k in msg]
@@ -398,8 +501,18 @@ def parse_round_end(msg: RawMessage, match: MatchInfo) -> RoundEnd:
     if len(outcome) != 4:
         raise _problem(what, msg, "a round carries 'bid', 'call', 'count' and 'change', or a 'fault'")
     b = _ints(msg, "bid", what, 3)
-    return RoundEnd(rnd, dice, counts, (b[0], bid(b[1], b[2])), _seat_kind(msg, "call", what, ("dudo", "calza")),
-                    _int(msg, "count", what, 0), _seat_delta(msg, "change", what), None, history, palifico)
+    return RoundEnd(
+        rnd,
+        dice,
+        counts,
+        (b[0], bid(b[1], b[2])),
+        _seat_kind(msg, "call", what, ("dudo", "calza")),
+        _int(msg, "count", what, 0),
+        _seat_delta(msg, "change", what),
+        None,
+        history,
+        palifico,
+    )
 
 
 def parse_match_end(msg: RawMessage, match: MatchInfo) -> tuple[int, ...]:

@@ -66,8 +66,7 @@ def decode(line: bytes) -> dict[str, Any]:
     ``malformed`` fault, never another exception.
     """
     if len(line) > MAX_LINE + 1:
-        raise ProtocolError(f"line of {len(line)} bytes is over the {MAX_LINE}-byte limit: {clip(line)}",
-                            "malformed")
+        raise ProtocolError(f"line of {len(line)} bytes is over the {MAX_LINE}-byte limit: {clip(line)}", "malformed")
     try:
         obj = _loads(line)
     except _JSONDecodeError as exc:
@@ -113,5 +112,9 @@ def clip(text: str | bytes | bytearray, limit: int = 200) -> str:
     if isinstance(text, (bytes, bytearray)):
         text = bytes(text[: limit * 4 + 4]).decode("utf-8", "replace")
     if len(text) > limit:
-        return repr(text[:limit]) + f"... ({len(text)} characters)" if len(text) < limit * 4 else repr(text[:limit]) + "..."
+        return (
+            repr(text[:limit]) + f"... ({len(text)} characters)"
+            if len(text) < limit * 4
+            else repr(text[:limit]) + "..."
+        )
     return repr(text)

@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 
 # Arrow's type alias -> the numpy dtype of its values.
 _NUMBERS = {"int16": np.int16, "int32": np.int32, "int64": np.int64, "float64": np.float64}
-_MAX_STRING_BYTES = 2 ** 31 - 1  # a string array's offsets are int32
+_MAX_STRING_BYTES = 2**31 - 1  # a string array's offsets are int32
 
 
 def _validity(null: np.ndarray | None) -> tuple[Any, int]:
@@ -49,8 +49,7 @@ def numbers(values: np.ndarray, kind: str, null: np.ndarray | None = None) -> pa
 
     data = np.ascontiguousarray(values, dtype=_NUMBERS[kind])
     bitmap, nulls = _validity(null)
-    return pa.Array.from_buffers(pa.type_for_alias(kind), len(data), [bitmap, pa.py_buffer(data)],
-                                 null_count=nulls)
+    return pa.Array.from_buffers(pa.type_for_alias(kind), len(data), [bitmap, pa.py_buffer(data)], null_count=nulls)
 
 
 def bools(values: np.ndarray, null: np.ndarray | None = None) -> pa.Array:
@@ -75,8 +74,12 @@ def strings(values: Sequence[str | None]) -> pa.Array:
     if offsets[-1] > _MAX_STRING_BYTES:
         raise OverflowError(f"{offsets[-1]} bytes of strings do not fit one Arrow string array")
     bitmap, nulls = _validity(null)
-    return pa.Array.from_buffers(pa.string(), n, [bitmap, pa.py_buffer(offsets.astype(np.int32)),
-                                                  pa.py_buffer(b"".join(encoded))], null_count=nulls)
+    return pa.Array.from_buffers(
+        pa.string(),
+        n,
+        [bitmap, pa.py_buffer(offsets.astype(np.int32)), pa.py_buffer(b"".join(encoded))],
+        null_count=nulls,
+    )
 
 
 def picked(values: Sequence[str], at: np.ndarray, null: np.ndarray | None = None) -> pa.Array:
@@ -108,8 +111,9 @@ def picked(values: Sequence[str], at: np.ndarray, null: np.ndarray | None = None
     uniform = null is None and bool(np.all(lengths == width))
     data = rows.reshape(-1) if uniform else rows[np.arange(width) < sizes[:, None]]
     bitmap, nulls = _validity(null)
-    return pa.Array.from_buffers(pa.string(), len(at), [bitmap, pa.py_buffer(offsets.astype(np.int32)),
-                                                         pa.py_buffer(data)], null_count=nulls)
+    return pa.Array.from_buffers(
+        pa.string(), len(at), [bitmap, pa.py_buffer(offsets.astype(np.int32)), pa.py_buffer(data)], null_count=nulls
+    )
 
 
 def column(values: Sequence[Any], kind: str) -> pa.Array:

@@ -32,8 +32,26 @@ FORMATS = ("league", "round-robin", "gauntlet", "sprt")
 SEATINGS = ("roll", "rotate")
 BACKENDS = ("local", "ray")
 BUILTIN_BOTS = Path(arena.__file__).resolve().parent.parent / "bots"  # the project's bots/ folder
-TOP_KEYS = ("name", "seed", "bots", "players", "matches", "format", "gauntlet", "seating", "variants",
-            "time", "sandbox", "workers", "backend", "address", "out", "fresh_process", "compress", "sprt")
+TOP_KEYS = (
+    "name",
+    "seed",
+    "bots",
+    "players",
+    "matches",
+    "format",
+    "gauntlet",
+    "seating",
+    "variants",
+    "time",
+    "sandbox",
+    "workers",
+    "backend",
+    "address",
+    "out",
+    "fresh_process",
+    "compress",
+    "sprt",
+)
 
 
 @dataclass(frozen=True)
@@ -72,8 +90,12 @@ class RunConfig:
     def fingerprint(self) -> dict[str, Any]:
         """What must match for a run folder to be resumed with this config."""
         return {
-            "seed": self.seed, "players": list(self.players), "matches": self.matches,
-            "format": self.format, "gauntlet": self.gauntlet, "seating": self.seating,
+            "seed": self.seed,
+            "players": list(self.players),
+            "matches": self.matches,
+            "format": self.format,
+            "gauntlet": self.gauntlet,
+            "seating": self.seating,
             "variants": {k: dict(v) for k, v in self.variants.items()},
             "bots": [[e.label, e.spec.sha256] for e in self.entrants],
             **({"sprt": self.sprt.to_data()} if self.sprt is not None else {}),
@@ -131,8 +153,10 @@ def apply_sets(data: dict[str, Any], sets: Sequence[str], path: Path) -> dict[st
             raise ConfigError(f"--set {item!r}: write KEY=VALUE, e.g. --set matches=100")
         parts = key.strip().split(".")
         if parts[0] not in TOP_KEYS:
-            raise ConfigError(f"--set {item!r}: {parts[0]!r} is not a config key{did_you_mean(parts[0], TOP_KEYS)}; "
-                              f"the keys are {', '.join(TOP_KEYS)}")
+            raise ConfigError(
+                f"--set {item!r}: {parts[0]!r} is not a config key{did_you_mean(parts[0], TOP_KEYS)}; "
+                f"the keys are {', '.join(TOP_KEYS)}"
+            )
         node = out
         for p in parts[:-1]:
             child = node.get(p)
@@ -157,7 +181,9 @@ def read_yaml(path: Path) -> dict[str, Any]:
     if data is None:
         data = {}
     if not isinstance(data, dict):
-        raise ConfigError(f"{path}: a config is a mapping of keys (name, bots, matches, ...), not {type(data).__name__}")
+        raise ConfigError(
+            f"{path}: a config is a mapping of keys (name, bots, matches, ...), not {type(data).__name__}"
+        )
     return data
 
 
@@ -192,8 +218,9 @@ def _int(path: Path, key: str, value: Any, low: int, high: int | None = None) ->
 
 def _choice(path: Path, key: str, value: Any, choices: Sequence[str]) -> str:
     if value not in choices:
-        raise _fail(path, key, f"{shown(value)} is not allowed{did_you_mean(value, choices)}; "
-                               f"use one of {', '.join(choices)}")
+        raise _fail(
+            path, key, f"{shown(value)} is not allowed{did_you_mean(value, choices)}; use one of {', '.join(choices)}"
+        )
     return str(value)
 
 
@@ -211,8 +238,9 @@ def _dataclass_from(path: Path, key: str, cls: type, data: Any) -> Any:
     names = {f.name: f for f in dataclasses.fields(cls)}
     for k, v in data.items():
         if k not in names:
-            raise _fail(path, f"{key}.{k}", f"unknown key{did_you_mean(k, list(names))}; "
-                                            f"the keys are {', '.join(names)}")
+            raise _fail(
+                path, f"{key}.{k}", f"unknown key{did_you_mean(k, list(names))}; the keys are {', '.join(names)}"
+            )
         default = names[k].default
         if isinstance(default, bool) and not isinstance(v, bool):
             raise _fail(path, f"{key}.{k}", f"{shown(v)} is not allowed; use true or false")
@@ -245,12 +273,19 @@ def resolve_variants(path: Path, data: Any) -> dict[str, dict[str, Any]]:
         body = dict(body)
         preset = body.pop("preset", "classic")
         if preset not in PRESETS:
-            raise _fail(path, f"{key}.preset", f"{shown(preset)} is not a preset{did_you_mean(preset, list(PRESETS))}; "
-                                               f"use one of {', '.join(PRESETS)}")
+            raise _fail(
+                path,
+                f"{key}.preset",
+                f"{shown(preset)} is not a preset{did_you_mean(preset, list(PRESETS))}; "
+                f"use one of {', '.join(PRESETS)}",
+            )
         for k in body:
             if k not in KEYS:
-                raise _fail(path, f"{key}.{k}", f"unknown rule key{did_you_mean(k, list(KEYS))}; "
-                                                f"the keys are preset, {', '.join(KEYS)}")
+                raise _fail(
+                    path,
+                    f"{key}.{k}",
+                    f"unknown rule key{did_you_mean(k, list(KEYS))}; the keys are preset, {', '.join(KEYS)}",
+                )
         try:
             out[name] = Rules.preset(preset, body).to_dict()
         except RulesError as exc:
@@ -280,8 +315,11 @@ def resolve_bots(path: Path, data: Any) -> tuple[Entrant, ...]:
             raise _fail(path, "bots", f"{shown(item)} is not a bot file, glob or name")
         item = item.strip()
         if _is_glob(item):
-            hits = sorted(_bot_path(Path(h)) for h in globmod.glob(os.path.expanduser(item))
-                          if Path(h).suffix in (".py", ".yaml", ".yml") and not Path(h).name.startswith("_"))
+            hits = sorted(
+                _bot_path(Path(h))
+                for h in globmod.glob(os.path.expanduser(item))
+                if Path(h).suffix in (".py", ".yaml", ".yml") and not Path(h).name.startswith("_")
+            )
             if not hits:
                 raise _fail(path, "bots", f"{item!r} matches no .py or .yaml bot file (from {Path.cwd()})")
             for h in hits:
@@ -304,11 +342,20 @@ def resolve_bots(path: Path, data: Any) -> tuple[Entrant, ...]:
             if found:
                 break
         if found is None:
-            known = sorted({f.stem for folder in (Path("bots"), BUILTIN_BOTS) if folder.is_dir()
-                            for f in folder.iterdir() if f.suffix in (".py", ".yaml", ".yml")
-                            and not f.name.startswith("_")})
-            raise _fail(path, "bots", f"{item!r} is neither a file nor a bot in ./bots or the built-in "
-                                      f"bots{did_you_mean(item, known)}")
+            known = sorted(
+                {
+                    f.stem
+                    for folder in (Path("bots"), BUILTIN_BOTS)
+                    if folder.is_dir()
+                    for f in folder.iterdir()
+                    if f.suffix in (".py", ".yaml", ".yml") and not f.name.startswith("_")
+                }
+            )
+            raise _fail(
+                path,
+                "bots",
+                f"{item!r} is neither a file nor a bot in ./bots or the built-in bots{did_you_mean(item, known)}",
+            )
         files.append(found)
     specs = []
     for f in files:
@@ -339,8 +386,7 @@ def build_config(data: Mapping[str, Any], path: Path) -> RunConfig:
 
     for key in data:
         if key not in TOP_KEYS:
-            raise _fail(path, str(key), f"unknown key{did_you_mean(key, TOP_KEYS)}; "
-                                        f"the keys are {', '.join(TOP_KEYS)}")
+            raise _fail(path, str(key), f"unknown key{did_you_mean(key, TOP_KEYS)}; the keys are {', '.join(TOP_KEYS)}")
     name = data.get("name", path.stem)
     if not isinstance(name, str) or not name.strip() or any(c in name for c in "/\\"):
         raise _fail(path, "name", f"{shown(name)} is not allowed; use a short name without slashes")
@@ -374,44 +420,87 @@ def build_config(data: Mapping[str, Any], path: Path) -> RunConfig:
         sandbox.for_bot(e.spec.limits, f"{path}: bots: {e.label} ({e.spec.path})")
         for own in e.spec.files():
             if own.is_dir() and (out_real == str(own) or out_real.startswith(str(own) + os.sep)):
-                raise _fail(path, "out", f"{out!r} is inside the data folder of bot {e.label} ({own}), which "
-                            f"the bot sees: its run.json holds the seed of every die; put the run elsewhere")
+                raise _fail(
+                    path,
+                    "out",
+                    f"{out!r} is inside the data folder of bot {e.label} ({own}), which "
+                    f"the bot sees: its run.json holds the seed of every die; put the run elsewhere",
+                )
     if len(entrants) < 2:
         raise _fail(path, "bots", f"a run needs at least 2 entrants, found {len(entrants)}")
     gauntlet = data.get("gauntlet")
     if fmt == "gauntlet":
         labels = [e.label for e in entrants]
         if gauntlet is None:
-            raise _fail(path, "gauntlet", f"format gauntlet needs the bot that plays every table: add "
-                                          f"`gauntlet: BOT`, one of {', '.join(labels)}")
+            raise _fail(
+                path,
+                "gauntlet",
+                f"format gauntlet needs the bot that plays every table: add "
+                f"`gauntlet: BOT`, one of {', '.join(labels)}",
+            )
         if gauntlet not in labels:
-            raise _fail(path, "gauntlet", f"{shown(gauntlet)} is not an entrant{did_you_mean(gauntlet, labels)}; "
-                                          f"name one of {', '.join(labels)}")
+            raise _fail(
+                path,
+                "gauntlet",
+                f"{shown(gauntlet)} is not an entrant{did_you_mean(gauntlet, labels)}; name one of {', '.join(labels)}",
+            )
     elif gauntlet is not None:
         raise _fail(path, "gauntlet", "only used with format: gauntlet")
     for size in players:
         if size > len(entrants):
-            raise _fail(path, "players", f"a table of {size} needs at least {size} entrants, there are "
-                        f"{len(entrants)} (list a bot twice to play it as two entrants)")
+            raise _fail(
+                path,
+                "players",
+                f"a table of {size} needs at least {size} entrants, there are "
+                f"{len(entrants)} (list a bot twice to play it as two entrants)",
+            )
     sprt = None
     if fmt == "sprt":
         if len(players) != 1 or len(variants) != 1:
-            raise _fail(path, "players" if len(players) != 1 else "variants",
-                        "format sprt plays one table size and one variant")
+            raise _fail(
+                path, "players" if len(players) != 1 else "variants", "format sprt plays one table size and one variant"
+            )
         sprt = SprtParams.from_data(data.get("sprt"), [e.label for e in entrants], str(path))
         if players[0] > 2 and len(entrants) - 2 < players[0] - 1:
-            raise _fail(path, "bots", f"a table of {players[0]} needs {players[0] - 1} opponents besides "
-                        f"{sprt.a} and {sprt.b}, there are {len(entrants) - 2}")
+            raise _fail(
+                path,
+                "bots",
+                f"a table of {players[0]} needs {players[0] - 1} opponents besides "
+                f"{sprt.a} and {sprt.b}, there are {len(entrants) - 2}",
+            )
     elif data.get("sprt") is not None:
         raise _fail(path, "sprt", "only used with format: sprt")
     # What the bots declare they can play (arena.botfile.supports), checked before any match.
     try:
-        seat_plan([e.label for e in entrants], [e.spec.supports for e in entrants], players, variants,
-                  "league" if fmt == "sprt" else fmt,
-                  [e.label for e in entrants].index(gauntlet) if isinstance(gauntlet, str) else None)
+        seat_plan(
+            [e.label for e in entrants],
+            [e.spec.supports for e in entrants],
+            players,
+            variants,
+            "league" if fmt == "sprt" else fmt,
+            [e.label for e in entrants].index(gauntlet) if isinstance(gauntlet, str) else None,
+        )
     except ConfigError as exc:
         raise ConfigError(f"{path}: {exc}") from None
-    return RunConfig(path=path, name=name.strip(), seed=seed, entrants=entrants, players=players,
-                     matches=matches, format=fmt, gauntlet=gauntlet, seating=seating, variants=variants,
-                     time=time, sandbox=sandbox, workers=workers, backend=backend, address=address,
-                     out=Path(out), fresh_process=fresh, compress=compress, raw=dict(data), sprt=sprt)
+    return RunConfig(
+        path=path,
+        name=name.strip(),
+        seed=seed,
+        entrants=entrants,
+        players=players,
+        matches=matches,
+        format=fmt,
+        gauntlet=gauntlet,
+        seating=seating,
+        variants=variants,
+        time=time,
+        sandbox=sandbox,
+        workers=workers,
+        backend=backend,
+        address=address,
+        out=Path(out),
+        fresh_process=fresh,
+        compress=compress,
+        raw=dict(data),
+        sprt=sprt,
+    )

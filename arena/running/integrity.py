@@ -90,9 +90,11 @@ class BotCheck:
     flagged: bool
 
     def words(self, alpha: float, tested: int) -> str:
-        return (f"{self.bot} did better on later plays of a deal than on its first "
-                f"(placement score {self.gain:+.2f} ± {1.96 * self.se:.2f} over {self.deals} deals, "
-                f"p = {self.p:.1g}; flagged at alpha {alpha:g} over {tested} bot{'s' * (tested != 1)})")
+        return (
+            f"{self.bot} did better on later plays of a deal than on its first "
+            f"(placement score {self.gain:+.2f} ± {1.96 * self.se:.2f} over {self.deals} deals, "
+            f"p = {self.p:.1g}; flagged at alpha {alpha:g} over {tested} bot{'s' * (tested != 1)})"
+        )
 
 
 @dataclass(frozen=True)
@@ -123,21 +125,47 @@ class IntegrityReport:
             return []
         tested = len(self.checks)
         if not tested:
-            return [f"integrity: no bot could be tested: a bot is tested on its later plays of a deal in "
+            return (
+                [
+                    f"integrity: no bot could be tested: a bot is tested on its later plays of a deal in "
                     f"another seat, with the same two seats also met the other way round, on {MIN_DEALS} "
-                    f"deals or more (docs/ratings.md, Integrity)"] if untestable else []
-        out = [f"INTEGRITY FLAG: {c.words(self.alpha, tested)}; it may be remembering deals, "
-               f"so its results cannot be trusted (docs/ratings.md, Integrity)" for c in self.flagged]
+                    f"deals or more (docs/ratings.md, Integrity)"
+                ]
+                if untestable
+                else []
+            )
+        out = [
+            f"INTEGRITY FLAG: {c.words(self.alpha, tested)}; it may be remembering deals, "
+            f"so its results cannot be trusted (docs/ratings.md, Integrity)"
+            for c in self.flagged
+        ]
         if not out:
             worst = min(self.checks, key=lambda c: c.p)
-            out.append(f"integrity: no bot does better on later plays of a deal (alpha {self.alpha:g}, "
-                       f"{tested} bot{'s' * (tested != 1)} tested; lowest p = {worst.p:.2g}, {worst.bot})")
+            out.append(
+                f"integrity: no bot does better on later plays of a deal (alpha {self.alpha:g}, "
+                f"{tested} bot{'s' * (tested != 1)} tested; lowest p = {worst.p:.2g}, {worst.bot})"
+            )
         return out
 
     def to_data(self) -> dict[str, object]:
-        return {"alpha": self.alpha, "min_deals": MIN_DEALS, "untested": list(self.untested),
-                "bots": [{"bot": c.bot, "deals": c.deals, "comparisons": c.comparisons, "gain": c.gain,
-                          "se": c.se, "z": c.z, "p": c.p, "flagged": c.flagged} for c in self.checks]}
+        return {
+            "alpha": self.alpha,
+            "min_deals": MIN_DEALS,
+            "untested": list(self.untested),
+            "bots": [
+                {
+                    "bot": c.bot,
+                    "deals": c.deals,
+                    "comparisons": c.comparisons,
+                    "gain": c.gain,
+                    "se": c.se,
+                    "z": c.z,
+                    "p": c.p,
+                    "flagged": c.flagged,
+                }
+                for c in self.checks
+            ],
+        }
 
 
 def upper_tail(z: float) -> float:
@@ -162,9 +190,11 @@ def _differences(plays: Iterable[Play]) -> tuple[dict[str, dict[Hashable, list[t
             paired = True
             mine.sort(key=lambda p: p.order)
             first = mine[0]
-            out[bot][deal] = [((first.players, first.variant, first.seat, later.variant, later.seat),
-                               later.score - first.score)
-                              for later in mine[1:] if later.players == first.players]
+            out[bot][deal] = [
+                ((first.players, first.variant, first.seat, later.variant, later.seat), later.score - first.score)
+                for later in mine[1:]
+                if later.players == first.players
+            ]
     return out, paired
 
 
@@ -232,8 +262,9 @@ def check_plays(plays: Iterable[Play], alpha: float = ALPHA, bots: Sequence[str]
         else:
             results.append((bot, r))
     # p = 1 where the differences never vary (no evidence either way: z is 0 by convention).
-    ordered = sorted(((upper_tail(r[4]) if r[3] > 0 else 1.0, bot, r) for bot, r in results),
-                     key=lambda x: (x[0], x[1]))
+    ordered = sorted(
+        ((upper_tail(r[4]) if r[3] > 0 else 1.0, bot, r) for bot, r in results), key=lambda x: (x[0], x[1])
+    )
     m = len(ordered)
     checks = []
     rejecting = True
@@ -249,8 +280,7 @@ class IntegrityCollector:
     def __init__(self) -> None:
         self.plays: list[Play] = []
 
-    def add(self, *, deal: Hashable, order: int, variant: str, bots: Sequence[str],
-            placements: Sequence[int]) -> None:
+    def add(self, *, deal: Hashable, order: int, variant: str, bots: Sequence[str], placements: Sequence[int]) -> None:
         n = len(bots)
         for seat, (bot, place) in enumerate(zip(bots, placements)):
             self.plays.append(Play(deal, order, bot, seat, n, variant, place))

@@ -59,8 +59,12 @@ class Generation:
     files: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
 
     def to_data(self) -> dict[str, Any]:
-        data: dict[str, Any] = {"bots": [list(b) for b in self.bots], "added": list(self.added),
-                                "supports": dict(self.supports), "first": list(self.first)}
+        data: dict[str, Any] = {
+            "bots": [list(b) for b in self.bots],
+            "added": list(self.added),
+            "supports": dict(self.supports),
+            "first": list(self.first),
+        }
         if self.files:
             data["files"] = {label: dict(f) for label, f in self.files.items()}
         return data
@@ -69,9 +73,13 @@ class Generation:
     def from_data(data: Any) -> Generation:
         try:
             files = data.get("files") or {}
-            return Generation(tuple((str(a), str(b)) for a, b in data["bots"]), tuple(str(x) for x in data["added"]),
-                              dict(data.get("supports") or {}), tuple(int(x) for x in data.get("first") or ()),
-                              {str(k): {str(r): str(d) for r, d in v.items()} for k, v in files.items()})
+            return Generation(
+                tuple((str(a), str(b)) for a, b in data["bots"]),
+                tuple(str(x) for x in data["added"]),
+                dict(data.get("supports") or {}),
+                tuple(int(x) for x in data.get("first") or ()),
+                {str(k): {str(r): str(d) for r, d in v.items()} for k, v in files.items()},
+            )
         except (KeyError, TypeError, ValueError, AttributeError):
             raise RunError(f"run.json: pool: {data!r} is not a generation of entrants") from None
 
@@ -98,14 +106,20 @@ class PoolPlan:
         out = []
         for old, new in self.changed:
             files = self.changed_files.get(old)
-            out.append(f"league: {old} changed ({files or 'another sha256'}): its recorded matches stay under "
-                       f"{old!r} (the old version, still rated); the new version enters as {new!r}")
+            out.append(
+                f"league: {old} changed ({files or 'another sha256'}): its recorded matches stay under "
+                f"{old!r} (the old version, still rated); the new version enters as {new!r}"
+            )
         for label in self.removed:
-            out.append(f"league: {label} is no longer in the config: its recorded matches are kept and "
-                       f"rated, its matches not yet played are dropped")
+            out.append(
+                f"league: {label} is no longer in the config: its recorded matches are kept and "
+                f"rated, its matches not yet played are dropped"
+            )
         if self.added:
-            out.append(f"league: adding {', '.join(self.added)}: only their matches against the pool are "
-                       f"played; nothing recorded is replayed")
+            out.append(
+                f"league: adding {', '.join(self.added)}: only their matches against the pool are "
+                f"played; nothing recorded is replayed"
+            )
         return out
 
 
@@ -136,8 +150,11 @@ def plan_pool(config: RunConfig, history: tuple[Generation, ...] | None) -> Pool
             history = history[:-1] + (dataclasses.replace(last, supports=sups),)
         return PoolPlan(history, _in_order(config, [label for label, _ in last.bots], {}))
     every = {label: sha for g in history for label, sha in g.bots}
-    differ = {label: _which_files(history, label, digests[label]) for label, sha in mine
-              if label in every and every[label] != sha and every.get(f"{label}@{sha[:8]}") != sha}
+    differ = {
+        label: _which_files(history, label, digests[label])
+        for label, sha in mine
+        if label in every and every[label] != sha and every.get(f"{label}@{sha[:8]}") != sha
+    }
     if config.format != "league":
         return PoolPlan(history, config, changed_files=differ)  # the caller refuses it: only a league grows
     rename: dict[str, str] = {}
@@ -157,14 +174,18 @@ def plan_pool(config: RunConfig, history: tuple[Generation, ...] | None) -> Pool
     removed = [label for label, _ in last.bots if label not in now and label not in rename]
     order = kept + added
     ordered = _in_order(config, order, rename)
-    gen = Generation(tuple((label, now[label]) for label in order), tuple(added),
-                     {e.label: e.spec.supports.to_data() for e in ordered.entrants},
-                     files={e.label: dict(e.spec.digests) for e in ordered.entrants if e.label in added})
+    gen = Generation(
+        tuple((label, now[label]) for label in order),
+        tuple(added),
+        {e.label: e.spec.supports.to_data() for e in ordered.entrants},
+        files={e.label: dict(e.spec.digests) for e in ordered.entrants if e.label in added},
+    )
     if not last.supports:
         old_sups = {label: sups.get(label, {}) for label, _ in last.bots}
         history = history[:-1] + (dataclasses.replace(last, supports=old_sups),)
-    return PoolPlan(history + (gen,), ordered, tuple(added), tuple(removed), tuple(changed),
-                    frozenset(every) - set(order), differ)
+    return PoolPlan(
+        history + (gen,), ordered, tuple(added), tuple(removed), tuple(changed), frozenset(every) - set(order), differ
+    )
 
 
 def _which_files(history: tuple[Generation, ...], label: str, now: Mapping[str, str]) -> str:
@@ -188,8 +209,9 @@ def _supports(gen: Generation, label: str) -> Supports:
     return Supports.from_data(gen.supports.get(label) or None, f"run.json: pool: {label}")
 
 
-def league_schedule(config: RunConfig, seed: int,
-                    history: Sequence[Generation]) -> tuple[list[MatchSpec], tuple[Generation, ...]]:
+def league_schedule(
+    config: RunConfig, seed: int, history: Sequence[Generation]
+) -> tuple[list[MatchSpec], tuple[Generation, ...]]:
     """Every match of the folder's schedule whose entrants are all present
     (indices into ``config.entrants``), and the history with each entry
     block's first index filled in."""
@@ -198,9 +220,17 @@ def league_schedule(config: RunConfig, seed: int,
     hero = labels0.index(config.gauntlet) if config.gauntlet in labels0 else None
     sups0 = [_supports(g0, label) for label in labels0]
     variants = {k: dict(v) for k, v in config.variants.items()}
-    base = build_schedule(seed=seed, n_entrants=len(labels0), sizes=config.players, matches=config.matches,
-                          fmt=config.format, seating=config.seating, variants=variants, gauntlet=hero,
-                          seatable=seat_plan(labels0, sups0, config.players, variants, config.format, hero))
+    base = build_schedule(
+        seed=seed,
+        n_entrants=len(labels0),
+        sizes=config.players,
+        matches=config.matches,
+        fmt=config.format,
+        seating=config.seating,
+        variants=variants,
+        gauntlet=hero,
+        seatable=seat_plan(labels0, sups0, config.players, variants, config.format, hero),
+    )
     present = {e.label: i for i, e in enumerate(config.entrants)}
     out = [_remap(s, labels0, present) for s in base]
     index = len(base)
@@ -229,8 +259,9 @@ def _tables_per_entrant(base: Sequence[MatchSpec], n0: int) -> int:
     return max(1, math.ceil(sum(tables.values()) / n0))
 
 
-def _entry_block(config: RunConfig, seed: int, new: str, g: int, sub: list[str], supports: list[Supports],
-                 tables: int, first: int) -> list[MatchSpec]:
+def _entry_block(
+    config: RunConfig, seed: int, new: str, g: int, sub: list[str], supports: list[Supports], tables: int, first: int
+) -> list[MatchSpec]:
     """The entry block of ``new`` (``sub[0]``) against ``sub[1:]``: a gauntlet with
     its own seed, match indices from ``first``."""
     sizes = tuple(size for size in config.players if size <= len(sub))
@@ -239,9 +270,17 @@ def _entry_block(config: RunConfig, seed: int, new: str, g: int, sub: list[str],
     variants = {k: dict(v) for k, v in config.variants.items()}
     seatable = seat_plan(sub, supports, sizes, variants, "gauntlet", 0)
     per_table = max(sizes) if config.seating == "rotate" else 1
-    block = build_schedule(seed=derive_seed(seed, "entry", g, new), n_entrants=len(sub), sizes=sizes,
-                           matches=tables * per_table, fmt="gauntlet", seating=config.seating,
-                           variants=variants, gauntlet=0, seatable=seatable)
+    block = build_schedule(
+        seed=derive_seed(seed, "entry", g, new),
+        n_entrants=len(sub),
+        sizes=sizes,
+        matches=tables * per_table,
+        fmt="gauntlet",
+        seating=config.seating,
+        variants=variants,
+        gauntlet=0,
+        seatable=seatable,
+    )
     return [dataclasses.replace(s, index=first + s.index, match=match_id(first + s.index)) for s in block]
 
 

@@ -36,15 +36,26 @@ class Finished:
 
     @staticmethod
     def of(rec: MatchRecord) -> Finished:
-        return Finished(rec.match, tuple(rec.bots), tuple(rec.placements),
-                        tuple((f.seat, str(f.kind)) for f in rec.faults), rec.seed, rec.variant)
+        return Finished(
+            rec.match,
+            tuple(rec.bots),
+            tuple(rec.placements),
+            tuple((f.seat, str(f.kind)) for f in rec.faults),
+            rec.seed,
+            rec.variant,
+        )
 
     @staticmethod
     def from_line(line: bytes) -> Finished:
         data = orjson.loads(line)
-        return Finished(data["match"], tuple(data["bots"]), tuple(data["placements"]),
-                        tuple((f["seat"], f["kind"]) for f in data.get("faults") or ()),
-                        data.get("seed"), str(data.get("variant", "")))
+        return Finished(
+            data["match"],
+            tuple(data["bots"]),
+            tuple(data["placements"]),
+            tuple((f["seat"], f["kind"]) for f in data.get("faults") or ()),
+            data.get("seed"),
+            str(data.get("variant", "")),
+        )
 
 
 Observer = Callable[[Finished], bool]  # a finished match, recorded before or just now -> stop the run?

@@ -70,13 +70,21 @@ class RunPlan:
     recorded: int = 0
 
 
-def plan_run(config: RunConfig, *, new: bool = False, observer: Observer | None = None,
-             extra_meta: Meta | None = None, schedule: Schedule | None = None,
-             on_plan: Callable[[PoolPlan], Any] | None = None, sprt_test: SprtTest | None = None) -> RunPlan:
+def plan_run(
+    config: RunConfig,
+    *,
+    new: bool = False,
+    observer: Observer | None = None,
+    extra_meta: Meta | None = None,
+    schedule: Schedule | None = None,
+    on_plan: Callable[[PoolPlan], Any] | None = None,
+    sprt_test: SprtTest | None = None,
+) -> RunPlan:
     """Plan the run (see the module docstring); ``new``: ignore the folder's run."""
     old = read_run_json(config.out) if config.out.exists() and not new else None
-    seed = effective_seed(config, old) if not new else (
-        config.seed if config.seed is not None else secrets.randbits(63))
+    seed = (
+        effective_seed(config, old) if not new else (config.seed if config.seed is not None else secrets.randbits(63))
+    )
     settings = settings_fingerprint(config, seed)
     same = old is not None and _settings_of(old) == settings
     pool = plan_pool(config, history_of(old) if same else None)
@@ -88,16 +96,31 @@ def plan_run(config: RunConfig, *, new: bool = False, observer: Observer | None 
         observer = _both(test.observe, observer)
         extra_meta = _merged(lambda: {"sprt": test.to_data()}, extra_meta)
         vname, rules = next(iter(config.variants.items()))
-        schedule = schedule or (lambda c, s: sprt_schedule(
-            seed=s, labels=[e.label for e in c.entrants], params=test.params, players=c.players[0],
-            pairs=test.pairs, variant=vname, rules=rules))
+        schedule = schedule or (
+            lambda c, s: sprt_schedule(
+                seed=s,
+                labels=[e.label for e in c.entrants],
+                params=test.params,
+                players=c.players[0],
+                pairs=test.pairs,
+                variant=vname,
+                rules=rules,
+            )
+        )
     if schedule is not None:
         specs, history = schedule(config, seed), pool.history
     else:
         specs, history = league_schedule(config, seed, pool.history)
     fingerprint = {**settings, "bots": [[e.label, e.spec.sha256] for e in config.entrants]}
-    retired = [b for b in list(old.get("bots", [])) + list(old.get("retired", []))
-               if isinstance(b, dict) and b.get("name") in pool.retired] if same and old else []
+    retired = (
+        [
+            b
+            for b in list(old.get("bots", [])) + list(old.get("retired", []))
+            if isinstance(b, dict) and b.get("name") in pool.retired
+        ]
+        if same and old
+        else []
+    )
     plan = RunPlan(config, seed, specs, history, pool, fingerprint, observer, extra_meta, retired)
     # A complete folder is shown as it is unless a bot changed (a format that does not grow then refuses
     # in the store, naming the files).
@@ -121,6 +144,7 @@ def _both(first: Observer, second: Observer | None) -> Observer:
     def observe(rec: Finished) -> bool:
         stop = first(rec)
         return second(rec) or stop
+
     return observe
 
 

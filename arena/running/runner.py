@@ -69,8 +69,7 @@ def terminate_as_interrupt() -> Iterator[Callable[[], None]]:
     thread but the main one, where Python cannot take signals. It yields
     ``claim``, which takes SIGTERM back once the backend has started: Ray's
     driver installs a handler of its own that exits without a word."""
-    own = (threading.current_thread() is threading.main_thread()
-           and signal.getsignal(signal.SIGTERM) is signal.SIG_DFL)
+    own = threading.current_thread() is threading.main_thread() and signal.getsignal(signal.SIGTERM) is signal.SIG_DFL
 
     def stop(signum: int, frame: object) -> None:
         raise Terminated
@@ -87,7 +86,7 @@ def terminate_as_interrupt() -> Iterator[Callable[[], None]]:
             signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
 
-GUESSABLE_BELOW = 2 ** 32
+GUESSABLE_BELOW = 2**32
 
 
 def seed_warning(seed: int | None) -> str | None:
@@ -100,17 +99,20 @@ def seed_warning(seed: int | None) -> str | None:
     """
     if seed is None or seed >= GUESSABLE_BELOW:
         return None
-    return (f"note: seed {seed} can be guessed: a bot that tries small seeds until one reproduces its own "
-            f"dice would know every hand. Leave `seed` out (a secret one is drawn) when the bots are not "
-            f"your own.")
+    return (
+        f"note: seed {seed} can be guessed: a bot that tries small seeds until one reproduces its own "
+        f"dice would know every hand. Leave `seed` out (a secret one is drawn) when the bots are not "
+        f"your own."
+    )
 
 
 def seatable_for(config: RunConfig) -> dict[int, tuple[int, ...]]:
     """Table size -> the entrants (indices) whose declarations let them sit at it."""
     labels = [e.label for e in config.entrants]
     hero = labels.index(config.gauntlet) if config.gauntlet is not None else None
-    return seat_plan(labels, [e.spec.supports for e in config.entrants], config.players, config.variants,
-                     config.format, hero)
+    return seat_plan(
+        labels, [e.spec.supports for e in config.entrants], config.players, config.variants, config.format, hero
+    )
 
 
 def preflight(config: RunConfig, meanwhile: Callable[[], object] | None = None) -> None:
@@ -131,8 +133,7 @@ def preflight(config: RunConfig, meanwhile: Callable[[], object] | None = None) 
         try:
             proc.start()
         except BotFault as exc:
-            return (f"{config.path}: bots: {e.label} ({e.spec.path}) failed its handshake: "
-                    f"{exc.kind}: {exc.detail}")
+            return f"{config.path}: bots: {e.label} ({e.spec.path}) failed its handshake: {exc.kind}: {exc.detail}"
         finally:
             proc.close()
         return None
@@ -153,23 +154,36 @@ def make_backend(config: RunConfig) -> Backend:
         try:
             from arena.running.backends.ray import RayBackend
         except ImportError as exc:
-            raise RunError("backend ray needs Ray: pip install -e '.[ray]' "
-                           f"(import failed: {exc})") from None
-        return RayBackend(entrants, config.sandbox, config.time, workers=config.workers,
-                          address=config.address, fresh_process=config.fresh_process)
+            raise RunError(f"backend ray needs Ray: pip install -e '.[ray]' (import failed: {exc})") from None
+        return RayBackend(
+            entrants,
+            config.sandbox,
+            config.time,
+            workers=config.workers,
+            address=config.address,
+            fresh_process=config.fresh_process,
+        )
     from arena.running.backends.local import LocalBackend
 
-    return LocalBackend(entrants, config.sandbox, config.time, workers=config.workers,
-                        fresh_process=config.fresh_process)
+    return LocalBackend(
+        entrants, config.sandbox, config.time, workers=config.workers, fresh_process=config.fresh_process
+    )
 
 
-def run(config: RunConfig, *, force: bool = False, new: bool = False, progress: Progress | None = None,
-        observer: Observer | None = None,
-        extra_meta: Callable[[], dict[str, Any]] | None = None,
-        schedule: Callable[[RunConfig, int], list[MatchSpec]] | None = None,
-        on_plan: Callable[[PoolPlan], Any] | None = None, sprt_test: SprtTest | None = None,
-        meanwhile: Callable[[], object] | None = None,
-        seats_written: Callable[[], object] | None = None) -> RunResult:
+def run(
+    config: RunConfig,
+    *,
+    force: bool = False,
+    new: bool = False,
+    progress: Progress | None = None,
+    observer: Observer | None = None,
+    extra_meta: Callable[[], dict[str, Any]] | None = None,
+    schedule: Callable[[RunConfig, int], list[MatchSpec]] | None = None,
+    on_plan: Callable[[PoolPlan], Any] | None = None,
+    sprt_test: SprtTest | None = None,
+    meanwhile: Callable[[], object] | None = None,
+    seats_written: Callable[[], object] | None = None,
+) -> RunResult:
     """Play every match of ``config`` not yet in its run folder.
 
     ``new``: move an existing folder aside and start a new run (a new secret
@@ -187,12 +201,29 @@ def run(config: RunConfig, *, force: bool = False, new: bool = False, progress: 
     ``seats_written``: called as the run folder is closed, as soon as what
     rating reads holds the run (:meth:`RunStore.close`): ``arena run``'s
     helper rates it then, while the analysis tables are written."""
-    p = plan_run(config, new=new, observer=observer, extra_meta=extra_meta, schedule=schedule,
-                 on_plan=on_plan, sprt_test=sprt_test)
+    p = plan_run(
+        config,
+        new=new,
+        observer=observer,
+        extra_meta=extra_meta,
+        schedule=schedule,
+        on_plan=on_plan,
+        sprt_test=sprt_test,
+    )
     config, specs, observer, extra_meta = p.config, p.specs, p.observer, p.extra_meta
     if p.already:
-        return RunResult(config.out, "complete", 0, p.recorded, len(specs), 0.0, already=True,
-                         ended=p.ended, config=config, plan=p.pool)
+        return RunResult(
+            config.out,
+            "complete",
+            0,
+            p.recorded,
+            len(specs),
+            0.0,
+            already=True,
+            ended=p.ended,
+            config=config,
+            plan=p.pool,
+        )
     seatable = seatable_for(config)
     store = RunStore(config.out)
     meta = {
@@ -200,18 +231,31 @@ def run(config: RunConfig, *, force: bool = False, new: bool = False, progress: 
         "seed": p.seed,
         "config": {**config.raw, "seed": config.seed},
         "variants": {k: dict(v) for k, v in config.variants.items()},
-        "bots": [{"name": e.label, "bot": e.spec.name, "path": str(e.spec.path), "kind": e.spec.kind,
-                  "sha256": e.spec.sha256, "version": e.spec.version,
-                  # What it declared it can play ({}: anything), and the table sizes of this run it may sit at.
-                  "supports": e.spec.supports.to_data(),
-                  "table_sizes": [size for size, ok in seatable.items() if i in ok],
-                  "limits": _own_limits(config.sandbox.for_bot(e.spec.limits, f"bot {e.label}"))}
-                 for i, e in enumerate(config.entrants)],
+        "bots": [
+            {
+                "name": e.label,
+                "bot": e.spec.name,
+                "path": str(e.spec.path),
+                "kind": e.spec.kind,
+                "sha256": e.spec.sha256,
+                "version": e.spec.version,
+                # What it declared it can play ({}: anything), and the table sizes of this run it may sit at.
+                "supports": e.spec.supports.to_data(),
+                "table_sizes": [size for size, ok in seatable.items() if i in ok],
+                "limits": _own_limits(config.sandbox.for_bot(e.spec.limits, f"bot {e.label}")),
+            }
+            for i, e in enumerate(config.entrants)
+        ],
         # Entrants of earlier generations no longer present: their records stay and are rated.
         "retired": p.retired,
         "pool": [g.to_data() for g in p.history],
-        "schedule": {"format": config.format, "players": list(config.players), "seating": config.seating,
-                     "matches_per_variant": config.matches, "total": len(specs)},
+        "schedule": {
+            "format": config.format,
+            "players": list(config.players),
+            "seating": config.seating,
+            "matches_per_variant": config.matches,
+            "total": len(specs),
+        },
         "time": _plain(config.time),
         "sandbox": _plain(config.sandbox),
         "workers": config.workers,
@@ -221,13 +265,15 @@ def run(config: RunConfig, *, force: bool = False, new: bool = False, progress: 
     result_note = None
     if new and config.out.exists() and any(config.out.iterdir()):
         result_note = f"the earlier run was moved to {move_aside(config.out)}"
-    done = store.open(meta, p.fingerprint, force=force, pool_planned=config.format == "league",
-                      changed_bots=p.pool.changed_files)
+    done = store.open(
+        meta, p.fingerprint, force=force, pool_planned=config.format == "league", changed_bots=p.pool.changed_files
+    )
     if store.recovered is not None:
         result_note = store.recovered if result_note is None else f"{result_note}\n{store.recovered}"
     todo = [s for s in specs if s.match not in done]
-    result = RunResult(config.out, "complete", 0, len(specs) - len(todo), len(specs), 0.0, config=config,
-                       plan=p.pool, note=result_note)
+    result = RunResult(
+        config.out, "complete", 0, len(specs) - len(todo), len(specs), 0.0, config=config, plan=p.pool, note=result_note
+    )
     start = time.monotonic()
     stopped = False
     if observer is not None and store.read is not None:
@@ -247,8 +293,10 @@ def run(config: RunConfig, *, force: bool = False, new: bool = False, progress: 
                 progress(result.skipped, result.total, 0.0)
             for item in backend.run(todo):
                 if "error" in item:
-                    raise RunError(f"internal error while playing {item['match']} (a bug in Dudo Arena, "
-                                   f"please report it); recorded matches are kept:\n{item['error']}")
+                    raise RunError(
+                        f"internal error while playing {item['match']} (a bug in Dudo Arena, "
+                        f"please report it); recorded matches are kept:\n{item['error']}"
+                    )
                 store.append_line(item["line"], item.get("rows"), item.get("tables"))
                 _write_stderr(store, item)
                 if item.get("replays"):
@@ -280,8 +328,11 @@ def run(config: RunConfig, *, force: bool = False, new: bool = False, progress: 
         result.seconds = time.monotonic() - start
         if extra_meta is not None:
             store.meta.update(extra_meta())
-        store.close(result.status if result.status != "failed" else "interrupted",
-                    compress=config.compress, seats_written=seats_written)
+        store.close(
+            result.status if result.status != "failed" else "interrupted",
+            compress=config.compress,
+            seats_written=seats_written,
+        )
         if not store.status_written:
             result.error = f"{result.error}; {store.paths.run_json} still says running (the disk refused it too)"
     return result

@@ -41,9 +41,14 @@ def _why_not_size(sup: Supports, size: int, variants: Mapping[str, Mapping[str, 
     return None
 
 
-def seat_plan(labels: Sequence[str], supports: Sequence[Supports], sizes: Sequence[int],
-              variants: Mapping[str, Mapping[str, Any]], fmt: str = "league",
-              gauntlet: int | None = None) -> dict[int, tuple[int, ...]]:
+def seat_plan(
+    labels: Sequence[str],
+    supports: Sequence[Supports],
+    sizes: Sequence[int],
+    variants: Mapping[str, Mapping[str, Any]],
+    fmt: str = "league",
+    gauntlet: int | None = None,
+) -> dict[int, tuple[int, ...]]:
     """For each table size, the entrants (indices, in order) that can sit at it.
 
     Raises :class:`ConfigError` when the declarations leave the run unplayable
@@ -67,24 +72,35 @@ def seat_plan(labels: Sequence[str], supports: Sequence[Supports], sizes: Sequen
         plan[size] = tuple(ok)
     if gauntlet is not None and reasons[gauntlet]:
         size, why = next(iter(reasons[gauntlet].items()))
-        raise ConfigError(f"gauntlet: {labels[gauntlet]!r} sits at every table, but cannot play {why}; "
-                          f"drop table size {size} from players, or change its supports declaration")
+        raise ConfigError(
+            f"gauntlet: {labels[gauntlet]!r} sits at every table, but cannot play {why}; "
+            f"drop table size {size} from players, or change its supports declaration"
+        )
     for e, label in enumerate(labels):
         if len(reasons[e]) == len(plan):
             why = "; ".join(dict.fromkeys(reasons[e].values()))
-            raise ConfigError(f"bots: {label!r} cannot be seated at any table of this run ({why}); "
-                              f"remove it from bots, or add a table size and variants it supports")
+            raise ConfigError(
+                f"bots: {label!r} cannot be seated at any table of this run ({why}); "
+                f"remove it from bots, or add a table size and variants it supports"
+            )
     for size, seated in plan.items():
         if len(seated) < size:
             out = "; ".join(f"{labels[e]!r}: {reasons[e][size]}" for e in everyone if size in reasons[e])
             can = ", ".join(repr(labels[e]) for e in seated) or "none"
-            raise ConfigError(f"players: a table of {size} needs {size} entrants that support it, only "
-                              f"{len(ok)} do ({can}); {out}")
+            raise ConfigError(
+                f"players: a table of {size} needs {size} entrants that support it, only {len(ok)} do ({can}); {out}"
+            )
     return plan
 
 
-def _tables_league(rng: random.Random, n_entrants: int, sizes: Sequence[int], count: int,
-                   fixed: int | None = None, seatable: Seatable | None = None) -> list[tuple[int, ...]]:
+def _tables_league(
+    rng: random.Random,
+    n_entrants: int,
+    sizes: Sequence[int],
+    count: int,
+    fixed: int | None = None,
+    seatable: Seatable | None = None,
+) -> list[tuple[int, ...]]:
     """Random tables balanced greedily: every entrant plays about equally often,
     every pair meets about equally often, every entrant sits in every seat
     position about equally often. ``fixed`` (gauntlet) sits at every table.
@@ -128,13 +144,17 @@ def _tables_league(rng: random.Random, n_entrants: int, sizes: Sequence[int], co
     return tables
 
 
-def _tables_round_robin(n_entrants: int, sizes: Sequence[int], count: int,
-                        seatable: Seatable | None = None) -> list[tuple[int, ...]]:
+def _tables_round_robin(
+    n_entrants: int, sizes: Sequence[int], count: int, seatable: Seatable | None = None
+) -> list[tuple[int, ...]]:
     """Every combination for each table size (of the entrants that may sit at
     it), seats rotated from cycle to cycle; rounded up to whole cycles so every
     combination plays equally often."""
-    combos = [c for size in sizes
-              for c in itertools.combinations(range(n_entrants) if seatable is None else seatable[size], size)]
+    combos = [
+        c
+        for size in sizes
+        for c in itertools.combinations(range(n_entrants) if seatable is None else seatable[size], size)
+    ]
     cycles = max(1, math.ceil(count / len(combos)))
     tables = []
     for cycle in range(cycles):
@@ -144,9 +164,18 @@ def _tables_round_robin(n_entrants: int, sizes: Sequence[int], count: int,
     return tables
 
 
-def build_schedule(*, seed: int, n_entrants: int, sizes: Sequence[int], matches: int, fmt: str,
-                   seating: str, variants: dict[str, dict[str, Any]], gauntlet: int | None = None,
-                   seatable: Seatable | None = None) -> list[MatchSpec]:
+def build_schedule(
+    *,
+    seed: int,
+    n_entrants: int,
+    sizes: Sequence[int],
+    matches: int,
+    fmt: str,
+    seating: str,
+    variants: dict[str, dict[str, Any]],
+    gauntlet: int | None = None,
+    seatable: Seatable | None = None,
+) -> list[MatchSpec]:
     """Every match of the run, in schedule order; ``matches`` counts per variant.
 
     ``seatable`` (from :func:`seat_plan`) restricts who may sit at a table of
@@ -184,10 +213,20 @@ def build_schedule(*, seed: int, n_entrants: int, sizes: Sequence[int], matches:
                 vrules["seating"] = "fixed"
             for r in rotations:
                 entrants = table[r:] + table[:r]
-                specs.append(MatchSpec(index=index, match=match_id(index), variant=vname, rules=vrules,
-                                       entrants=entrants, seed=derive_seed(seed, "match", vname, t, r),
-                                       dice_seed=dice_seed, table=t, rotation=r,
-                                       repeat=v * len(rotations) + r))
+                specs.append(
+                    MatchSpec(
+                        index=index,
+                        match=match_id(index),
+                        variant=vname,
+                        rules=vrules,
+                        entrants=entrants,
+                        seed=derive_seed(seed, "match", vname, t, r),
+                        dice_seed=dice_seed,
+                        table=t,
+                        rotation=r,
+                        repeat=v * len(rotations) + r,
+                    )
+                )
                 index += 1
     return specs
 

@@ -132,8 +132,10 @@ class SprtParams:
             if who not in labels:
                 raise ConfigError(f"{where}: sprt.{key}: {who!r} is not an entrant; name one of {', '.join(labels)}")
         if a == b:
-            raise ConfigError(f"{where}: sprt: a and b are both {a!r}; list the bot twice to test it against "
-                              f"a copy of itself (the copy is named {a}#2)")
+            raise ConfigError(
+                f"{where}: sprt: a and b are both {a!r}; list the bot twice to test it against "
+                f"a copy of itself (the copy is named {a}#2)"
+            )
         nums: dict[str, float] = {}
         for key, default in DEFAULTS.items():
             v = data.get(key, default)
@@ -148,12 +150,19 @@ class SprtParams:
         return SprtParams(a, b, **nums)
 
     def to_data(self) -> dict[str, Any]:
-        return {"a": self.a, "b": self.b, "elo0": self.elo0, "elo1": self.elo1, "alpha": self.alpha,
-                "beta": self.beta}
+        return {"a": self.a, "b": self.b, "elo0": self.elo0, "elo1": self.elo1, "alpha": self.alpha, "beta": self.beta}
 
 
-def sprt_schedule(*, seed: int, labels: Sequence[str], params: SprtParams, players: int, pairs: int,
-                  variant: str, rules: Mapping[str, Any]) -> list[MatchSpec]:
+def sprt_schedule(
+    *,
+    seed: int,
+    labels: Sequence[str],
+    params: SprtParams,
+    players: int,
+    pairs: int,
+    variant: str,
+    rules: Mapping[str, Any],
+) -> list[MatchSpec]:
     """``pairs`` pairs of matches sharing a deal: A then B at the same seat,
     the same opponents (drawn from the entrants other than A and B) in the
     same other seats; the hero's seat goes round the table."""
@@ -161,8 +170,10 @@ def sprt_schedule(*, seed: int, labels: Sequence[str], params: SprtParams, playe
     field_ = [i for i in range(len(labels)) if i not in (a, b)]
     heads_up = players == 2 and not field_
     if not heads_up and len(field_) < players - 1:
-        raise ConfigError(f"sprt: a table of {players} needs {players - 1} opponents besides "
-                          f"{params.a} and {params.b}, there are {len(field_)} (add them with --field)")
+        raise ConfigError(
+            f"sprt: a table of {players} needs {players - 1} opponents besides "
+            f"{params.a} and {params.b}, there are {len(field_)} (add them with --field)"
+        )
     rng = random.Random(derive_seed(seed, "sprt", "schedule"))
     fixed = dict(rules)
     fixed["seating"] = "fixed"  # the schedule fixes the seats; dice follow seat positions
@@ -182,9 +193,20 @@ def sprt_schedule(*, seed: int, labels: Sequence[str], params: SprtParams, playe
         dice_seed = derive_seed(seed, "dice", t)
         for r, table in enumerate(tables):
             index = 2 * t + r
-            specs.append(MatchSpec(index=index, match=match_id(index), variant=variant, rules=fixed,
-                                   entrants=table, seed=derive_seed(seed, "match", t, r), dice_seed=dice_seed,
-                                   table=t, rotation=r, repeat=r))
+            specs.append(
+                MatchSpec(
+                    index=index,
+                    match=match_id(index),
+                    variant=variant,
+                    rules=fixed,
+                    entrants=table,
+                    seed=derive_seed(seed, "match", t, r),
+                    dice_seed=dice_seed,
+                    table=t,
+                    rotation=r,
+                    repeat=r,
+                )
+            )
     return specs
 
 
@@ -264,8 +286,11 @@ class SprtTest:
     def integrity_check(self) -> IntegrityReport:
         """A's paired-play integrity check on the pairs the test has read so far
         (schedule order): does A do better in the second match of a deal?"""
-        plays = [Play(t, role, self.params.a, seat, n, "", place)
-                 for t in range(self._next) for role, (seat, n, place) in sorted(self._a_plays.get(t, {}).items())]
+        plays = [
+            Play(t, role, self.params.a, seat, n, "", place)
+            for t in range(self._next)
+            for role, (seat, n, place) in sorted(self._a_plays.get(t, {}).items())
+        ]
         return check_plays(plays, INTEGRITY_ALPHA, [self.params.a])
 
     def elo(self) -> tuple[float, float, float]:
@@ -275,8 +300,10 @@ class SprtTest:
         lower, upper = self.bounds
         elo, low, high = self.elo()
         n = int(sum(self.counts))
-        return (f"LLR {self.llr_value:+.2f} [{lower:+.2f}, {upper:+.2f}]  {n} pairs  "
-                f"Elo {elo:+.0f} [{low:+.0f}, {high:+.0f}]")
+        return (
+            f"LLR {self.llr_value:+.2f} [{lower:+.2f}, {upper:+.2f}]  {n} pairs  "
+            f"Elo {elo:+.0f} [{low:+.0f}, {high:+.0f}]"
+        )
 
     def outcomes(self) -> str:
         """The pair outcomes as fastchess users read them. Heads up a pair is
@@ -287,19 +314,23 @@ class SprtTest:
         below, level, above = (int(c) for c in self.counts)
         if self.heads_up:
             wins, losses = 2 * above + level, 2 * below + level
-            return (f"Games: {wins + losses}, Wins: {wins}, Losses: {losses}, Draws: 0, "
-                    f"Ptnml(0-2): [{below}, 0, {level}, 0, {above}]")
+            return (
+                f"Games: {wins + losses}, Wins: {wins}, Losses: {losses}, Draws: 0, "
+                f"Ptnml(0-2): [{below}, 0, {level}, 0, {above}]"
+            )
         return f"Pairs: {above + level + below}, {self.params.a} above {self.params.b}: {above}, level: {level}, below: {below}"
 
     def summary(self) -> str:
         """The verdict in words."""
         p = self.params
-        head = {"H1": f"H1 accepted: {p.a} is stronger than {p.b} by at least about {p.elo1:g} Elo",
-                "H0": f"H0 accepted: {p.a} is not stronger than {p.b} by more than about {p.elo0:g} Elo",
-                "inconclusive": "no decision within the maximum number of matches",
-                "untrusted": f"H1 refused, the result cannot be trusted: the LLR reached H1's bound, but "
-                             f"{self._flag_words()}; {p.a} may remember deals through a side channel "
-                             f"(docs/sprt.md, Integrity)"}.get(self.verdict or "", "undecided so far")
+        head = {
+            "H1": f"H1 accepted: {p.a} is stronger than {p.b} by at least about {p.elo1:g} Elo",
+            "H0": f"H0 accepted: {p.a} is not stronger than {p.b} by more than about {p.elo0:g} Elo",
+            "inconclusive": "no decision within the maximum number of matches",
+            "untrusted": f"H1 refused, the result cannot be trusted: the LLR reached H1's bound, but "
+            f"{self._flag_words()}; {p.a} may remember deals through a side channel "
+            f"(docs/sprt.md, Integrity)",
+        }.get(self.verdict or "", "undecided so far")
         return f"{head} (alpha {p.alpha:g}, beta {p.beta:g}); {self.status()}"
 
     def _flag_words(self) -> str:
@@ -309,17 +340,39 @@ class SprtTest:
     def to_data(self) -> dict[str, Any]:
         lower, upper = self.bounds
         elo, low, high = self.elo()
-        return {**self.params.to_data(), "verdict": self.verdict, "llr": self.llr_value, "lower": lower,
-                "upper": upper, "pairs": int(sum(self.counts)), "decided_at": self.decided_at,
-                "counts": {"below": self.counts[0], "level": self.counts[1], "above": self.counts[2]},
-                "outcomes": self.outcomes(),
-                "elo": elo, "elo_low": low, "elo_high": high,
-                "integrity": None if self.integrity is None else self.integrity.to_data()}
+        return {
+            **self.params.to_data(),
+            "verdict": self.verdict,
+            "llr": self.llr_value,
+            "lower": lower,
+            "upper": upper,
+            "pairs": int(sum(self.counts)),
+            "decided_at": self.decided_at,
+            "counts": {"below": self.counts[0], "level": self.counts[1], "above": self.counts[2]},
+            "outcomes": self.outcomes(),
+            "elo": elo,
+            "elo_low": low,
+            "elo_high": high,
+            "integrity": None if self.integrity is None else self.integrity.to_data(),
+        }
 
 
-def sprt_config_data(a: str, b: str, field_: Sequence[str], *, players: int | None, preset: str, elo0: float,
-                     elo1: float, alpha: float, beta: float, max_matches: int, seed: int | None,
-                     out: str | None, workers: int | None) -> dict[str, Any]:
+def sprt_config_data(
+    a: str,
+    b: str,
+    field_: Sequence[str],
+    *,
+    players: int | None,
+    preset: str,
+    elo0: float,
+    elo1: float,
+    alpha: float,
+    beta: float,
+    max_matches: int,
+    seed: int | None,
+    out: str | None,
+    workers: int | None,
+) -> dict[str, Any]:
     """The run config ``arena sprt`` plays (format sprt): A, B, then the field."""
     size = players if players is not None else (2 if not field_ else 4)
 
@@ -327,8 +380,13 @@ def sprt_config_data(a: str, b: str, field_: Sequence[str], *, players: int | No
         return x.rsplit("/", 1)[-1].rsplit(".", 1)[0]
 
     data: dict[str, Any] = {
-        "name": f"sprt-{stem(a)}-{stem(b)}", "bots": [a, b, *field_], "players": size, "matches": max_matches,
-        "format": "sprt", "variants": {preset: {"preset": preset}}, "seed": seed,
+        "name": f"sprt-{stem(a)}-{stem(b)}",
+        "bots": [a, b, *field_],
+        "players": size,
+        "matches": max_matches,
+        "format": "sprt",
+        "variants": {preset: {"preset": preset}},
+        "seed": seed,
         "sprt": {"elo0": elo0, "elo1": elo1, "alpha": alpha, "beta": beta},
     }
     if out is not None:

@@ -173,10 +173,14 @@ def cannot_write(folder: Path, exc: OSError, existed: bool) -> RunError:
     where = str(exc.filename or folder)
     why = exc.strerror if where == str(folder) else f"{where}: {exc.strerror}"
     if not existed:
-        return RunError(f"{folder}: cannot create the run folder ({why}); nothing was written; "
-                        f"choose a writable place with --out DIR")
-    return RunError(f"{folder}: cannot write in the run folder ({why}); what it holds is kept as it is; "
-                    f"make it writable (free some space), or copy it elsewhere and run with --out COPY")
+        return RunError(
+            f"{folder}: cannot create the run folder ({why}); nothing was written; "
+            f"choose a writable place with --out DIR"
+        )
+    return RunError(
+        f"{folder}: cannot write in the run folder ({why}); what it holds is kept as it is; "
+        f"make it writable (free some space), or copy it elsewhere and run with --out COPY"
+    )
 
 
 def write_json_atomic(path: Path, data: Any) -> None:
@@ -241,8 +245,10 @@ class RecordsRead:
             return None
         shown = ", ".join(f"line {r.line} ({r.match}, first on line {r.first_line})" for r in self.repeats[:5])
         more = f" and {len(self.repeats) - 5} more" if len(self.repeats) > 5 else ""
-        return (f"note: {self.path}: {len(self.repeats)} record(s) of a match already recorded were left out, "
-                f"each match counts once: {shown}{more}")
+        return (
+            f"note: {self.path}: {len(self.repeats)} record(s) of a match already recorded were left out, "
+            f"each match counts once: {shown}{more}"
+        )
 
 
 def _lines(path: Path) -> tuple[list[tuple[int, bytes, bool]], bytes]:
@@ -293,7 +299,8 @@ def _scan(folder: Path) -> tuple[RecordsRead, list[bytes], bytes]:
             if canonical(records[at]) != canonical(rec):
                 raise RunError(
                     f"{path}, line {lineno}: match {rec.match!r} is recorded on line {lines[at]} too, and the "
-                    f"two records differ in more than their timing; remove the line that does not belong")
+                    f"two records differ in more than their timing; remove the line that does not belong"
+                )
             repeats.append(Repeat(rec.match, lineno, lines[at]))
             continue
         seen[rec.match] = len(records)
@@ -368,8 +375,15 @@ class RunStore:
 
     # -- opening -------------------------------------------------------------
 
-    def open(self, meta: dict[str, Any], fingerprint: dict[str, Any], *, force: bool,
-             pool_planned: bool = False, changed_bots: Mapping[str, str] | None = None) -> set[str]:
+    def open(
+        self,
+        meta: dict[str, Any],
+        fingerprint: dict[str, Any],
+        *,
+        force: bool,
+        pool_planned: bool = False,
+        changed_bots: Mapping[str, str] | None = None,
+    ) -> set[str]:
         """Create or resume the folder; returns the ids of matches already recorded.
 
         An existing folder made with a different config or different bot files
@@ -386,25 +400,34 @@ class RunStore:
         except RunError as exc:
             raise RunError(f"{exc}; use --force to start over or --out for a new folder") from None
         ignored = {"bots"} if pool_planned else set()
-        old_fp = {k: v for k, v in (old or {}).get("fingerprint", {}).items() if k not in ignored} \
-            if old is not None and isinstance(old.get("fingerprint"), dict) else None
+        old_fp = (
+            {k: v for k, v in (old or {}).get("fingerprint", {}).items() if k not in ignored}
+            if old is not None and isinstance(old.get("fingerprint"), dict)
+            else None
+        )
         if old is not None and old_fp != {k: v for k, v in fingerprint.items() if k not in ignored}:
             if not force:
-                diff = sorted(k for k in set(fingerprint) | set(old.get("fingerprint") or {})
-                              if (old.get("fingerprint") or {}).get(k) != fingerprint.get(k))
+                diff = sorted(
+                    k
+                    for k in set(fingerprint) | set(old.get("fingerprint") or {})
+                    if (old.get("fingerprint") or {}).get(k) != fingerprint.get(k)
+                )
                 if "bots" in diff and changed_bots:
-                    diff[diff.index("bots")] = "bots: " + "; ".join(f"{label}: {files}"
-                                                                   for label, files in changed_bots.items())
+                    diff[diff.index("bots")] = "bots: " + "; ".join(
+                        f"{label}: {files}" for label, files in changed_bots.items()
+                    )
                 raise RunError(
                     f"{folder} holds a run with a different config or different bot files "
                     f"(differs in: {', '.join(diff) or 'everything'}); use --out for a new folder, "
-                    f"or --force to move the old run aside and start over")
+                    f"or --force to move the old run aside and start over"
+                )
             move_aside(folder)
             old = None
         elif old is None and folder.exists() and any(folder.iterdir()):
             if not force:
-                raise RunError(f"{folder} exists and is not a run folder; use --out for a new folder "
-                               f"or --force to move it aside")
+                raise RunError(
+                    f"{folder} exists and is not a run folder; use --out for a new folder or --force to move it aside"
+                )
             move_aside(folder)
         existed = folder.exists()
         try:
@@ -444,8 +467,10 @@ class RunStore:
         try:
             write_json_atomic(paths.run_json, self.meta)
         except RunError as exc:  # refused (read-only, full): the same line as any refused write here
-            raise RunError(f"{exc}; what the run folder holds is kept as it is; make it writable (free some "
-                           f"space), or copy it elsewhere and run with --out COPY") from None
+            raise RunError(
+                f"{exc}; what the run folder holds is kept as it is; make it writable (free some "
+                f"space), or copy it elsewhere and run with --out COPY"
+            ) from None
         # Unbuffered: each line is one write (as a flushed buffer's was), and a
         # write the disk refuses leaves nothing pending to fail again at close.
         self._fh = open(paths.games, "ab", buffering=0)
@@ -490,7 +515,7 @@ class RunStore:
         try:
             view = memoryview(line)
             while view:
-                view = view[self._fh.write(view) or 0:]
+                view = view[self._fh.write(view) or 0 :]
         except OSError as exc:
             self._appending = None
             self._refuse(self.paths.games, exc)
@@ -498,8 +523,9 @@ class RunStore:
                 os.ftruncate(self._fh.fileno(), self._size)
             except OSError:
                 pass  # the resume drops a torn last line anyway
-            raise RunError(f"{self.paths.games}: could not append a match record: {exc.strerror}; "
-                           f"{self._kept()}") from None
+            raise RunError(
+                f"{self.paths.games}: could not append a match record: {exc.strerror}; {self._kept()}"
+            ) from None
         self._size += len(line)
         self._appended.append(entry)
         self._appending = None
@@ -511,8 +537,10 @@ class RunStore:
     def _kept(self) -> str:
         """What a run stopped by a refused write keeps, and what to do (one clause)."""
         n = len(self.read.records if self.read is not None else ()) + len(self._appended)
-        return (f"the {n} matches recorded before are kept; make room on that disk (or copy the folder "
-                f"elsewhere and use --out COPY) and run the same command to resume")
+        return (
+            f"the {n} matches recorded before are kept; make room on that disk (or copy the folder "
+            f"elsewhere and use --out COPY) and run the same command to resume"
+        )
 
     def _settle(self) -> None:
         """An append cut short (Ctrl-C) after its line reached the file but
@@ -532,8 +560,7 @@ class RunStore:
     def stderr_path(self, label: str) -> Path:
         return self.paths.stderr(label)
 
-    def write_stderr(self, label: str, data: bytes, *, match: str, worker: str, note: str = "",
-                     lost: int = 0) -> None:
+    def write_stderr(self, label: str, data: bytes, *, match: str, worker: str, note: str = "", lost: int = 0) -> None:
         """Append what entrant ``label`` wrote to stderr during ``match`` (on
         ``worker``) under a header line; ``lost``: bytes of it not kept."""
         # A bot's line that starts like a header is escaped with a backslash:
@@ -544,9 +571,12 @@ class RunStore:
         cap = self.stderr_max - 256  # room for the header
         if len(body) > cap:  # one match's tail is normally far smaller than the file
             lost += len(body) - cap
-            body = body[len(body) - cap:]
-        words = [match, f"worker {worker}"] + ([note] if note else []) \
+            body = body[len(body) - cap :]
+        words = (
+            [match, f"worker {worker}"]
+            + ([note] if note else [])
             + ([f"{lost} earlier bytes not kept (sandbox stderr_tail)"] if lost else [])
+        )
         header = STDERR_HEADER + " · ".join(words).encode("utf-8", "replace")[:240] + b"\n"
         entry = header + body
         path = self.paths.stderr(label)
@@ -565,8 +595,9 @@ class RunStore:
             fh.write(entry)
         except OSError as exc:
             self._refuse(path, exc)
-            raise RunError(f"{path}: could not write what bot {label} wrote to stderr: {exc.strerror}; "
-                           f"{self._kept()}") from None
+            raise RunError(
+                f"{path}: could not write what bot {label} wrote to stderr: {exc.strerror}; {self._kept()}"
+            ) from None
         self._err[label] = (fh, size + len(entry))
 
     def close(self, status: str, *, compress: bool = False, seats_written: Callable[[], object] | None = None) -> None:
@@ -679,8 +710,9 @@ def write_matches_parquet(folder: Path, rows: list[Row] | None = None) -> None:
 
     if rows is None:
         rows = parquet_rows(read_records(folder).records)
-    table = columns.table({name: columns.column([r[i] for r in rows], kind)
-                           for i, (name, kind) in enumerate(PARQUET_TYPES)})
+    table = columns.table(
+        {name: columns.column([r[i] for r in rows], kind) for i, (name, kind) in enumerate(PARQUET_TYPES)}
+    )
     path = RunFolder(folder).matches
     tmp = path.with_name(path.name + ".tmp")
     pq.write_table(table, tmp)

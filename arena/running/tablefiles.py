@@ -49,16 +49,28 @@ if TYPE_CHECKING:
     import pyarrow as pa
 
 NAMES = ("matches", "seats", "rounds", "actions", "faults")
-COLUMNS: dict[str, tuple[str, ...]] = {"matches": MATCH_COLUMNS, "seats": SEAT_COLUMNS, "rounds": ROUND_COLUMNS,
-                                       "actions": ACTION_COLUMNS, "faults": FAULT_COLUMNS}
+COLUMNS: dict[str, tuple[str, ...]] = {
+    "matches": MATCH_COLUMNS,
+    "seats": SEAT_COLUMNS,
+    "rounds": ROUND_COLUMNS,
+    "actions": ACTION_COLUMNS,
+    "faults": FAULT_COLUMNS,
+}
 
-_STRING = {"matches": {"match", "variant", "first_bot", "winner_bot", "end"},
-           "seats": {"match", "variant", "bot", "fault"},
-           "rounds": {"match", "variant", "call", "fault_kind"},
-           "actions": {"match", "variant", "bot", "action"},
-           "faults": {"match", "variant", "bot", "kind", "detail"}}
-_BOOL = {"matches": set(), "seats": {"first"}, "rounds": {"palifico", "call_right", "bid_true"},
-         "actions": {"true"}, "faults": set()}
+_STRING = {
+    "matches": {"match", "variant", "first_bot", "winner_bot", "end"},
+    "seats": {"match", "variant", "bot", "fault"},
+    "rounds": {"match", "variant", "call", "fault_kind"},
+    "actions": {"match", "variant", "bot", "action"},
+    "faults": {"match", "variant", "bot", "kind", "detail"},
+}
+_BOOL = {
+    "matches": set(),
+    "seats": {"first"},
+    "rounds": {"palifico", "call_right", "bid_true"},
+    "actions": {"true"},
+    "faults": set(),
+}
 _FLOAT = {"matches": {"seconds"}, "seats": {"seconds"}, "rounds": set(), "actions": set(), "faults": set()}
 
 
@@ -74,8 +86,11 @@ def arrow_type(table: str, column: str) -> str:
 # Rounds and bids travel as int64 arrays: every column but the match's own
 # (match, variant) and the seat's (bot), None as NULL, strings as codes.
 NULL = int(np.iinfo(np.int64).min)
-CODES: dict[str, tuple[str, ...]] = {"call": ("dudo", "calza"), "action": ("bid", "dudo", "calza"),
-                                     "fault_kind": tuple(k.value for k in FaultKind)}
+CODES: dict[str, tuple[str, ...]] = {
+    "call": ("dudo", "calza"),
+    "action": ("bid", "dudo", "calza"),
+    "fault_kind": tuple(k.value for k in FaultKind),
+}
 CODED = {"rounds": ROUND_COLUMNS[2:], "actions": ("round", "index", "seat", "action", "quantity", "face", "true")}
 
 
@@ -113,8 +128,15 @@ def _encoded_actions(rows: list[PlayedAction]) -> np.ndarray:
     """play_rows' action rows as int64 (CODED["actions"], their columns in order)."""
     flat: list[int] = []
     for r, i, s, a, q, f, t in rows:
-        flat += (r, i, s, _ACTION_CODE[a], NULL if q is None else q, NULL if f is None else f,
-                 NULL if t is None else int(t))
+        flat += (
+            r,
+            i,
+            s,
+            _ACTION_CODE[a],
+            NULL if q is None else q,
+            NULL if f is None else f,
+            NULL if t is None else int(t),
+        )
     return np.array(flat, dtype=np.int64).reshape(len(rows), len(CODED["actions"]))
 
 
@@ -130,8 +152,15 @@ def record_tables(rec: MatchRecord) -> RecordTables | None:
         coded_rounds, coded_actions = _encoded_rounds(rounds), _encoded_actions(actions)
     except (ValueError, TypeError, OverflowError, KeyError):
         return None
-    return RecordTables(rec.match, rec.variant, match_row(rec, 0, decisions, palifico_rounds), seat_rows(rec),
-                        coded_rounds, coded_actions, fault_rows(rec))
+    return RecordTables(
+        rec.match,
+        rec.variant,
+        match_row(rec, 0, decisions, palifico_rounds),
+        seat_rows(rec),
+        coded_rounds,
+        coded_actions,
+        fault_rows(rec),
+    )
 
 
 def _decoded(name: str, column: str, values: np.ndarray) -> pa.Array:
@@ -150,9 +179,11 @@ def arrow_tables(parts: Sequence[RecordTables]) -> dict[str, pa.Table]:
     without ``pyarrow.array``, which would import pandas (arena/running/columns.py)."""
     ordered = sorted(parts, key=lambda p: p.match)
     out: dict[str, pa.Table] = {}
-    for name, rows in (("matches", [p.matches for p in ordered]),
-                       ("seats", list(itertools.chain.from_iterable(p.seats for p in ordered))),
-                       ("faults", list(itertools.chain.from_iterable(p.faults for p in ordered)))):
+    for name, rows in (
+        ("matches", [p.matches for p in ordered]),
+        ("seats", list(itertools.chain.from_iterable(p.seats for p in ordered))),
+        ("faults", list(itertools.chain.from_iterable(p.faults for p in ordered))),
+    ):
         cols = COLUMNS[name]
         values = list(zip(*rows)) if rows else [()] * len(cols)
         arrays = {c: columns.column(v, arrow_type(name, c)) for c, v in zip(cols, values)}
@@ -185,8 +216,9 @@ def check(name: str, table: pa.Table) -> bool:
     """Whether a table read back has the columns and types :func:`arrow_tables` gives it."""
     import pyarrow as pa
 
-    return (table.column_names == list(COLUMNS[name])
-            and all(table.schema.field(c).type == pa.type_for_alias(arrow_type(name, c)) for c in COLUMNS[name]))
+    return table.column_names == list(COLUMNS[name]) and all(
+        table.schema.field(c).type == pa.type_for_alias(arrow_type(name, c)) for c in COLUMNS[name]
+    )
 
 
 def merged(old: dict[str, pa.Table], new: dict[str, pa.Table]) -> dict[str, pa.Table]:

@@ -21,25 +21,77 @@ from arena.engine.records import MatchRecord, SeatOutcome
 from arena.engine.rules import Bid, count_matching
 
 MATCH_COLUMNS = (
-    "match", "variant", "line", "seed", "players", "first", "first_bot", "winner",
-    "winner_bot", "rounds_played", "decisions", "palifico_rounds", "faults", "end", "seconds",
+    "match",
+    "variant",
+    "line",
+    "seed",
+    "players",
+    "first",
+    "first_bot",
+    "winner",
+    "winner_bot",
+    "rounds_played",
+    "decisions",
+    "palifico_rounds",
+    "faults",
+    "end",
+    "seconds",
 )
 SEAT_COLUMNS = (
-    "match", "variant", "seat", "bot", "place", "players", "first", "rounds",
-    "dice_left", "out_round", "fault", "seconds", "held",
+    "match",
+    "variant",
+    "seat",
+    "bot",
+    "place",
+    "players",
+    "first",
+    "rounds",
+    "dice_left",
+    "out_round",
+    "fault",
+    "seconds",
+    "held",
 )
 ROUND_COLUMNS = (
-    "match", "variant", "round", "opener", "palifico", "players", "dice_in_play", "bids",
-    "decisions", "call", "caller", "bidder", "quantity", "face", "count", "change_seat",
-    "delta", "call_right", "bid_true", "fault_seat", "fault_kind",
+    "match",
+    "variant",
+    "round",
+    "opener",
+    "palifico",
+    "players",
+    "dice_in_play",
+    "bids",
+    "decisions",
+    "call",
+    "caller",
+    "bidder",
+    "quantity",
+    "face",
+    "count",
+    "change_seat",
+    "delta",
+    "call_right",
+    "bid_true",
+    "fault_seat",
+    "fault_kind",
 )
 ACTION_COLUMNS = ("match", "variant", "round", "index", "seat", "bot", "action", "quantity", "face", "true")
 FAULT_COLUMNS = ("match", "variant", "seat", "bot", "round", "kind", "detail")
 
 # matches.parquet (docs/records.md: one row per match and seat) and its arrow types.
-PARQUET_TYPES = (("match", "string"), ("variant", "string"), ("seat", "int16"), ("bot", "string"),
-                 ("place", "int16"), ("players", "int16"), ("rounds", "int32"), ("dice_left", "int16"),
-                 ("out_round", "int32"), ("fault", "string"), ("seconds", "float64"))
+PARQUET_TYPES = (
+    ("match", "string"),
+    ("variant", "string"),
+    ("seat", "int16"),
+    ("bot", "string"),
+    ("place", "int16"),
+    ("players", "int16"),
+    ("rounds", "int32"),
+    ("dice_left", "int16"),
+    ("out_round", "int32"),
+    ("fault", "string"),
+    ("seconds", "float64"),
+)
 _PARQUET_AT = tuple(SEAT_COLUMNS.index(name) for name, _ in PARQUET_TYPES)
 
 Row = tuple[object, ...]
@@ -73,8 +125,24 @@ def seat_rows(rec: MatchRecord, outcome: SeatOutcome | None = None) -> list[Row]
             if hand:
                 held[s] |= 1 << len(hand)
     mid, variant, first, played = rec.match, rec.variant, rec.first, rec.rounds_played
-    return [(mid, variant, s, rec.bots[s], rec.placements[s], n, first == s, played, left[s], out_round[s],
-             kind[s], think[s], held[s]) for s in range(n)]
+    return [
+        (
+            mid,
+            variant,
+            s,
+            rec.bots[s],
+            rec.placements[s],
+            n,
+            first == s,
+            played,
+            left[s],
+            out_round[s],
+            kind[s],
+            think[s],
+            held[s],
+        )
+        for s in range(n)
+    ]
 
 
 def parquet_rows(records: Iterable[MatchRecord]) -> list[Row]:
@@ -131,15 +199,29 @@ def play_rows(rec: MatchRecord) -> tuple[list[Row], list[PlayedAction], int, int
             if hand:
                 players += 1
                 in_play += len(hand)
-        rounds.append((
-            r, rnd.opener, rnd.palifico, players, in_play, bids, len(rnd.actions),
-            None if void else call, None if void else caller,
-            standing[0] if standing is not None else None, quantity,
-            standing[1].face if standing is not None else None, count,
-            change.seat if change is not None else None, change.delta if change is not None else None,
-            call_right, bid_true,
-            fault.seat if fault is not None else None, fault.kind.value if fault is not None else None,
-        ))
+        rounds.append(
+            (
+                r,
+                rnd.opener,
+                rnd.palifico,
+                players,
+                in_play,
+                bids,
+                len(rnd.actions),
+                None if void else call,
+                None if void else caller,
+                standing[0] if standing is not None else None,
+                quantity,
+                standing[1].face if standing is not None else None,
+                count,
+                change.seat if change is not None else None,
+                change.delta if change is not None else None,
+                call_right,
+                bid_true,
+                fault.seat if fault is not None else None,
+                fault.kind.value if fault is not None else None,
+            )
+        )
     return rounds, actions, decisions, palifico_rounds
 
 
@@ -150,9 +232,23 @@ def fault_rows(rec: MatchRecord) -> list[Row]:
 
 def match_row(rec: MatchRecord, line: int, decisions: int, palifico_rounds: int) -> Row:
     bots, first, winner = rec.bots, rec.first, rec.winner
-    return (rec.match, rec.variant, line, rec.seed, len(bots), first, bots[first], winner,
-            bots[winner] if winner is not None else None, rec.rounds_played, decisions, palifico_rounds,
-            len(rec.faults), rec.end.value, rec.seconds)
+    return (
+        rec.match,
+        rec.variant,
+        line,
+        rec.seed,
+        len(bots),
+        first,
+        bots[first],
+        winner,
+        bots[winner] if winner is not None else None,
+        rec.rounds_played,
+        decisions,
+        palifico_rounds,
+        len(rec.faults),
+        rec.end.value,
+        rec.seconds,
+    )
 
 
 def tables(records: Iterable[MatchRecord]) -> Tables:

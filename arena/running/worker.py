@@ -83,6 +83,8 @@ class Drained(TypedDict):
 
     stderr: list[StderrChunk]
     worker: str
+
+
 Slot = tuple[int, int]  # (entrant, serial number of the entrant's process in this worker)
 
 MAX_LIVE_PROCESSES = 96
@@ -125,8 +127,14 @@ class _Unstartable:
 class Worker:
     """Plays matches for one worker process; owns that process's bot processes."""
 
-    def __init__(self, entrants: Entrants, limits: SandboxLimits, time: TimeControl,
-                 fresh_process: bool = False, tag: str | None = None) -> None:
+    def __init__(
+        self,
+        entrants: Entrants,
+        limits: SandboxLimits,
+        time: TimeControl,
+        fresh_process: bool = False,
+        tag: str | None = None,
+    ) -> None:
         self.labels = [label for label, _ in entrants]
         self.specs = [spec for _, spec in entrants]
         self.limits = limits
@@ -169,8 +177,9 @@ class Worker:
         keys: list[Slot] = []
         for e in spec.entrants:
             while True:
-                key = next((k for k in self.procs if k[0] == e and k not in keys
-                            and spec.dice_seed not in self.deals[k]), None)
+                key = next(
+                    (k for k in self.procs if k[0] == e and k not in keys and spec.dice_seed not in self.deals[k]), None
+                )
                 if key is None or self.procs[key].alive:
                     break
                 self._retire(key, stderr, spec.match)  # faulted or exited while idle
@@ -182,7 +191,9 @@ class Worker:
         cap = max(MAX_LIVE_PROCESSES, len(self.specs))
         if new and len(self.procs) + new > cap:
             live = collections.Counter(k[0] for k in self.procs)
-            spare = sorted((k for k in self.procs if k not in keys and live[k[0]] > 1), key=lambda k: self._used.get(k, 0))
+            spare = sorted(
+                (k for k in self.procs if k not in keys and live[k[0]] > 1), key=lambda k: self._used.get(k, 0)
+            )
             for key in spare:
                 if len(self.procs) + new <= cap:
                     break
@@ -249,8 +260,11 @@ class Worker:
                 outcome = self._play_once(spec, stderr, len(replays))
                 stalled = [f for f in outcome.record.faults if f.kind is FaultKind.ARENA]
                 labels = [outcome.record.bots[f.seat] for f in stalled]
-                if (not stalled or len(replays) >= MAX_REPLAYS_PER_MATCH
-                        or any(self.replayed[label] >= MAX_REPLAYS_PER_BOT for label in labels)):
+                if (
+                    not stalled
+                    or len(replays) >= MAX_REPLAYS_PER_MATCH
+                    or any(self.replayed[label] >= MAX_REPLAYS_PER_BOT for label in labels)
+                ):
                     break
                 for f, label in zip(stalled, labels, strict=True):
                     self.replayed[label] += 1
@@ -258,9 +272,16 @@ class Worker:
             finished = Finished.of(outcome.record)
             if replays:
                 finished = dataclasses.replace(finished, replays=tuple(label for label, _ in replays))
-            return {"match": spec.match, "line": record_line(outcome.record), "stderr": stderr,
-                    "worker": self.tag, "rows": parquet_rows([outcome.record]),
-                    "tables": record_tables(outcome.record), "finished": finished, "replays": replays}
+            return {
+                "match": spec.match,
+                "line": record_line(outcome.record),
+                "stderr": stderr,
+                "worker": self.tag,
+                "rows": parquet_rows([outcome.record]),
+                "tables": record_tables(outcome.record),
+                "finished": finished,
+                "replays": replays,
+            }
         except Exception:  # noqa: BLE001 - every spec must produce a result
             self._close_launched()
             return {"error": traceback.format_exc(), "match": spec.match, "pid": os.getpid()}
@@ -279,8 +300,7 @@ class Worker:
         players = [self._player(key, spec, stderr) for key in keys]
         names = [self.labels[e] for e in spec.entrants]
         outcome = play_match(spec, players, names, self.time.budget_ms)
-        note = f"play {attempt + 1}" if attempt or any(f.kind is FaultKind.ARENA for f in outcome.record.faults) \
-            else ""
+        note = f"play {attempt + 1}" if attempt or any(f.kind is FaultKind.ARENA for f in outcome.record.faults) else ""
         for pos, key in enumerate(keys):
             proc = self.procs.get(key)
             if proc is None:

@@ -39,18 +39,25 @@ def describe_sandbox(limits: SandboxLimits = SandboxLimits()) -> str:
         why = seccomp.unavailable()
         parts.append("no system-call filter" if why else f"seccomp filter ({len(seccomp.DENY)} rules)")
         no_view = fileview.unavailable()
-        parts.append(f"files from the host's disk, caches shared ({no_view})" if no_view
-                     else "Python bots' files and every bot's own files served from memory")
+        parts.append(
+            f"files from the host's disk, caches shared ({no_view})"
+            if no_view
+            else "Python bots' files and every bot's own files served from memory"
+        )
     elif m.unshare:
         parts = ["unshare (pid + net namespaces; files NOT hidden)"]
     else:
         parts = ["no namespaces (network, processes and files NOT hidden)"]
     plan = m.plan()
     parts.append(f"cgroups ({plan.describe()})" if plan.v1 or plan.v2 else f"no cgroups ({plan.describe()})")
-    parts.append(f"rlimits (files {limits.open_files}, cpu {limits.cpu_seconds}s"
-                 + ("" if plan.has("memory") else f", address space {limits.memory_mb} MB") + ")")
-    parts.append(f"memory {limits.memory_mb} MB, {limits.processes} processes+threads, "
-                 f"output {limits.output_bytes} bytes")
+    parts.append(
+        f"rlimits (files {limits.open_files}, cpu {limits.cpu_seconds}s"
+        + ("" if plan.has("memory") else f", address space {limits.memory_mb} MB")
+        + ")"
+    )
+    parts.append(
+        f"memory {limits.memory_mb} MB, {limits.processes} processes+threads, output {limits.output_bytes} bytes"
+    )
     return f"sandbox {limits.mode}: " + "; ".join(parts)
 
 
@@ -72,8 +79,11 @@ def _check(limits: SandboxLimits) -> Mechanisms:
     m = available()
     missing = m.missing() + _filter_missing(m)
     if missing and limits.mode == "strict":
-        raise SandboxError("sandbox: strict, but this machine lacks: " + "; ".join(missing)
-                           + " (use sandbox: auto to run degraded, see docs/sandbox.md)")
+        raise SandboxError(
+            "sandbox: strict, but this machine lacks: "
+            + "; ".join(missing)
+            + " (use sandbox: auto to run degraded, see docs/sandbox.md)"
+        )
     if missing and limits.mode == "auto":
         key = "; ".join(missing)
         if key not in _warned:  # say it once per process, not once per bot
@@ -114,12 +124,18 @@ class Sandbox:
         return list(self.spec.command)
 
     def env(self, work: str) -> dict[str, str]:
-        env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": work, "TMPDIR": work,
-               "LANG": "C.UTF-8", "ARENA_BOT": self.spec.name}
+        env = {
+            "PATH": "/usr/local/bin:/usr/bin:/bin",
+            "HOME": work,
+            "TMPDIR": work,
+            "LANG": "C.UTF-8",
+            "ARENA_BOT": self.spec.name,
+        }
         if self.spec.kind == "python":
             _, pkg, site = mounts.python_paths()
-            env.update(PYTHONPATH=f"{pkg}:{site}", PYTHONDONTWRITEBYTECODE="1",
-                       PYTHONHASHSEED="0", PYTHONIOENCODING="utf-8")
+            env.update(
+                PYTHONPATH=f"{pkg}:{site}", PYTHONDONTWRITEBYTECODE="1", PYTHONHASHSEED="0", PYTHONIOENCODING="utf-8"
+            )
             if os.environ.get("ARENA_PURE_PYTHON"):  # the host as its referee: compiled or not (arena/compiled.py)
                 env["ARENA_PURE_PYTHON"] = os.environ["ARENA_PURE_PYTHON"]
             if self.file_view:  # the host names what the view holds when a bot's import is missing
@@ -145,8 +161,10 @@ class Sandbox:
         if self.limits.mode != "off":
             self.cgroups.create()
         if self._userns():
-            inner = [*quotas.launcher(self.limits, root=os.geteuid() == 0, pids_cgroup=self.cgroups.has("pids")),
-                     *inner]
+            inner = [
+                *quotas.launcher(self.limits, root=os.geteuid() == 0, pids_cgroup=self.cgroups.has("pids")),
+                *inner,
+            ]
         if self.mech.bwrap:
             filtered = self.limits.mode != "off" and seccomp.unavailable() is None
             # A session of its own cuts a bot off the user's terminal, but on a

@@ -53,8 +53,23 @@ from typing import NamedTuple
 from arena.errors import SandboxError
 from arena.sandbox.limits import SandboxLimits
 
-__all__ = ["CONTROLLERS", "JOBS", "PREFER_ENV", "BotCgroups", "Plan", "StallSample", "Unified", "cpu_parent",
-           "join_cpu_group", "leave_cpu_group", "parents", "plan", "reap_stale", "tag", "unified"]
+__all__ = [
+    "CONTROLLERS",
+    "JOBS",
+    "PREFER_ENV",
+    "BotCgroups",
+    "Plan",
+    "StallSample",
+    "Unified",
+    "cpu_parent",
+    "join_cpu_group",
+    "leave_cpu_group",
+    "parents",
+    "plan",
+    "reap_stale",
+    "tag",
+    "unified",
+]
 
 CONTROLLERS = ("pids", "memory", "cpuacct", "freezer")  # the v1 controllers used
 JOBS = ("cpu", "freeze", "kill", "memory", "pids")
@@ -230,9 +245,11 @@ def unified() -> Unified | None:
             except OSError as exc:
                 # EBUSY: our cgroup holds processes (ours) and is not the root;
                 # the v2 "no internal processes" rule forbids it.
-                why = (f"cannot enable the {c} controller in {parent}: {os.strerror(exc.errno or 0)}"
-                       + (" (start the arena in a cgroup of its own, e.g. systemd-run --scope)"
-                          if exc.errno == errno.EBUSY else ""))
+                why = f"cannot enable the {c} controller in {parent}: {os.strerror(exc.errno or 0)}" + (
+                    " (start the arena in a cgroup of its own, e.g. systemd-run --scope)"
+                    if exc.errno == errno.EBUSY
+                    else ""
+                )
     # The root cgroup has neither file; a child shows what the kernel offers.
     probe = os.path.join(parent, f"arena-probe-{os.getpid()}-{threading.get_ident()}")
     try:
@@ -266,18 +283,30 @@ class Plan:
 
     def describe(self) -> str:
         """``CPU time: cgroup v1 cpuacct, freezing: cgroup v2 cgroup.freeze, ...``"""
-        names = {("cpu", "v1"): "cgroup v1 cpuacct", ("cpu", "v2"): "cgroup v2 cpu.stat",
-                 ("freeze", "v1"): "cgroup v1 freezer", ("freeze", "v2"): "cgroup v2 cgroup.freeze",
-                 ("kill", "v2"): "cgroup v2 cgroup.kill", ("kill", "signals"): "SIGKILL to the cgroup's pids",
-                 ("memory", "v1"): "cgroup v1 memory", ("memory", "v2"): "cgroup v2 memory.max",
-                 ("pids", "v1"): "cgroup v1 pids", ("pids", "v2"): "cgroup v2 pids.max"}
-        none = {"cpu": "none (from /proc, clock ticks)",
-                "freeze": ("none (CPU between turns is charged to the next decision)" if self.cpu else
-                           "none (CPU between turns charged to the next decision, from /proc)"),
-                "kill": "none (the process tree from /proc)", "memory": "none (RLIMIT_AS)",
-                "pids": "none (RLIMIT_NPROC, not for root)"}
-        label = {"cpu": "CPU time", "freeze": "freezing", "kill": "killing", "memory": "memory",
-                 "pids": "processes"}
+        names = {
+            ("cpu", "v1"): "cgroup v1 cpuacct",
+            ("cpu", "v2"): "cgroup v2 cpu.stat",
+            ("freeze", "v1"): "cgroup v1 freezer",
+            ("freeze", "v2"): "cgroup v2 cgroup.freeze",
+            ("kill", "v2"): "cgroup v2 cgroup.kill",
+            ("kill", "signals"): "SIGKILL to the cgroup's pids",
+            ("memory", "v1"): "cgroup v1 memory",
+            ("memory", "v2"): "cgroup v2 memory.max",
+            ("pids", "v1"): "cgroup v1 pids",
+            ("pids", "v2"): "cgroup v2 pids.max",
+        }
+        none = {
+            "cpu": "none (from /proc, clock ticks)",
+            "freeze": (
+                "none (CPU between turns is charged to the next decision)"
+                if self.cpu
+                else "none (CPU between turns charged to the next decision, from /proc)"
+            ),
+            "kill": "none (the process tree from /proc)",
+            "memory": "none (RLIMIT_AS)",
+            "pids": "none (RLIMIT_NPROC, not for root)",
+        }
+        label = {"cpu": "CPU time", "freeze": "freezing", "kill": "killing", "memory": "memory", "pids": "processes"}
         return ", ".join(f"{label[j]}: {names.get((j, getattr(self, j)), none[j])}" for j in JOBS)
 
 
@@ -309,8 +338,12 @@ def plan(v1: tuple[tuple[str, str], ...], v2: Unified | None, prefer: str | None
         jobs["freeze"] = "v1" if "freezer" in have1 else None
     for c in ("memory", "pids"):
         jobs[c] = "v2" if c in ctrl2 else ("v1" if c in have1 else None)
-    used1 = {"cpuacct": jobs["cpu"] == "v1", "freezer": jobs["freeze"] == "v1",
-             "memory": jobs["memory"] == "v1", "pids": jobs["pids"] == "v1"}
+    used1 = {
+        "cpuacct": jobs["cpu"] == "v1",
+        "freezer": jobs["freeze"] == "v1",
+        "memory": jobs["memory"] == "v1",
+        "pids": jobs["pids"] == "v1",
+    }
     chosen1 = tuple((c, p) for c, p in v1 if used1.get(c))
     if v2 and v2.kill:
         jobs["kill"] = "v2"
@@ -327,7 +360,7 @@ def _state_and_start(pid: int | str) -> tuple[bytes, str] | None:
             stat = f.read()
     except OSError:
         return None
-    fields = stat[stat.rfind(b")") + 2:].split()  # after the command name, which may hold anything
+    fields = stat[stat.rfind(b")") + 2 :].split()  # after the command name, which may hold anything
     return (fields[0], fields[19].decode()) if len(fields) > 19 else None
 
 
@@ -595,8 +628,9 @@ class BotCgroups:
             if self.has("cpu"):
                 self._cpu_v2 = self.plan.cpu == "v2"
                 folder = self.paths[V2 if self._cpu_v2 else "cpuacct"]
-                self._cpu_fd = os.open(os.path.join(folder, "cpu.stat" if self._cpu_v2 else "cpuacct.usage"),
-                                       os.O_RDONLY)
+                self._cpu_fd = os.open(
+                    os.path.join(folder, "cpu.stat" if self._cpu_v2 else "cpuacct.usage"), os.O_RDONLY
+                )
             if self.has("freeze"):
                 self._freeze_v2 = self.plan.freeze == "v2"
                 self._on, self._off = self._freeze_word(True), self._freeze_word(False)
@@ -683,8 +717,13 @@ class BotCgroups:
     def turn_files(self) -> TurnFiles:
         """The files :meth:`freeze`, :meth:`thaw` and :meth:`cpu_ns` use, as they
         are now: after :meth:`settle`, which may change the freeze file."""
-        return TurnFiles(-1 if self._freeze_fd is None else self._freeze_fd, self._on, self._off,
-                         -1 if self._cpu_fd is None else self._cpu_fd, self._cpu_v2)
+        return TurnFiles(
+            -1 if self._freeze_fd is None else self._freeze_fd,
+            self._on,
+            self._off,
+            -1 if self._cpu_fd is None else self._cpu_fd,
+            self._cpu_v2,
+        )
 
     def cpu_ns(self) -> int | None:
         """CPU time of everything in the cgroup, in ns; ``None`` without CPU accounting.
@@ -697,7 +736,7 @@ class BotCgroups:
             return None
         data = os.pread(fd, 64, 0)
         if self._cpu_v2:
-            return int(data[11:data.index(b"\n")]) * 1000  # b"usage_usec " is 11 bytes
+            return int(data[11 : data.index(b"\n")]) * 1000  # b"usage_usec " is 11 bytes
         return int(data)
 
     @property
@@ -745,10 +784,14 @@ class BotCgroups:
             return None
         frozen = -1
         if self._freeze_v2 and self._target is not None:
-            frozen = _keyed(self._target, "cgroup.stat.local", "frozen_usec") if os.path.exists(
-                os.path.join(self._target, "cgroup.stat.local")) else -1
-        return StallSample(cpu, _full_total(v2, "io.pressure"), _full_total(v2, "memory.pressure"), frozen,
-                           time.monotonic())
+            frozen = (
+                _keyed(self._target, "cgroup.stat.local", "frozen_usec")
+                if os.path.exists(os.path.join(self._target, "cgroup.stat.local"))
+                else -1
+            )
+        return StallSample(
+            cpu, _full_total(v2, "io.pressure"), _full_total(v2, "memory.pressure"), frozen, time.monotonic()
+        )
 
     def lowered_priority(self) -> str | None:
         """How the bot lowered its own claim on the CPU, if it did: a task of it
@@ -760,8 +803,7 @@ class BotCgroups:
         own_nice = os.getpriority(os.PRIO_PROCESS, 0)
         own_policy = os.sched_getscheduler(0)
         own_group = _autogroup("self")
-        folders = [f for f in (self._inner, self.paths.get(V2), self.paths.get("cpuacct"), self.paths.get("pids"))
-                   if f]
+        folders = [f for f in (self._inner, self.paths.get(V2), self.paths.get("cpuacct"), self.paths.get("pids")) if f]
         pids: set[int] = set()
         for folder in folders:
             pids.update(_pids(folder))
@@ -776,7 +818,7 @@ class BotCgroups:
                         stat = f.read()
                 except OSError:
                     continue
-                fields = stat[stat.rfind(b")") + 2:].split()  # field 3 (state) is fields[0]
+                fields = stat[stat.rfind(b")") + 2 :].split()  # field 3 (state) is fields[0]
                 if len(fields) > 38:
                     nice, policy = int(fields[16]), int(fields[38])  # fields 19 and 41 of proc(5)
                     if nice > own_nice:
@@ -819,12 +861,13 @@ class BotCgroups:
         try:
             if self.plan.memory == "v2" and V2 in self.paths:
                 d = self.paths[V2]
-                return (int(_read(d, "memory.current")) >= limit - slack
-                        or _keyed(d, "memory.events", "oom_kill") > 0)
+                return int(_read(d, "memory.current")) >= limit - slack or _keyed(d, "memory.events", "oom_kill") > 0
             mem = self.paths.get("memory")
             if mem:
-                return (int(_read(mem, "memory.usage_in_bytes")) >= limit - slack
-                        or _keyed(mem, "memory.oom_control", "oom_kill") > 0)
+                return (
+                    int(_read(mem, "memory.usage_in_bytes")) >= limit - slack
+                    or _keyed(mem, "memory.oom_control", "oom_kill") > 0
+                )
         except (OSError, ValueError):
             pass
         return False

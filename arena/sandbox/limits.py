@@ -19,7 +19,6 @@ from arena.errors import ConfigError, SandboxError
 __all__ = ["RAISABLE", "SandboxLimits"]
 
 
-
 @dataclass(frozen=True)
 class SandboxLimits:
     """What a bot process may use. ``mode``: ``auto`` uses the best available
@@ -41,17 +40,27 @@ class SandboxLimits:
     def __post_init__(self) -> None:
         if self.mode not in ("auto", "strict", "off"):
             raise SandboxError(f"sandbox mode {self.mode!r} is not one of auto, strict, off")
-        for key in ("memory_mb", "processes", "open_files", "output_bytes", "stderr_tail", "cpu_seconds",
-                    *RAISABLE.values()):
+        for key in (
+            "memory_mb",
+            "processes",
+            "open_files",
+            "output_bytes",
+            "stderr_tail",
+            "cpu_seconds",
+            *RAISABLE.values(),
+        ):
             value = getattr(self, key)
             if type(value) is not int or value < 1:
                 raise SandboxError(f"sandbox limit {key}={value!r} must be a positive integer")
         if self.open_files < 16:
-            raise SandboxError(f"sandbox limit open_files={self.open_files} is too low: an interpreter "
-                               f"needs about 16 (64 is the default)")
+            raise SandboxError(
+                f"sandbox limit open_files={self.open_files} is too low: an interpreter "
+                f"needs about 16 (64 is the default)"
+            )
         if self.processes < 4:
-            raise SandboxError(f"sandbox limit processes={self.processes} is too low: the sandbox itself "
-                               f"needs 3 (16 is the default)")
+            raise SandboxError(
+                f"sandbox limit processes={self.processes} is too low: the sandbox itself needs 3 (16 is the default)"
+            )
 
     def for_bot(self, asked: Mapping[str, int], who: str = "bot") -> SandboxLimits:
         """These limits with the raises a bot asked for (``asked``: key -> value),
@@ -65,8 +74,10 @@ class SandboxLimits:
             if value <= current:
                 continue
             if value > ceiling:
-                raise ConfigError(f"{who}: limits.{key} = {value} is above the run's ceiling "
-                                  f"sandbox.{ceiling_key} = {ceiling} (ask for at most {ceiling}, or raise "
-                                  f"sandbox.{ceiling_key} in the run config)")
+                raise ConfigError(
+                    f"{who}: limits.{key} = {value} is above the run's ceiling "
+                    f"sandbox.{ceiling_key} = {ceiling} (ask for at most {ceiling}, or raise "
+                    f"sandbox.{ceiling_key} in the run config)"
+                )
             changes[key] = value
         return dataclasses.replace(self, **changes) if changes else self

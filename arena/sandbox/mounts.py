@@ -25,12 +25,32 @@ from arena.sandbox import quotas
 from arena.sandbox import view as fileview
 from arena.sandbox.limits import SandboxLimits
 
-__all__ = ["PROC_FROZEN", "PROC_MASKED", "WORK", "bwrap_args", "python_paths", "python_view", "python_view_args",
-           "system_args", "tmpfs_sizes", "view_args", "views"]
+__all__ = [
+    "PROC_FROZEN",
+    "PROC_MASKED",
+    "WORK",
+    "bwrap_args",
+    "python_paths",
+    "python_view",
+    "python_view_args",
+    "system_args",
+    "tmpfs_sizes",
+    "view_args",
+    "views",
+]
 
-SYSTEM_ETC = ("/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/alternatives",
-              "/etc/localtime", "/etc/passwd", "/etc/group", "/etc/nsswitch.conf", "/etc/ssl",
-              "/etc/ca-certificates")
+SYSTEM_ETC = (
+    "/etc/ld.so.cache",
+    "/etc/ld.so.conf",
+    "/etc/ld.so.conf.d",
+    "/etc/alternatives",
+    "/etc/localtime",
+    "/etc/passwd",
+    "/etc/group",
+    "/etc/nsswitch.conf",
+    "/etc/ssl",
+    "/etc/ca-certificates",
+)
 WORK = "/tmp"  # the bot's private working folder inside bwrap
 
 
@@ -42,16 +62,26 @@ def python_paths() -> tuple[str, str, str]:
     return exe, pkg_parent, sysconfig.get_paths()["purelib"]
 
 
-def bwrap_args(bwrap: str, spec: BotSpec, limits: SandboxLimits, inner: list[str], *,
-               new_session: bool = True) -> list[str]:
+def bwrap_args(
+    bwrap: str, spec: BotSpec, limits: SandboxLimits, inner: list[str], *, new_session: bool = True
+) -> list[str]:
     """The whole bwrap command line that runs ``inner`` for ``spec``: the
     system part, then the bot's own view, then the finishing touches. Where a
     tmpfs can hold them (:func:`arena.sandbox.view.unavailable`), what a
     Python bot reads comes from the memory view and every bot's own files
     from their copy there (docs/sandbox.md, "The file view")."""
     system, own = views(spec)
-    return [bwrap, *system_args(limits, new_session=new_session, view=system), *view_args(spec, system, own),
-            "--remount-ro", "/", "--chdir", WORK, "--", *inner]
+    return [
+        bwrap,
+        *system_args(limits, new_session=new_session, view=system),
+        *view_args(spec, system, own),
+        "--remount-ro",
+        "/",
+        "--chdir",
+        WORK,
+        "--",
+        *inner,
+    ]
 
 
 def python_view_args() -> tuple[tuple[str, ...], str, tuple[str, ...], tuple[str, ...]]:
@@ -106,8 +136,7 @@ def views(spec: BotSpec) -> tuple[fileview.View | None, fileview.View | None]:
 # kernel addresses (kptr_restrict permitting); slabinfo: kernel object
 # counts, which a bot moves by creating objects; locks: every lock on the
 # machine; sched_debug: every task. Files this kernel lacks are skipped.
-PROC_MASKED = ("keys", "key-users", "timer_list", "kallsyms", "vmallocinfo", "slabinfo", "locks",
-               "sched_debug")
+PROC_MASKED = ("keys", "key-users", "timer_list", "kallsyms", "vmallocinfo", "slabinfo", "locks", "sched_debug")
 
 # /proc files that runtimes do read but whose live counters are a channel
 # between sandboxes: a bot that forks N times during its turn moves the
@@ -117,9 +146,22 @@ PROC_MASKED = ("keys", "key-users", "timer_list", "kallsyms", "vmallocinfo", "sl
 # pressure files. Each is shown as a snapshot taken once per referee process:
 # glibc still counts the CPUs from stat's cpu lines, the JVM and Node still
 # read the memory size from meminfo, and nothing a bot does moves them.
-PROC_FROZEN = ("stat", "loadavg", "meminfo", "vmstat", "zoneinfo", "buddyinfo", "pagetypeinfo",
-               "interrupts", "softirqs", "schedstat", "diskstats", "pressure/cpu", "pressure/memory",
-               "pressure/io")
+PROC_FROZEN = (
+    "stat",
+    "loadavg",
+    "meminfo",
+    "vmstat",
+    "zoneinfo",
+    "buddyinfo",
+    "pagetypeinfo",
+    "interrupts",
+    "softirqs",
+    "schedstat",
+    "diskstats",
+    "pressure/cpu",
+    "pressure/memory",
+    "pressure/io",
+)
 
 
 @functools.lru_cache(maxsize=1)
@@ -159,15 +201,13 @@ def tmpfs_sizes(limits: SandboxLimits) -> dict[str, int]:
     return {WORK: total - shm, "/dev/shm": shm}
 
 
-def system_args(limits: SandboxLimits, *, new_session: bool = True,
-                view: fileview.View | None = None) -> list[str]:
+def system_args(limits: SandboxLimits, *, new_session: bool = True, view: fileview.View | None = None) -> list[str]:
     """Namespaces, capabilities, the read-only system, /proc, /dev and the
     private /tmp; ``new_session=False`` (only with the system-call filter, see
     :meth:`arena.sandbox.box.Sandbox.command`) leaves out ``--new-session``.
     With ``view``, the system folders and ``/etc`` files are its copies (only
     what the Python host needs), not the host's."""
-    a = ["--unshare-all", "--die-with-parent", *(["--new-session"] if new_session else []),
-         "--cap-drop", "ALL"]
+    a = ["--unshare-all", "--die-with-parent", *(["--new-session"] if new_session else []), "--cap-drop", "ALL"]
     for top in ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"):
         if os.path.islink(top):
             a += ["--symlink", os.readlink(top), top]
@@ -196,8 +236,19 @@ def system_args(limits: SandboxLimits, *, new_session: bool = True,
     # so /dev/shm and the device nodes stay writable).
     # /dev/tty opens the caller's controlling terminal: the user's, when the
     # bot shares the referee's session. It is /dev/null here, always.
-    a += ["--dev", "/dev", "--ro-bind", "/dev/null", "/dev/tty",
-          "--size", str(sizes["/dev/shm"]), "--tmpfs", "/dev/shm", "--remount-ro", "/dev"]
+    a += [
+        "--dev",
+        "/dev",
+        "--ro-bind",
+        "/dev/null",
+        "/dev/tty",
+        "--size",
+        str(sizes["/dev/shm"]),
+        "--tmpfs",
+        "/dev/shm",
+        "--remount-ro",
+        "/dev",
+    ]
     a += ["--size", str(sizes[WORK]), "--tmpfs", WORK]
     return a
 
@@ -229,7 +280,9 @@ def view_args(spec: BotSpec, system: fileview.View | None = None, own: fileview.
         view = own if b in mine else system if spec.kind == "python" else None
         src = b if view is None else view.source(b)
         if src is None:
-            raise SandboxError(f"bot {spec.name}: {b} is missing from its file view {view.root if view else ''}; "
-                               f"remove that folder and run again")
+            raise SandboxError(
+                f"bot {spec.name}: {b} is missing from its file view {view.root if view else ''}; "
+                f"remove that folder and run again"
+            )
         a += ["--ro-bind", src, b]
     return a

@@ -36,23 +36,29 @@ class Mechanisms:
     def missing(self) -> list[str]:
         out = []
         if not self.bwrap:
-            out.append("bubblewrap (file system hidden, private /tmp): apt-get install bubblewrap"
-                       + ("" if self.unshare else "; no working `unshare` either, so no network or "
-                          "pid namespace"))
+            out.append(
+                "bubblewrap (file system hidden, private /tmp): apt-get install bubblewrap"
+                + ("" if self.unshare else "; no working `unshare` either, so no network or pid namespace")
+            )
         p = self.plan()
-        what = {"cpu": "exact CPU time (cgroup v1 cpuacct or v2 cpu.stat)",
-                "freeze": "freezing bots between turns (cgroup v2 cgroup.freeze or v1 freezer; CPU a bot "
-                          "uses between its turns is charged to its next decision instead"
-                          + ("" if p.has("cpu") else ", from /proc") + ")",
-                "memory": "a memory cgroup (v1 memory, or v2 with the memory controller enabled)",
-                "pids": "a process cap cgroup (v1 pids, or v2 with the pids controller enabled)"}
+        what = {
+            "cpu": "exact CPU time (cgroup v1 cpuacct or v2 cpu.stat)",
+            "freeze": "freezing bots between turns (cgroup v2 cgroup.freeze or v1 freezer; CPU a bot "
+            "uses between its turns is charged to its next decision instead"
+            + ("" if p.has("cpu") else ", from /proc")
+            + ")",
+            "memory": "a memory cgroup (v1 memory, or v2 with the memory controller enabled)",
+            "pids": "a process cap cgroup (v1 pids, or v2 with the pids controller enabled)",
+        }
         for job, text in what.items():
             if not p.has(job):
                 out.append(text)
         u = self.unified
         if u is not None and u.parent is None:
-            out.append(f"a delegated cgroup v2 subtree ({u.why}; run the arena inside one, e.g. "
-                       f"`systemd-run --user --scope -p Delegate=yes arena run ...`)")
+            out.append(
+                f"a delegated cgroup v2 subtree ({u.why}; run the arena inside one, e.g. "
+                f"`systemd-run --user --scope -p Delegate=yes arena run ...`)"
+            )
         elif u is not None and u.why and u.parent is not None and p.v2 and not (p.has("memory") and p.has("pids")):
             out.append(u.why)
         return out
@@ -60,8 +66,12 @@ class Mechanisms:
 
 def _run_ok(argv: list[str]) -> bool:
     try:
-        return subprocess.run(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                              stderr=subprocess.DEVNULL, timeout=10).returncode == 0
+        return (
+            subprocess.run(
+                argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=10
+            ).returncode
+            == 0
+        )
     except (OSError, subprocess.SubprocessError):
         return False
 
@@ -81,8 +91,9 @@ def available() -> Mechanisms:
 def _probe() -> Mechanisms:
     root = os.geteuid() == 0
     bwrap = shutil.which("bwrap")
-    if bwrap and not _run_ok([bwrap, "--unshare-all", "--die-with-parent", "--cap-drop", "ALL",
-                              "--ro-bind", "/", "/", "true"]):
+    if bwrap and not _run_ok(
+        [bwrap, "--unshare-all", "--die-with-parent", "--cap-drop", "ALL", "--ro-bind", "/", "/", "true"]
+    ):
         bwrap = None
     unshare: tuple[str, ...] | None = None
     u = shutil.which("unshare")

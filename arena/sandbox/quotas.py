@@ -65,9 +65,11 @@ def _share(res: int, cap: int | None = None) -> int:
 
 def inside(limits: SandboxLimits, *, root: bool, pids_cgroup: bool) -> list[str]:
     """``prlimit`` options for the bot's own user namespace (soft = hard: a bot may not raise them)."""
-    opts = {"sigpending": _share(resource.RLIMIT_SIGPENDING, _SIGPENDING),
-            "msgqueue": _share(resource.RLIMIT_MSGQUEUE, 819200),
-            "memlock": _share(resource.RLIMIT_MEMLOCK, 8 << 20)}
+    opts = {
+        "sigpending": _share(resource.RLIMIT_SIGPENDING, _SIGPENDING),
+        "msgqueue": _share(resource.RLIMIT_MSGQUEUE, 819200),
+        "memlock": _share(resource.RLIMIT_MEMLOCK, 8 << 20),
+    }
     if not root and not pids_cgroup:
         # bwrap's init and the bot's tree; the outer bwrap is the one more
         # that a pids cgroup of `processes` would also count.

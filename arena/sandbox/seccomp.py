@@ -70,13 +70,27 @@ class Deny:
 # fcntl commands that reach kernel state shared by every opener of an inode.
 # The kernel reads the command as a 32-bit int: compare the low 32 bits only,
 # or a bot would pass 0x1_00000006 and slip F_SETLK past a 64-bit equality.
-_F_LOCKS = {"F_GETLK": 5, "F_SETLK": 6, "F_SETLKW": 7,
-            "F_GETLK64": 12, "F_SETLK64": 13, "F_SETLKW64": 14,  # the 32-bit ABIs' fcntl64
-            "F_OFD_GETLK": 36, "F_OFD_SETLK": 37, "F_OFD_SETLKW": 38}
+_F_LOCKS = {
+    "F_GETLK": 5,
+    "F_SETLK": 6,
+    "F_SETLKW": 7,
+    "F_GETLK64": 12,
+    "F_SETLK64": 13,
+    "F_SETLKW64": 14,  # the 32-bit ABIs' fcntl64
+    "F_OFD_GETLK": 36,
+    "F_OFD_SETLK": 37,
+    "F_OFD_SETLKW": 38,
+}
 _F_WATCH = {"F_SETLEASE": 1024, "F_GETLEASE": 1025, "F_NOTIFY": 1026}
-_CLONE_NS = {"CLONE_NEWNS": 0x00020000, "CLONE_NEWCGROUP": 0x02000000, "CLONE_NEWUTS": 0x04000000,
-             "CLONE_NEWIPC": 0x08000000, "CLONE_NEWUSER": 0x10000000, "CLONE_NEWPID": 0x20000000,
-             "CLONE_NEWNET": 0x40000000}
+_CLONE_NS = {
+    "CLONE_NEWNS": 0x00020000,
+    "CLONE_NEWCGROUP": 0x02000000,
+    "CLONE_NEWUTS": 0x04000000,
+    "CLONE_NEWIPC": 0x08000000,
+    "CLONE_NEWUSER": 0x10000000,
+    "CLONE_NEWPID": 0x20000000,
+    "CLONE_NEWNET": 0x40000000,
+}
 # socket(2) families a bot may create: unix (its own socketpairs, runtimes'
 # internal channels; abstract names are per network namespace), inet/inet6
 # (runtimes probe them; the network namespace has no interface up) and
@@ -118,9 +132,12 @@ def _deny_table() -> tuple[Deny, ...]:
             d.append(Deny(n, errno, reason, **kw))  # type: ignore[arg-type]
 
     # -- cross-sandbox channels ------------------------------------------------
-    add("add_key request_key keyctl", E.EPERM,
+    add(
+        "add_key request_key keyctl",
+        E.EPERM,
         "the kernel keyring is per user, not per sandbox: keys (and their descriptions in /proc/keys) "
-        "cross sandboxes and outlive them; root's keyring is the whole machine's")
+        "cross sandboxes and outlive them; root's keyring is the whole machine's",
+    )
     # Taking a lock *succeeds and locks nothing* (errno 0 from the filter: the
     # kernel never sees the call), so no lock exists for another sandbox to
     # see; asking whether a lock exists fails. Failing the taking too would
@@ -133,17 +150,32 @@ def _deny_table() -> tuple[Deny, ...]:
     for name, cmd in _F_LOCKS.items():
         add("fcntl fcntl64", E.EPERM if "GETLK" in name else _GRANTED, f"fcntl {name}: {_LOCK}", arg=1, value=cmd)
     for name, cmd in _F_WATCH.items():
-        why = ("a directory-change notification (dnotify) on shared folders: another sandbox's file "
-               "accesses become signals" if name == "F_NOTIFY" else
-               "a lease on a shared file: another sandbox's open of it would signal the holder")
+        why = (
+            "a directory-change notification (dnotify) on shared folders: another sandbox's file "
+            "accesses become signals"
+            if name == "F_NOTIFY"
+            else "a lease on a shared file: another sandbox's open of it would signal the holder"
+        )
         add("fcntl fcntl64", E.EPERM, f"fcntl {name}: {why}", arg=1, value=cmd)
-    add("fcntl fcntl64", E.EPERM, "fcntl F_SETPIPE_SZ: pipe buffers are counted per user, not per namespace; "
+    add(
+        "fcntl fcntl64",
+        E.EPERM,
+        "fcntl F_SETPIPE_SZ: pipe buffers are counted per user, not per namespace; "
         "one sandbox growing its pipes past the user's soft limit (fs.pipe-user-pages-soft) shrinks every "
-        "other sandbox's new pipes, a signal", arg=1, value=1031)
-    add("inotify_init inotify_init1 inotify_add_watch", E.EPERM,
-        "inotify on a shared file (the stdlib, /usr) reports when another sandbox opens or reads it")
-    add("fanotify_init fanotify_mark", E.EPERM,
-        "fanotify: the same as inotify, for whole mounts (unprivileged since Linux 5.13)")
+        "other sandbox's new pipes, a signal",
+        arg=1,
+        value=1031,
+    )
+    add(
+        "inotify_init inotify_init1 inotify_add_watch",
+        E.EPERM,
+        "inotify on a shared file (the stdlib, /usr) reports when another sandbox opens or reads it",
+    )
+    add(
+        "fanotify_init fanotify_mark",
+        E.EPERM,
+        "fanotify: the same as inotify, for whole mounts (unprivileged since Linux 5.13)",
+    )
     # A futex that is not FUTEX_PRIVATE is keyed by the page it lives on; for a
     # page of a file that is (inode, offset), the same in every process that
     # maps the file. Every sandbox maps the same system files, so one bot
@@ -158,10 +190,20 @@ def _deny_table() -> tuple[Deny, ...]:
     # process-shared semaphores and mutexes (Python's multiprocessing). Wakes
     # stay allowed: with no shared sleeper anywhere they reach no one.
     for name, cmd in _FUTEX_WAITS.items():
-        add("futex futex_time64", E.EAGAIN, f"{name} on a shared futex: futexes on a page of a file shared by "
-            "every sandbox wake across sandboxes", arg=1, mask=0xFF, value=cmd)
-    add("futex_waitv futex_wait", E.ENOSYS, "waits on several futexes (or futex2's) whose flags the filter "
-        "cannot check (futex_waitv's are in memory), each possibly shared; callers fall back to futex")
+        add(
+            "futex futex_time64",
+            E.EAGAIN,
+            f"{name} on a shared futex: futexes on a page of a file shared by every sandbox wake across sandboxes",
+            arg=1,
+            mask=0xFF,
+            value=cmd,
+        )
+    add(
+        "futex_waitv futex_wait",
+        E.ENOSYS,
+        "waits on several futexes (or futex2's) whose flags the filter "
+        "cannot check (futex_waitv's are in memory), each possibly shared; callers fall back to futex",
+    )
     # -- the page cache: residency of a shared file's pages ------------------------
     # Every sandbox reads the same files (/usr, the stdlib), so their pages in
     # the page cache are the machine's: a bot that marks pages in one process
@@ -173,72 +215,150 @@ def _deny_table() -> tuple[Deny, ...]:
     # kernel is free to ignore a hint, so honest callers cannot tell; the
     # reports fail as if the kernel lacked them. What stays open is timing a
     # plain read or a name lookup, which no filter can close (docs/sandbox.md).
-    add("preadv2 pwritev2", E.EOPNOTSUPP, "RWF_NOWAIT: the read returns data only when the pages are in the "
+    add(
+        "preadv2 pwritev2",
+        E.EOPNOTSUPP,
+        "RWF_NOWAIT: the read returns data only when the pages are in the "
         "page cache, an exact and silent probe of what another sandbox read (the kernel's own answer for "
-        "a file without non-blocking reads)", arg=5, mask=_RWF_NOWAIT, value=_RWF_NOWAIT)
+        "a file without non-blocking reads)",
+        arg=5,
+        mask=_RWF_NOWAIT,
+        value=_RWF_NOWAIT,
+    )
     # x32's preadv2 is compat_sys_preadv64v2, whose flags are the 5th argument
     # (the offset is one register); on the other ABIs the 5th is the offset's
     # high half (0 from glibc on 64-bit; on i386, bit 3 means an offset past
     # 32 GiB, which no bot file has).
-    add("preadv2 pwritev2", E.EOPNOTSUPP, "RWF_NOWAIT in the x32 ABI's flags position", arg=4,
-        mask=_RWF_NOWAIT, value=_RWF_NOWAIT)
-    add("mincore", E.ENOSYS, "the residency of each page of a mapping, for a mapped shared file the page "
-        "cache's (as its owner, which root inside the sandbox is for /usr); ENOSYS: as if the kernel lacked it")
+    add(
+        "preadv2 pwritev2",
+        E.EOPNOTSUPP,
+        "RWF_NOWAIT in the x32 ABI's flags position",
+        arg=4,
+        mask=_RWF_NOWAIT,
+        value=_RWF_NOWAIT,
+    )
+    add(
+        "mincore",
+        E.ENOSYS,
+        "the residency of each page of a mapping, for a mapped shared file the page "
+        "cache's (as its owner, which root inside the sandbox is for /usr); ENOSYS: as if the kernel lacked it",
+    )
     add("cachestat", E.ENOSYS, "page-cache statistics of any file range, as if the kernel lacked it (before 6.5)")
-    add("fadvise64 fadvise64_64 arm_fadvise64_64", _GRANTED, "posix_fadvise: WILLNEED reads pages in and "
+    add(
+        "fadvise64 fadvise64_64 arm_fadvise64_64",
+        _GRANTED,
+        "posix_fadvise: WILLNEED reads pages in and "
         "DONTNEED evicts them from the machine's page cache, marks another sandbox can find; RANDOM makes "
-        "each read bring exactly one page. A hint: answered done, nothing happens")
-    add("readahead", _GRANTED, "readahead(2) brings chosen pages of a shared file into the page cache: a hint, "
-        "answered done, nothing happens")
+        "each read bring exactly one page. A hint: answered done, nothing happens",
+    )
+    add(
+        "readahead",
+        _GRANTED,
+        "readahead(2) brings chosen pages of a shared file into the page cache: a hint, answered done, nothing happens",
+    )
     for name, advice in _MADV_CACHE.items():
-        add("madvise", _GRANTED, f"madvise {name} on a mapping of a shared file moves its pages in or out of "
-            "the page cache: a hint, answered done, nothing happens", arg=2, value=advice)
+        add(
+            "madvise",
+            _GRANTED,
+            f"madvise {name} on a mapping of a shared file moves its pages in or out of "
+            "the page cache: a hint, answered done, nothing happens",
+            arg=2,
+            value=advice,
+        )
     for name, advice in _MADV_FILL.items():
-        add("madvise", E.EINVAL, f"madvise {name} reads a shared file's pages into the page cache (or "
-            "merges pages across processes); EINVAL: as if the kernel lacked it", arg=2, value=advice)
-    add("prctl", E.EINVAL, "PR_SET_MEMORY_MERGE: kernel same-page merging across processes (KSM) makes a "
+        add(
+            "madvise",
+            E.EINVAL,
+            f"madvise {name} reads a shared file's pages into the page cache (or "
+            "merges pages across processes); EINVAL: as if the kernel lacked it",
+            arg=2,
+            value=advice,
+        )
+    add(
+        "prctl",
+        E.EINVAL,
+        "PR_SET_MEMORY_MERGE: kernel same-page merging across processes (KSM) makes a "
         "write to a page merged with another sandbox's slow, a channel; EINVAL: as without KSM",
-        arg=0, value=_PR_SET_MEMORY_MERGE)
-    add("ptrace process_vm_readv process_vm_writev process_madvise kcmp pidfd_getfd", E.EPERM,
+        arg=0,
+        value=_PR_SET_MEMORY_MERGE,
+    )
+    add(
+        "ptrace process_vm_readv process_vm_writev process_madvise kcmp pidfd_getfd",
+        E.EPERM,
         "reading, writing or comparing another process's memory and files (within the pid namespace "
-        "only, but a bot has no business doing it, and ptrace is a long list of kernel bugs)")
+        "only, but a bot has no business doing it, and ptrace is a long list of kernel bugs)",
+    )
     # -- escaping the sandbox's construction ----------------------------------
-    add("unshare setns", E.EPERM,
+    add(
+        "unshare setns",
+        E.EPERM,
         "new or other namespaces: a nested user namespace gives a bot capabilities over fresh "
-        "namespaces, the most common path to kernel exploits")
+        "namespaces, the most common path to kernel exploits",
+    )
     for name, flag in _CLONE_NS.items():
         add("clone", E.EPERM, f"clone with {name}: the same as unshare", arg=0, mask=flag, value=flag)
-    add("clone3", E.ENOSYS,
+    add(
+        "clone3",
+        E.ENOSYS,
         "its flags are in memory, where the filter cannot read them; ENOSYS makes glibc and other "
-        "runtimes fall back to clone, whose flags are checked")
+        "runtimes fall back to clone, whose flags are checked",
+    )
     add("mount umount umount2 pivot_root chroot", E.EPERM, "changing the file view bwrap built")
-    add("fsopen fsconfig fsmount fspick move_mount open_tree mount_setattr", E.ENOSYS,
-        "the new mount API: the same as mount, as if the kernel lacked it")
-    add("name_to_handle_at open_by_handle_at", E.EPERM,
-        "opening files by handle bypasses the mount view (the 'shocker' container escape)")
+    add(
+        "fsopen fsconfig fsmount fspick move_mount open_tree mount_setattr",
+        E.ENOSYS,
+        "the new mount API: the same as mount, as if the kernel lacked it",
+    )
+    add(
+        "name_to_handle_at open_by_handle_at",
+        E.EPERM,
+        "opening files by handle bypasses the mount view (the 'shocker' container escape)",
+    )
     # -- kernel attack surface a bot never needs --------------------------------
     add("bpf", E.EPERM, "BPF programs: kernel attack surface")
     add("perf_event_open", E.EPERM, "performance counters: kernel attack surface and a precise timing side channel")
     add("userfaultfd", E.EPERM, "user fault handling: a tool for winning kernel race conditions")
-    add("io_uring_setup io_uring_enter io_uring_register", E.ENOSYS,
+    add(
+        "io_uring_setup io_uring_enter io_uring_register",
+        E.ENOSYS,
         "io_uring runs operations the filter never sees, and is a long list of kernel bugs; "
-        "libuv (Node) falls back to threads")
-    add("init_module finit_module delete_module kexec_load kexec_file_load reboot", E.EPERM,
-        "kernel modules, kexec and reboot")
+        "libuv (Node) falls back to threads",
+    )
+    add(
+        "init_module finit_module delete_module kexec_load kexec_file_load reboot",
+        E.EPERM,
+        "kernel modules, kexec and reboot",
+    )
     add("acct swapon swapoff quotactl quotactl_fd", E.EPERM, "process accounting, swap and disk quotas of the host")
     add("syslog", E.EPERM, "the kernel log: other processes' crash and OOM messages are a channel")
-    add("personality", E.EPERM,
+    add(
+        "personality",
+        E.EPERM,
         "execution domains other than plain Linux (READ_IMPLIES_EXEC, MMAP_PAGE_ZERO, no ASLR) "
-        "weaken exploit mitigations", arg=0, op="ne", value=0)
-    add("iopl ioperm modify_ldt uselib ustat sysfs _sysctl vm86 vm86old nfsservctl lookup_dcookie vhangup",
-        E.EPERM, "raw port I/O, the LDT and obsolete calls: kernel attack surface only")
+        "weaken exploit mitigations",
+        arg=0,
+        op="ne",
+        value=0,
+    )
+    add(
+        "iopl ioperm modify_ldt uselib ustat sysfs _sysctl vm86 vm86old nfsservctl lookup_dcookie vhangup",
+        E.EPERM,
+        "raw port I/O, the LDT and obsolete calls: kernel attack surface only",
+    )
     add("migrate_pages move_pages", E.EPERM, "moving another process's memory between NUMA nodes")
     add("settimeofday clock_settime clock_adjtime adjtimex", E.EPERM, "setting the machine's clock")
     for fam in _SOCKET_DENIED:
         add("socket", E.EAFNOSUPPORT, "socket families beyond unix, inet, inet6 and netlink", arg=0, value=fam)
-    add("socket", E.EAFNOSUPPORT, "socket families beyond unix, inet, inet6 and netlink: AF_VSOCK (40) "
+    add(
+        "socket",
+        E.EAFNOSUPPORT,
+        "socket families beyond unix, inet, inet6 and netlink: AF_VSOCK (40) "
         "crosses every namespace; packet, alg, xdp and the rest are attack surface",
-        arg=0, op="ge", value=17, mask=0)
+        arg=0,
+        op="ge",
+        value=17,
+        mask=0,
+    )
     add("ioctl", E.EPERM, "TIOCSTI: typing into a terminal", arg=1, value=_TIOCSTI)
     add("ioctl", E.EPERM, "TIOCLINUX: the console's copy and paste", arg=1, value=_TIOCLINUX)
     return tuple(d)
@@ -262,8 +382,12 @@ def _act_errno(e: int) -> int:
 
 
 class _ArgCmp(ctypes.Structure):
-    _fields_ = [("arg", ctypes.c_uint), ("op", ctypes.c_int),
-                ("datum_a", ctypes.c_uint64), ("datum_b", ctypes.c_uint64)]
+    _fields_ = [
+        ("arg", ctypes.c_uint),
+        ("op", ctypes.c_int),
+        ("datum_a", ctypes.c_uint64),
+        ("datum_b", ctypes.c_uint64),
+    ]
 
 
 def _lib() -> ctypes.CDLL:
@@ -271,16 +395,22 @@ def _lib() -> ctypes.CDLL:
     try:
         lib = ctypes.CDLL(name, use_errno=True)
     except OSError as exc:
-        raise SandboxError(f"no system-call filter: libseccomp is not installed ({exc}); "
-                           f"apt-get install libseccomp2") from None
+        raise SandboxError(
+            f"no system-call filter: libseccomp is not installed ({exc}); apt-get install libseccomp2"
+        ) from None
     lib.seccomp_init.restype = ctypes.c_void_p
     lib.seccomp_init.argtypes = [ctypes.c_uint32]
     lib.seccomp_release.argtypes = [ctypes.c_void_p]
     lib.seccomp_arch_add.argtypes = [ctypes.c_void_p, ctypes.c_uint32]
     lib.seccomp_arch_native.restype = ctypes.c_uint32
     lib.seccomp_syscall_resolve_name.argtypes = [ctypes.c_char_p]
-    lib.seccomp_rule_add_array.argtypes = [ctypes.c_void_p, ctypes.c_uint32, ctypes.c_int, ctypes.c_uint,
-                                           ctypes.POINTER(_ArgCmp)]
+    lib.seccomp_rule_add_array.argtypes = [
+        ctypes.c_void_p,
+        ctypes.c_uint32,
+        ctypes.c_int,
+        ctypes.c_uint,
+        ctypes.POINTER(_ArgCmp),
+    ]
     lib.seccomp_export_bpf.argtypes = [ctypes.c_void_p, ctypes.c_int]
     lib.seccomp_attr_set.argtypes = [ctypes.c_void_p, ctypes.c_int, ctypes.c_uint32]
     return lib
@@ -309,8 +439,7 @@ def _build() -> bytes:
         for arch in _EXTRA_ARCHES.get(native, ()):
             rc = lib.seccomp_arch_add(ctx, arch)
             if rc < 0 and rc != -E.EEXIST:
-                raise SandboxError(f"no system-call filter: seccomp_arch_add({arch:#x}) failed: "
-                                   f"{os.strerror(-rc)}")
+                raise SandboxError(f"no system-call filter: seccomp_arch_add({arch:#x}) failed: {os.strerror(-rc)}")
         for entry in DENY:
             nr = lib.seccomp_syscall_resolve_name(entry.syscall.encode())
             if nr == _NR_SCMP_ERROR:
@@ -318,8 +447,9 @@ def _build() -> bytes:
             cmp = (_ArgCmp * 1)(_compare(entry)) if entry.arg is not None else None
             rc = lib.seccomp_rule_add_array(ctx, _act_errno(entry.errno), nr, 1 if cmp else 0, cmp)
             if rc < 0:
-                raise SandboxError(f"no system-call filter: the rule for {entry.syscall} was refused "
-                                   f"({os.strerror(-rc)})")
+                raise SandboxError(
+                    f"no system-call filter: the rule for {entry.syscall} was refused ({os.strerror(-rc)})"
+                )
         r, w = os.pipe()
         try:
             # The program is a few KiB: it fits the pipe, so one thread can

@@ -70,8 +70,9 @@ HOST_PACKAGES = ("numpy", "orjson", "mypy_extensions")
 
 # Parts of the standard library no bot needs (tests, GUIs, installers, the
 # static library) and the installation's own site-packages (not on the host's path).
-STDLIB_SKIP = frozenset({"test", "idlelib", "tkinter", "turtledemo", "ensurepip", "lib2to3",
-                         "site-packages", "dist-packages", "__phello__"})
+STDLIB_SKIP = frozenset(
+    {"test", "idlelib", "tkinter", "turtledemo", "ensurepip", "lib2to3", "site-packages", "dist-packages", "__phello__"}
+)
 
 # Extension modules of the same parts (and the interpreter's own test
 # modules): _tkinter alone would bring in X11 and Tcl/Tk.
@@ -79,13 +80,25 @@ _DYNLOAD_SKIP = ("_tkinter", "_test", "_xxtest", "_ctypes_test", "xxlimited")
 
 # /etc files the dynamic linker, glibc and Python read (the system's
 # certificates are left out: a bot has no network to use them on).
-VIEW_ETC = ("/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/localtime", "/etc/passwd",
-            "/etc/group", "/etc/nsswitch.conf", "/etc/ssl/openssl.cnf")
+VIEW_ETC = (
+    "/etc/ld.so.cache",
+    "/etc/ld.so.conf",
+    "/etc/ld.so.conf.d",
+    "/etc/localtime",
+    "/etc/passwd",
+    "/etc/group",
+    "/etc/nsswitch.conf",
+    "/etc/ssl/openssl.cnf",
+)
 
 # System files read at start-up besides the ELF closure (glibc's C.UTF-8
 # locale and its tables; libgcc_s, which glibc loads when a thread exits).
-_SYSTEM_EXTRA = ("/usr/lib/locale/C.utf8", "/usr/lib/locale/C.UTF-8", "/usr/share/locale/locale.alias",
-                 "/usr/lib/ssl/openssl.cnf")
+_SYSTEM_EXTRA = (
+    "/usr/lib/locale/C.utf8",
+    "/usr/lib/locale/C.UTF-8",
+    "/usr/share/locale/locale.alias",
+    "/usr/lib/ssl/openssl.cnf",
+)
 _LIB_EXTRA = ("libgcc_s.so.1", "gconv/gconv-modules.cache")
 
 _lock = threading.Lock()  # bots started from threads build a view once
@@ -136,10 +149,20 @@ def _statfs_tmpfs(path: str) -> str | None:
     import ctypes
 
     class _Statfs(ctypes.Structure):  # struct statfs on 64-bit Linux
-        _fields_ = [("f_type", ctypes.c_long), ("f_bsize", ctypes.c_long), ("f_blocks", ctypes.c_ulong),
-                    ("f_bfree", ctypes.c_ulong), ("f_bavail", ctypes.c_ulong), ("f_files", ctypes.c_ulong),
-                    ("f_ffree", ctypes.c_ulong), ("f_fsid", ctypes.c_int * 2), ("f_namelen", ctypes.c_long),
-                    ("f_frsize", ctypes.c_long), ("f_flags", ctypes.c_long), ("f_spare", ctypes.c_long * 4)]
+        _fields_ = [
+            ("f_type", ctypes.c_long),
+            ("f_bsize", ctypes.c_long),
+            ("f_blocks", ctypes.c_ulong),
+            ("f_bfree", ctypes.c_ulong),
+            ("f_bavail", ctypes.c_ulong),
+            ("f_files", ctypes.c_ulong),
+            ("f_ffree", ctypes.c_ulong),
+            ("f_fsid", ctypes.c_int * 2),
+            ("f_namelen", ctypes.c_long),
+            ("f_frsize", ctypes.c_long),
+            ("f_flags", ctypes.c_long),
+            ("f_spare", ctypes.c_long * 4),
+        ]
 
     libc = ctypes.CDLL(None, use_errno=True)
     buf = _Statfs()
@@ -169,8 +192,10 @@ def unavailable() -> str | None:
         try:
             with open("/proc/swaps", encoding="ascii") as f:
                 if len(f.read().splitlines()) > 1:  # tmpfs pages can be swapped out, and then read cold
-                    log.warning("swap is on: the bots' file view can be paged out, and a bot can time "
-                                "its reads again (docs/sandbox.md, 'The file view')")
+                    log.warning(
+                        "swap is on: the bots' file view can be paged out, and a bot can time "
+                        "its reads again (docs/sandbox.md, 'The file view')"
+                    )
         except OSError:
             pass
     return why
@@ -187,8 +212,10 @@ def base() -> str:
         pass
     st = os.lstat(path)
     if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.geteuid() or st.st_mode & 0o022:
-        raise SandboxError(f"{path} must be a folder owned by uid {os.geteuid()} and writable by it alone "
-                           f"(it holds the files every bot sees); remove it and run again")
+        raise SandboxError(
+            f"{path} must be a folder owned by uid {os.geteuid()} and writable by it alone "
+            f"(it holds the files every bot sees); remove it and run again"
+        )
     return path
 
 
@@ -293,12 +320,23 @@ def _elf_closure(files: Iterable[str]) -> list[str]:
     ``ldd`` resolves them on the host. Only the operator's own files are
     given to ``ldd`` (the interpreter, its extension modules, the host's
     packages): never a bot's."""
-    elves = [p for p in files if os.path.isfile(p) and not os.path.islink(p)
-             and (p.endswith(".so") or ".so." in os.path.basename(p) or os.access(p, os.X_OK)) and _is_elf(p)]
+    elves = [
+        p
+        for p in files
+        if os.path.isfile(p)
+        and not os.path.islink(p)
+        and (p.endswith(".so") or ".so." in os.path.basename(p) or os.access(p, os.X_OK))
+        and _is_elf(p)
+    ]
     found: list[str] = []
     for i in range(0, len(elves), 100):
-        res = subprocess.run(["ldd", *elves[i:i + 100]], capture_output=True, text=True, check=False,
-                             env={"PATH": "/usr/bin:/bin", "LC_ALL": "C"})
+        res = subprocess.run(
+            ["ldd", *elves[i : i + 100]],
+            capture_output=True,
+            text=True,
+            check=False,
+            env={"PATH": "/usr/bin:/bin", "LC_ALL": "C"},
+        )
         for line in res.stdout.splitlines():
             line = line.strip()
             target = line.split("=>", 1)[1].strip() if "=>" in line else line
@@ -353,7 +391,7 @@ def _sweep(folder: str, key: str) -> None:
     for name in os.listdir(folder):
         if not name.startswith(key + ".tmp-"):
             continue
-        pid = name[len(key) + 5:].split("-", 1)[0]
+        pid = name[len(key) + 5 :].split("-", 1)[0]
         if pid.isdigit() and not os.path.exists(f"/proc/{pid}"):
             shutil.rmtree(os.path.join(folder, name), ignore_errors=True)
 
@@ -427,8 +465,7 @@ def collect(folder: str) -> list[str]:
 
 
 @functools.lru_cache(maxsize=4)
-def python_view(runtime: tuple[str, ...], package: str, sites: tuple[str, ...],
-                programs: tuple[str, ...] = ()) -> View:
+def python_view(runtime: tuple[str, ...], package: str, sites: tuple[str, ...], programs: tuple[str, ...] = ()) -> View:
     """The view of the Python bot host: ``runtime`` (the interpreter's parts,
     :func:`arena.botfile.runtime.host_python`), :data:`HOST_PACKAGES` from
     ``sites`` and the sandbox's ``programs``, with the shared libraries all of
@@ -503,4 +540,3 @@ def size(view: View) -> int:
                 if stat.S_ISREG(st.st_mode):
                     total += st.st_size
     return total
-

@@ -38,11 +38,30 @@ from arena.engine.odds import (
 from arena.engine.rules import CALZA, DUDO, PASS, Action, Bid, Calza, Dudo, Pass, Rules, bid, parse_action
 
 __all__ = [
-    "Action", "Bid", "Bot", "CALZA", "Calza", "DUDO", "Dudo", "Legal", "MatchInfo", "PASS", "Pass",
-    "RoundEnd", "Turn", "bid", "dead_mans_call", "parse_action",
+    "Action",
+    "Bid",
+    "Bot",
+    "CALZA",
+    "Calza",
+    "DUDO",
+    "Dudo",
+    "Legal",
+    "MatchInfo",
+    "PASS",
+    "Pass",
+    "RoundEnd",
+    "Turn",
+    "bid",
+    "dead_mans_call",
+    "parse_action",
     # the odds helpers (arena.engine.odds)
-    "expected_count", "face_probability", "matching", "p_at_least", "p_exactly",
-    "probability", "probability_exact",
+    "expected_count",
+    "face_probability",
+    "matching",
+    "p_at_least",
+    "p_exactly",
+    "probability",
+    "probability_exact",
 ]
 
 Reply = Action | str  # an action, or its text form ("5x3", "dudo", "calza", "pass")

@@ -96,7 +96,7 @@ def _head_rules(path: str) -> RoundRules | None:
             f.seek(0)
             head = (gzip.GzipFile(fileobj=f).read(4096) if raw == b"\x1f\x8b" else f.read(4096)).decode()
         start = head.index('"rules":') + len('"rules":')
-        rules = json.loads(head[start: head.index("}", start) + 1])
+        rules = json.loads(head[start : head.index("}", start) + 1])
         return tuple(rules.get(k) for k in ROUND_KEYS)
     except Exception:  # noqa: BLE001 - any unreadable head means "read the whole file to know"
         return None

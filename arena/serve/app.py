@@ -47,14 +47,26 @@ from arena.serve.table import AWAY_S, Event, Table, TableSeat
 __all__ = ["LOOPBACK", "ServeOptions", "bot_files", "make_app", "serve"]
 
 STATIC = Path(__file__).resolve().parent / "static"
-ASSETS = {"lobby.js": "text/javascript", "table.js": "text/javascript", "dice.js": "text/javascript",
-          "run.js": "text/javascript",
-          "style.css": "text/css", "favicon.svg": "image/svg+xml"}
+ASSETS = {
+    "lobby.js": "text/javascript",
+    "table.js": "text/javascript",
+    "dice.js": "text/javascript",
+    "run.js": "text/javascript",
+    "style.css": "text/css",
+    "favicon.svg": "image/svg+xml",
+}
 LOOPBACK = frozenset({"127.0.0.1", "localhost", "::1"})
-CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; "
-       "base-uri 'none'; form-action 'none'; frame-ancestors 'none'")
-HEADERS = {"Content-Security-Policy": CSP, "X-Content-Type-Options": "nosniff", "Referrer-Policy": "no-referrer",
-           "X-Frame-Options": "DENY", "Cache-Control": "no-store"}
+CSP = (
+    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; "
+    "base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+)
+HEADERS = {
+    "Content-Security-Policy": CSP,
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+    "X-Frame-Options": "DENY",
+    "Cache-Control": "no-store",
+}
 KEY_COOKIE = "arena_key"
 MAX_TABLES = 16  # tables playing at once: each runs its bots' sandboxed processes
 MAX_KEPT = 64  # finished tables kept for their pages
@@ -102,7 +114,9 @@ def _security(app: ASGIApp, opts: ServeOptions) -> ASGIApp:
     the key elsewhere, the Origin of a WebSocket."""
     allowed_hosts = {f"{h}:{opts.port}" for h in ("127.0.0.1", "localhost", "[::1]")}
 
-    async def guard(scope: Scope, receive: Callable[[], Awaitable[Any]], send: Callable[[Any], Awaitable[None]]) -> None:
+    async def guard(
+        scope: Scope, receive: Callable[[], Awaitable[Any]], send: Callable[[Any], Awaitable[None]]
+    ) -> None:
         if scope["type"] not in ("http", "websocket"):
             await app(scope, receive, send)
             return
@@ -165,8 +179,9 @@ def make_app(opts: ServeOptions) -> ASGIApp:
 
     async def table_page(request: Request) -> Response:
         if request.path_params["tid"] not in opts.tables:
-            return PlainTextResponse("no such table (the server keeps the last few; start a new one)",
-                                     status_code=404, headers=HEADERS)
+            return PlainTextResponse(
+                "no such table (the server keeps the last few; start a new one)", status_code=404, headers=HEADERS
+            )
         return _page("table.html", opts, request)
 
     async def asset(request: Request) -> Response:
@@ -176,8 +191,10 @@ def make_app(opts: ServeOptions) -> ASGIApp:
         return FileResponse(STATIC / name, media_type=ASSETS[name], headers=HEADERS)
 
     async def options(request: Request) -> Response:
-        return JSONResponse({"presets": list(PRESETS), "bots": list(bots), "away_s": opts.away_s,
-                             "fallback": opts.fallback}, headers=HEADERS)
+        return JSONResponse(
+            {"presets": list(PRESETS), "bots": list(bots), "away_s": opts.away_s, "fallback": opts.fallback},
+            headers=HEADERS,
+        )
 
     async def new_table(request: Request) -> Response:
         if request.headers.get("content-type", "").split(";")[0].strip() != "application/json":
@@ -189,21 +206,33 @@ def make_app(opts: ServeOptions) -> ASGIApp:
             return JSONResponse({"error": str(exc)}, status_code=400, headers=HEADERS)
         playing = sum(1 for t in opts.tables.values() if not t.done.is_set())
         if playing >= MAX_TABLES:
-            return JSONResponse({"error": f"{playing} tables are playing: wait for one to finish"},
-                                status_code=429, headers=HEADERS)
+            return JSONResponse(
+                {"error": f"{playing} tables are playing: wait for one to finish"}, status_code=429, headers=HEADERS
+            )
         _forget_old(opts)
         opts.tables[table.id] = table
         table.start()
-        return JSONResponse({"table": table.id, "watch": f"/table/{table.id}",
-                             "seats": [{"name": s.name, "bot": s.bot is not None,
-                                        "link": None if s.bot is not None else
-                                        f"/table/{table.id}#seat={table.seat_token(i)}"}
-                                       for i, s in enumerate(table.seats)]}, headers=HEADERS)
+        return JSONResponse(
+            {
+                "table": table.id,
+                "watch": f"/table/{table.id}",
+                "seats": [
+                    {
+                        "name": s.name,
+                        "bot": s.bot is not None,
+                        "link": None if s.bot is not None else f"/table/{table.id}#seat={table.seat_token(i)}",
+                    }
+                    for i, s in enumerate(table.seats)
+                ],
+            },
+            headers=HEADERS,
+        )
 
     async def run_page(request: Request) -> Response:
         if watch is None:
-            return PlainTextResponse("this server follows no run: arena serve RUN_FOLDER", status_code=404,
-                                     headers=HEADERS)
+            return PlainTextResponse(
+                "this server follows no run: arena serve RUN_FOLDER", status_code=404, headers=HEADERS
+            )
         return _page("run.html", opts, request)
 
     async def run_state(request: Request) -> Response:
@@ -214,20 +243,27 @@ def make_app(opts: ServeOptions) -> ASGIApp:
     async def table_socket(ws: WebSocket) -> None:
         await _serve_socket(ws, opts)
 
-    app = Starlette(routes=[
-        Route("/", lobby), Route("/table/{tid}", table_page), Route("/static/{name}", asset),
-        Route("/api/options", options), Route("/api/tables", new_table, methods=["POST"]),
-        Route("/run", run_page), Route("/api/run", run_state),
-        WebSocketRoute("/ws/{tid}", table_socket),
-    ])
+    app = Starlette(
+        routes=[
+            Route("/", lobby),
+            Route("/table/{tid}", table_page),
+            Route("/static/{name}", asset),
+            Route("/api/options", options),
+            Route("/api/tables", new_table, methods=["POST"]),
+            Route("/run", run_page),
+            Route("/api/run", run_state),
+            WebSocketRoute("/ws/{tid}", table_socket),
+        ]
+    )
     return _security(app, opts)
 
 
-def _table_from(data: Any, opts: ServeOptions, bots: dict[str, Path], records: TableRecords,
-                fallback: tuple[str, BotSpec] | None) -> Table:
+def _table_from(
+    data: Any, opts: ServeOptions, bots: dict[str, Path], records: TableRecords, fallback: tuple[str, BotSpec] | None
+) -> Table:
     """A lobby's request as a table, each value checked with one clear error."""
     if not isinstance(data, dict):
-        raise RunError("a table is a JSON object: {\"preset\": ..., \"seats\": [...]}")
+        raise RunError('a table is a JSON object: {"preset": ..., "seats": [...]}')
     preset = data.get("preset", "classic")
     if preset not in PRESETS:
         raise RunError(f"preset {preset!r} does not exist; use one of {', '.join(PRESETS)}")
@@ -240,7 +276,7 @@ def _table_from(data: Any, opts: ServeOptions, bots: dict[str, Path], records: T
     rules = Rules.preset(preset, overrides)
     seats = data.get("seats")
     if not isinstance(seats, list) or not 2 <= len(seats) <= 10:
-        raise RunError("seats: give 2 to 10 seats, each {\"bot\": NAME} or {\"person\": NAME}")
+        raise RunError('seats: give 2 to 10 seats, each {"bot": NAME} or {"person": NAME}')
     people, bot_list, order = [], [], []
     for i, seat in enumerate(seats):
         if isinstance(seat, dict) and isinstance(seat.get("bot"), str):
@@ -252,7 +288,7 @@ def _table_from(data: Any, opts: ServeOptions, bots: dict[str, Path], records: T
             people.append(check_name(seat["person"], f"seat {i + 1}: name"))
             order.append("person")
         else:
-            raise RunError(f"seat {i + 1}: {json.dumps(seat)[:60]} is neither {{\"bot\": NAME}} nor {{\"person\": NAME}}")
+            raise RunError(f'seat {i + 1}: {json.dumps(seat)[:60]} is neither {{"bot": NAME}} nor {{"person": NAME}}')
     if not people:
         raise RunError("no seat is a person: a table needs at least one (arena run plays bots against bots)")
     resolved = resolve_opponents(bot_list) if bot_list else ()
@@ -265,8 +301,16 @@ def _table_from(data: Any, opts: ServeOptions, bots: dict[str, Path], records: T
         else:
             label, (_, spec) = next(bi)
             table_seats.append(TableSeat(label, spec))
-    return Table(table_seats, rules, preset, record=records, away_s=opts.away_s, time=opts.time,
-                 sandbox=opts.sandbox, fallback=fallback)
+    return Table(
+        table_seats,
+        rules,
+        preset,
+        record=records,
+        away_s=opts.away_s,
+        time=opts.time,
+        sandbox=opts.sandbox,
+        fallback=fallback,
+    )
 
 
 def _forget_old(opts: ServeOptions) -> None:
@@ -300,9 +344,17 @@ async def _serve_socket(ws: WebSocket, opts: ServeOptions) -> None:
 
     for event in table.join(entrant, listener):
         out.put_nowait(event)
-    await ws.send_text(json.dumps({"type": "hello", "you": entrant,
-                                   "name": table.seats[entrant].name if entrant is not None else None,
-                                   "away_s": opts.away_s, "fallback": table.fallback[0] if table.fallback else None}))
+    await ws.send_text(
+        json.dumps(
+            {
+                "type": "hello",
+                "you": entrant,
+                "name": table.seats[entrant].name if entrant is not None else None,
+                "away_s": opts.away_s,
+                "fallback": table.fallback[0] if table.fallback else None,
+            }
+        )
+    )
 
     async def send_events() -> None:
         while True:
@@ -344,8 +396,10 @@ def _can_listen(opts: ServeOptions) -> None:
         try:
             probe.bind(addr)
         except OSError as exc:
-            raise RunError(f"--host {opts.host} --port {opts.port}: cannot listen there ({exc.strerror}); "
-                           f"another program may have it: pick another --port") from None
+            raise RunError(
+                f"--host {opts.host} --port {opts.port}: cannot listen there ({exc.strerror}); "
+                f"another program may have it: pick another --port"
+            ) from None
 
 
 def serve(opts: ServeOptions, announce: Callable[[str], None]) -> None:
@@ -357,11 +411,19 @@ def serve(opts: ServeOptions, announce: Callable[[str], None]) -> None:
     host = f"[{opts.host}]" if ":" in opts.host else opts.host
     link = f"http://{host}:{opts.port}/" + (f"?key={opts.key}" if opts.key else "")
     if not opts.loopback:
-        announce(f"listening on {opts.host}: every page needs the server's key, in this link; "
-                 f"share it only with the players")
+        announce(
+            f"listening on {opts.host}: every page needs the server's key, in this link; share it only with the players"
+        )
     announce(f"open {link}  (games are recorded in {opts.out}; Ctrl-C stops)")
     if opts.run is not None:
         run_link = f"http://{host}:{opts.port}/run" + (f"?key={opts.key}" if opts.key else "")
         announce(f"the run in {opts.run}: {run_link}")
-    uvicorn.run(app, host=opts.host, port=opts.port, log_level="warning", access_log=False, ws_max_size=MAX_FRAME * 4,
-                ws="websockets-sansio")
+    uvicorn.run(
+        app,
+        host=opts.host,
+        port=opts.port,
+        log_level="warning",
+        access_log=False,
+        ws_max_size=MAX_FRAME * 4,
+        ws="websockets-sansio",
+    )

@@ -56,7 +56,7 @@ def _outline(line: bytes) -> dict[str, Any] | None:
     try:
         if start >= 0 and cut >= 0:
             head = orjson.loads(line[:start] + b"}")
-            rest = orjson.loads(b"{" + line[cut + 1:].lstrip()[1:])
+            rest = orjson.loads(b"{" + line[cut + 1 :].lstrip()[1:])
             if isinstance(head, dict) and isinstance(rest, dict):
                 return {**head, **rest}
         obj = orjson.loads(line)
@@ -91,8 +91,9 @@ class RunWatch:
         self.folder = folder
         self.paths = RunFolder(folder)
         if not self.paths.is_run():
-            raise RunError(f"{folder}: not a run folder (no run.json or games file): give the folder a run writes "
-                           f"(results/NAME)")
+            raise RunError(
+                f"{folder}: not a run folder (no run.json or games file): give the folder a run writes (results/NAME)"
+            )
         self._lock = threading.Lock()
         self._reset()
 
@@ -119,12 +120,17 @@ class RunWatch:
             t.faults += seat in faulted
         for f in faults:
             self._kinds[f.kind] = self._kinds.get(f.kind, 0) + 1
-            self._faults.appendleft({"match": match, "bot": bots[f.seat], "kind": f.kind, "round": f.round,
-                                     "detail": f.detail})
+            self._faults.appendleft(
+                {"match": match, "bot": bots[f.seat], "kind": f.kind, "round": f.round, "detail": f.detail}
+            )
 
     def _add_record(self, rec: MatchRecord) -> None:
-        self._add(rec.match, list(rec.bots), list(rec.placements),
-                  [_Fault(f.seat, str(f.kind), f.round, f.detail) for f in rec.faults])
+        self._add(
+            rec.match,
+            list(rec.bots),
+            list(rec.placements),
+            [_Fault(f.seat, str(f.kind), f.round, f.detail) for f in rec.faults],
+        )
 
     def _add_line(self, line: bytes) -> None:
         """One line of the games file, read for its counts only (a full
@@ -135,9 +141,14 @@ class RunWatch:
         if obj is None:
             return
         match, bots, places = obj.get("match"), obj.get("bots"), obj.get("placements")
-        if not (isinstance(match, str) and isinstance(bots, list) and isinstance(places, list)
-                and len(bots) == len(places) and all(isinstance(b, str) for b in bots)
-                and all(type(p) is int for p in places)):
+        if not (
+            isinstance(match, str)
+            and isinstance(bots, list)
+            and isinstance(places, list)
+            and len(bots) == len(places)
+            and all(isinstance(b, str) for b in bots)
+            and all(type(p) is int for p in places)
+        ):
             return
         faults = []
         for f in obj.get("faults") or ():
@@ -184,13 +195,27 @@ class RunWatch:
             schedule = meta.get("schedule") if isinstance(meta.get("schedule"), dict) else {}
             total = schedule.get("total") if isinstance(schedule, dict) else None
             ranked = sorted(self._bots.items(), key=lambda nt: (nt[1].places / nt[1].matches, -nt[1].matches, nt[0]))
-            standings = [{"bot": name, "matches": t.matches, "wins": t.wins, "win_rate": t.wins / t.matches,
-                          "mean_place": t.places / t.matches, "faults": t.faults} for name, t in ranked]
+            standings = [
+                {
+                    "bot": name,
+                    "matches": t.matches,
+                    "wins": t.wins,
+                    "win_rate": t.wins / t.matches,
+                    "mean_place": t.places / t.matches,
+                    "faults": t.faults,
+                }
+                for name, t in ranked
+            ]
             return {
-                "name": str(meta.get("name") or self.folder.name), "status": str(meta.get("status") or "unknown"),
-                "recorded": self._count, "total": total if isinstance(total, int) else None,
-                "per_second": rate, "standings": standings, "fault_kinds": dict(sorted(self._kinds.items())),
-                "faults": list(self._faults), "ratings": self._ratings(),
+                "name": str(meta.get("name") or self.folder.name),
+                "status": str(meta.get("status") or "unknown"),
+                "recorded": self._count,
+                "total": total if isinstance(total, int) else None,
+                "per_second": rate,
+                "standings": standings,
+                "fault_kinds": dict(sorted(self._kinds.items())),
+                "faults": list(self._faults),
+                "ratings": self._ratings(),
             }
 
     def _ratings(self) -> list[dict[str, str]] | None:

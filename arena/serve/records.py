@@ -49,8 +49,10 @@ class TableRecords:
                 raise RunError(f"--out {self.folder} exists and is not a table folder: give a new folder")
             return
         if meta.get("fingerprint") != FINGERPRINT:
-            raise RunError(f"--out {self.folder} holds a run, not games of arena serve: give a table folder "
-                           f"(results/table-...) or a new one")
+            raise RunError(
+                f"--out {self.folder} holds a run, not games of arena serve: give a table folder "
+                f"(results/table-...) or a new one"
+            )
 
     def __call__(self, record: MatchRecord) -> str:
         with self._lock:

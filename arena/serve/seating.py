@@ -32,9 +32,23 @@ from arena.running.config import unique_labels
 from arena.sdk import Legal, Turn
 from arena.untrusted import printable
 
-__all__ = ["ASSIST_CANDIDATES", "DEFAULT_BOTS", "HALF", "Assist", "FaceOdds", "PlaySetup", "assist",
-           "candidate_raises", "face_odds", "illegal_reason", "legal_text", "pct", "play_seats", "play_setup",
-           "resolve_opponents"]
+__all__ = [
+    "ASSIST_CANDIDATES",
+    "DEFAULT_BOTS",
+    "HALF",
+    "Assist",
+    "FaceOdds",
+    "PlaySetup",
+    "assist",
+    "candidate_raises",
+    "face_odds",
+    "illegal_reason",
+    "legal_text",
+    "pct",
+    "play_seats",
+    "play_setup",
+    "resolve_opponents",
+]
 
 DEFAULT_BOTS: tuple[str, ...] = ("probabilistic", "cautious", "bluffer")
 """The opponents when none are named: three built-ins of different styles
@@ -75,8 +89,10 @@ def illegal_reason(action: Action, turn: Turn) -> str | None:
             return "nobody has bid yet this round: open with a bid"
         players_in = sum(1 for c in turn.counts if c > 0)
         if players_in < rules.calza_min_players:
-            return (f"calza needs at least {rules.calza_min_players} players still in "
-                    f"(calza_min_players), there are {players_in}")
+            return (
+                f"calza needs at least {rules.calza_min_players} players still in "
+                f"(calza_min_players), there are {players_in}"
+            )
         return "calza is not allowed now"
     if not isinstance(action, Bid):
         return f"{action!r} is not an action"
@@ -86,8 +102,10 @@ def illegal_reason(action: Action, turn: Turn) -> str | None:
         if standing is None and f == 1 and not rules.open_on_ones and not turn.palifico:
             return "a round may not open on 1s under these rules (open_on_ones: false)"
         if turn.palifico and standing is not None:
-            return (f"this is a palifico round: the face stays {standing.face}; "
-                    f"raise the quantity of {_face_name(standing.face)}")
+            return (
+                f"this is a palifico round: the face stays {standing.face}; "
+                f"raise the quantity of {_face_name(standing.face)}"
+            )
         return f"a bid on {_face_name(f)} is not allowed now"
     if q > legal.max_quantity:
         return f"only {legal.max_quantity} dice are in play, so no bid can be above {legal.max_quantity}"
@@ -106,8 +124,7 @@ def candidate_raises(turn: Turn, k: int = ASSIST_CANDIDATES) -> list[tuple[Bid, 
     cannot be true (more dice of the face than you hold plus all unseen dice)
     is left out.
     """
-    cands = [Bid(low, face) for face, low in sorted(turn.legal.min_quantity.items())
-             if low <= turn.legal.max_quantity]
+    cands = [Bid(low, face) for face, low in sorted(turn.legal.min_quantity.items()) if low <= turn.legal.max_quantity]
     scored = [(b, p) for b in cands if (p := turn.probability(b)) > 0.0]
     scored.sort(key=lambda bp: (-bp[1], bp[0].quantity, bp[0].face))
     return scored[:k]
@@ -171,11 +188,22 @@ def assist(turn: Turn) -> Assist:
     (``arena play --assist`` prints these; ``arena serve`` draws them)."""
     standing = turn.standing
     p_standing = turn.probability(standing) if standing is not None else None
-    p_calza = (probability_exact(standing, turn.dice, turn.unseen, wild=turn.wild)
-               if standing is not None and turn.legal.calza else None)
+    p_calza = (
+        probability_exact(standing, turn.dice, turn.unseen, wild=turn.wild)
+        if standing is not None and turn.legal.calza
+        else None
+    )
     any_bid = any(q <= turn.legal.max_quantity for q in turn.legal.min_quantity.values())
-    return Assist(turn.unseen, turn.wild, tuple(face_odds(turn)), standing, p_standing, p_calza,
-                  tuple(candidate_raises(turn, 6)), any_bid)
+    return Assist(
+        turn.unseen,
+        turn.wild,
+        tuple(face_odds(turn)),
+        standing,
+        p_standing,
+        p_calza,
+        tuple(candidate_raises(turn, 6)),
+        any_bid,
+    )
 
 
 def match_spec(prefix: str, variant: str, rules: Rules, seed: int, players: int) -> MatchSpec:
@@ -185,14 +213,28 @@ def match_spec(prefix: str, variant: str, rules: Rules, seed: int, players: int)
     from it, so nothing a bot is sent says anything about the dice."""
     # The match id goes to every bot: it is drawn on its own (an id made from
     # the seed let a bot derive every hand).
-    return MatchSpec(index=0, match=f"{prefix}-{secrets.token_hex(6)}", variant=variant, rules=rules.to_dict(),
-                     entrants=tuple(range(players)), seed=derive_seed("play", seed, "match"),
-                     dice_seed=seed, table=0, rotation=0)
+    return MatchSpec(
+        index=0,
+        match=f"{prefix}-{secrets.token_hex(6)}",
+        variant=variant,
+        rules=rules.to_dict(),
+        entrants=tuple(range(players)),
+        seed=derive_seed("play", seed, "match"),
+        dice_seed=seed,
+        table=0,
+        rotation=0,
+    )
 
 
-def play_seats(spec: MatchSpec, seats: Sequence[tuple[str, Player | BotSpec]], *, time: Any = None,
-               sandbox: Any = None, watch: Callable[[int, Player], Player] | None = None,
-               ready: Callable[[int, ReadyMessage], None] | None = None) -> MatchOutcome:
+def play_seats(
+    spec: MatchSpec,
+    seats: Sequence[tuple[str, Player | BotSpec]],
+    *,
+    time: Any = None,
+    sandbox: Any = None,
+    watch: Callable[[int, Player], Player] | None = None,
+    ready: Callable[[int, ReadyMessage], None] | None = None,
+) -> MatchOutcome:
     """Play ``spec`` with ``seats[i]`` = (name, player) of entrant position ``i``.
 
     A :class:`BotSpec` is started as a sandboxed :class:`arena.match.process.BotProcess`
@@ -218,8 +260,9 @@ def play_seats(spec: MatchSpec, seats: Sequence[tuple[str, Player | BotSpec]], *
                 try:
                     hello = proc.start()
                 except BotFault as exc:
-                    raise RunError(f"bot {label} ({who.path}) failed its handshake: {exc.kind}: "
-                                   f"{printable(exc.detail)}") from None
+                    raise RunError(
+                        f"bot {label} ({who.path}) failed its handshake: {exc.kind}: {printable(exc.detail)}"
+                    ) from None
                 if ready is not None:
                     ready(i, hello)
                 player: Player = proc
@@ -271,9 +314,16 @@ def resolve_opponents(names: Sequence[str]) -> tuple[tuple[str, BotSpec], ...]:
     return tuple((e.label, e.spec) for e in entrants)
 
 
-def play_setup(*, bots: Sequence[str] = (), preset: str | None = None, config: str | Path | None = None,
-               variant: str | None = None, sets: Sequence[str] = (), seed: int | None = None,
-               name: str = "human") -> PlaySetup:
+def play_setup(
+    *,
+    bots: Sequence[str] = (),
+    preset: str | None = None,
+    config: str | Path | None = None,
+    variant: str | None = None,
+    sets: Sequence[str] = (),
+    seed: int | None = None,
+    name: str = "human",
+) -> PlaySetup:
     """What ``arena play`` was asked for, validated: rules from ``preset`` (default
     classic) or from ``config``'s variant, with ``sets`` (``KEY=VALUE``) on top;
     opponents from ``bots``, else the config's bots, else :data:`DEFAULT_BOTS`."""
@@ -311,8 +361,17 @@ def play_setup(*, bots: Sequence[str] = (), preset: str | None = None, config: s
     for key in opt_in(rules.to_dict()):
         refused = [label for label, spec in opponents if True not in (spec.supports.rules or {}).get(key, ())]
         if refused:
-            raise RunError(f"{key}: {', '.join(refused)} {'does' if len(refused) == 1 else 'do'} not declare that "
-                           f"{'it plays' if len(refused) == 1 else 'they play'} it (supports: {{rules: {{{key}: "
-                           f"[true, false]}}}}); choose other --bots, or leave {key} off")
-    return PlaySetup(rules=rules, bots=opponents, variant=label, seed=seed, human_name=name.strip(),
-                     time=time_control, sandbox=limits)
+            raise RunError(
+                f"{key}: {', '.join(refused)} {'does' if len(refused) == 1 else 'do'} not declare that "
+                f"{'it plays' if len(refused) == 1 else 'they play'} it (supports: {{rules: {{{key}: "
+                f"[true, false]}}}}); choose other --bots, or leave {key} off"
+            )
+    return PlaySetup(
+        rules=rules,
+        bots=opponents,
+        variant=label,
+        seed=seed,
+        human_name=name.strip(),
+        time=time_control,
+        sandbox=limits,
+    )

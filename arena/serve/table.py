@@ -84,15 +84,26 @@ def assist_json(a: Assist) -> Event:
     """The assisted-mode figures as JSON: each probability, and as the page
     shows it, formatted by the same function as ``arena play --assist``."""
     return {
-        "unseen": a.unseen, "wild": a.wild,
-        "faces": [{"face": o.face, "expected": o.expected, "expected_text": f"{o.expected:.1f}",
-                   "likely": o.likely, "p_likely": o.p_likely} for o in a.faces],
+        "unseen": a.unseen,
+        "wild": a.wild,
+        "faces": [
+            {
+                "face": o.face,
+                "expected": o.expected,
+                "expected_text": f"{o.expected:.1f}",
+                "likely": o.likely,
+                "p_likely": o.p_likely,
+            }
+            for o in a.faces
+        ],
         "standing": [a.standing.quantity, a.standing.face] if a.standing is not None else None,
-        "p_standing": a.p_standing, "p_calza": a.p_calza,
+        "p_standing": a.p_standing,
+        "p_calza": a.p_calza,
         "p_standing_text": pct(a.p_standing) if a.p_standing is not None else None,
         "p_dudo_text": pct(1.0 - a.p_standing) if a.p_standing is not None else None,
         "p_calza_text": pct(a.p_calza) if a.p_calza is not None else None,
-        "raises": [[b.quantity, b.face, p, pct(p)] for b, p in a.raises], "any_bid": a.any_bid,
+        "raises": [[b.quantity, b.face, p, pct(p)] for b, p in a.raises],
+        "any_bid": a.any_bid,
     }
 
 
@@ -131,8 +142,9 @@ class PersonSeat:
         if self.stand_in is not None:
             return self.stand_in.request(msg)  # type: ignore[no-any-return]  # a BotProcess
         if self.info is None:
-            raise BotFault(f"the person at seat {msg.get('seat')} was asked to move before the match started",
-                           LEFT_KIND)
+            raise BotFault(
+                f"the person at seat {msg.get('seat')} was asked to move before the match started", LEFT_KIND
+            )
         turn = parse_turn(msg, self.info, self._rng)
         if self.dealt != list(msg["dice"]):  # the page was shown the referee's deal: the same dice, or a bug here
             # (no dice in the message: it goes to every page of the table)
@@ -140,11 +152,20 @@ class PersonSeat:
         if self.left:
             self._leave("the person left the table")
         legal = msg["legal"]
-        self.table.private(self.entrant, {
-            "type": "your_turn", "round": msg["round"],
-            "legal": {"dudo": legal["dudo"], "calza": legal["calza"], "max_quantity": legal["max_quantity"],
-                      "min_quantity": dict(legal["min_quantity"])},
-            "assist": assist_json(assist(turn))})
+        self.table.private(
+            self.entrant,
+            {
+                "type": "your_turn",
+                "round": msg["round"],
+                "legal": {
+                    "dudo": legal["dudo"],
+                    "calza": legal["calza"],
+                    "max_quantity": legal["max_quantity"],
+                    "min_quantity": dict(legal["min_quantity"]),
+                },
+                "assist": assist_json(assist(turn)),
+            },
+        )
         while True:
             try:
                 text = self.moves.get(timeout=0.2)
@@ -232,10 +253,19 @@ class Table:
     was written (or raises an :class:`ArenaError`).
     """
 
-    def __init__(self, seats: Sequence[TableSeat], rules: Rules, variant: str, *,
-                 record: Callable[[MatchRecord], str], away_s: float = AWAY_S, time: Any = None,
-                 sandbox: Any = None, seed: int | None = None,
-                 fallback: tuple[str, BotSpec] | None = None) -> None:
+    def __init__(
+        self,
+        seats: Sequence[TableSeat],
+        rules: Rules,
+        variant: str,
+        *,
+        record: Callable[[MatchRecord], str],
+        away_s: float = AWAY_S,
+        time: Any = None,
+        sandbox: Any = None,
+        seed: int | None = None,
+        fallback: tuple[str, BotSpec] | None = None,
+    ) -> None:
         if not 2 <= len(seats) <= 10:
             raise RunError(f"a table seats 2 to 10 players; {len(seats)} were asked for")
         self.id = secrets.token_urlsafe(12)
@@ -289,13 +319,21 @@ class Table:
 
     def _play(self) -> None:
         seats: list[tuple[str, Player | BotSpec]] = [
-            (s.name, s.bot if s.bot is not None else self.people[i]) for i, s in enumerate(self.seats)]
-        self.public({"type": "starting", "names": [s.name for s in self.seats],
-                     "bots": [s.bot is not None for s in self.seats]})
+            (s.name, s.bot if s.bot is not None else self.people[i]) for i, s in enumerate(self.seats)
+        ]
+        self.public(
+            {"type": "starting", "names": [s.name for s in self.seats], "bots": [s.bot is not None for s in self.seats]}
+        )
         try:
             try:
-                outcome = play_seats(self.spec, seats, time=self._time, sandbox=self._sandbox,
-                                     watch=lambda i, p: _Watched(self, i, p), ready=self._bot_ready)
+                outcome = play_seats(
+                    self.spec,
+                    seats,
+                    time=self._time,
+                    sandbox=self._sandbox,
+                    watch=lambda i, p: _Watched(self, i, p),
+                    ready=self._bot_ready,
+                )
             finally:
                 for person in self.people.values():
                     person.close()
@@ -306,8 +344,13 @@ class Table:
         except Exception as exc:  # a bug here must still reach the pages, not leave them waiting
             # Only the kind of error: its text could hold anything (a hand), and
             # goes to every page; the whole of it goes to the server's stderr.
-            self.public({"type": "error", "text": f"the table stopped on an internal error ({type(exc).__name__}); "
-                                                  f"the server's log has the details"})
+            self.public(
+                {
+                    "type": "error",
+                    "text": f"the table stopped on an internal error ({type(exc).__name__}); "
+                    f"the server's log has the details",
+                }
+            )
             self.done.set()
             raise
         rec = self._say_replaced(outcome.record)
@@ -316,10 +359,18 @@ class Table:
             where = Path(self._record(rec)).name  # the folder's name: a page need not know the server's paths
         except ArenaError as exc:
             where = f"not recorded: {exc}"
-        self.public({"type": "over", "placements": list(rec.placements), "match": rec.match,
-                     "end": str(rec.end), "recorded": where,
-                     "faults": [{"seat": f.seat, "kind": str(f.kind), "detail": f.detail, "round": f.round}
-                                for f in rec.faults]})
+        self.public(
+            {
+                "type": "over",
+                "placements": list(rec.placements),
+                "match": rec.match,
+                "end": str(rec.end),
+                "recorded": where,
+                "faults": [
+                    {"seat": f.seat, "kind": str(f.kind), "detail": f.detail, "round": f.round} for f in rec.faults
+                ],
+            }
+        )
         self.done.set()
 
     def _say_replaced(self, rec: MatchRecord) -> MatchRecord:
@@ -382,13 +433,27 @@ class Table:
         own: list[str | None] = []
         for n in names:
             ready = self._ready.get(by_name[n])
-            own.append(None if ready is None else
-                       ready["name"] + (f" {ready['version']}" if ready.get("version") else ""))
+            own.append(
+                None if ready is None else ready["name"] + (f" {ready['version']}" if ready.get("version") else "")
+            )
         r = self.rules
-        self.public({"type": "start", "match": msg["match"], "names": names, "bots": bots, "own_names": own,
-                     "variant": self.variant,
-                     "rules": {"dice": r.dice, "wild_ones": r.wild_ones, "calza": r.calza, "palifico": r.palifico,
-                               "open_on_ones": r.open_on_ones}})
+        self.public(
+            {
+                "type": "start",
+                "match": msg["match"],
+                "names": names,
+                "bots": bots,
+                "own_names": own,
+                "variant": self.variant,
+                "rules": {
+                    "dice": r.dice,
+                    "wild_ones": r.wild_ones,
+                    "calza": r.calza,
+                    "palifico": r.palifico,
+                    "open_on_ones": r.open_on_ones,
+                },
+            }
+        )
 
     def _show_turn(self, msg: TurnMessage) -> None:
         rnd = msg["round"]
@@ -401,8 +466,16 @@ class Table:
                 seat = self._seat_of[entrant]
                 self.people[entrant].dealt = sorted(hands[seat])
                 self.private(entrant, {"type": "dice", "round": rnd, "seat": seat, "dice": sorted(hands[seat])})
-        self.public({"type": "turn", "round": rnd, "to_act": msg["seat"], "counts": list(msg["counts"]),
-                     "palifico": msg["palifico"], "history": [list(h) for h in msg["history"]]})
+        self.public(
+            {
+                "type": "turn",
+                "round": rnd,
+                "to_act": msg["seat"],
+                "counts": list(msg["counts"]),
+                "palifico": msg["palifico"],
+                "history": [list(h) for h in msg["history"]],
+            }
+        )
         if msg["seat"] in self._seat_of.values():
             entrant = next(e for e, s in self._seat_of.items() if s == msg["seat"])
             person = self.people.get(entrant)
@@ -411,9 +484,15 @@ class Table:
                 person.moves = queue.Queue()  # a move sent before this turn is not an answer to it
 
     def _show_reveal(self, msg: Any) -> None:
-        ev: Event = {"type": "reveal", "round": msg["round"], "palifico": msg["palifico"],
-                     "history": [list(h) for h in msg["history"]], "dice": [sorted(h) for h in msg["dice"]],
-                     "counts": list(msg["counts"]), "wild": self.rules.wild_ones and not msg["palifico"]}
+        ev: Event = {
+            "type": "reveal",
+            "round": msg["round"],
+            "palifico": msg["palifico"],
+            "history": [list(h) for h in msg["history"]],
+            "dice": [sorted(h) for h in msg["dice"]],
+            "counts": list(msg["counts"]),
+            "wild": self.rules.wild_ones and not msg["palifico"],
+        }
         for key in ("bid", "count"):
             if key in msg:
                 ev[key] = msg[key]

@@ -146,7 +146,7 @@ class AbstractGame:
             out = np.empty(n, dtype=np.int32)
             step = 1 << 20
             for lo in range(0, n, step):
-                out[lo: lo + step] = self.state_of(np.arange(lo, min(n, lo + step)))
+                out[lo : lo + step] = self.state_of(np.arange(lo, min(n, lo + step)))
             self._mask_nodes = out
         return self._mask_nodes
 
@@ -174,7 +174,7 @@ def abstract_game(game: RoundGame, recall: int) -> AbstractGame:
     while i < len(states):
         tail, m = states[i]
         top = tail.bit_length() - 1
-        for a in (openers if i == 0 else range(top + 1, n_bids)):
+        for a in openers if i == 0 else range(top + 1, n_bids):
             nt = tail | (1 << a)
             if m < k:
                 nm = m + 1
@@ -213,8 +213,22 @@ def abstract_game(game: RoundGame, recall: int) -> AbstractGame:
         cs = e_child[by_child]
         is_, ie = np.searchsorted(cs, [s, t])
         groups.append((int(s), int(t), int(es), int(ee), int(is_), int(ie), int(top_a[s]), int(actor_a[s])))
-    return AbstractGame(game, recall, tail_a, m_a, top_a, actor_a, e_parent, e_child, e_bid, code[corder],
-                        corder, groups, by_child, n_children)
+    return AbstractGame(
+        game,
+        recall,
+        tail_a,
+        m_a,
+        top_a,
+        actor_a,
+        e_parent,
+        e_child,
+        e_bid,
+        code[corder],
+        corder,
+        groups,
+        by_child,
+        n_children,
+    )
 
 
 @dataclass
@@ -307,8 +321,13 @@ class AbstractSolver:
             out.append(r)
         return out
 
-    def utilities(self, prof: AbstractProfile, payoff: tuple[np.ndarray, np.ndarray] | None = None, *,
-                  update: tuple[int, list[np.ndarray], float] | None = None) -> np.ndarray:
+    def utilities(
+        self,
+        prof: AbstractProfile,
+        payoff: tuple[np.ndarray, np.ndarray] | None = None,
+        *,
+        update: tuple[int, list[np.ndarray], float] | None = None,
+    ) -> np.ndarray:
         """U[node, a, b]: the opener's expected payoff from each abstract state for
         opener hand a and other hand b, both following ``prof``.
 
@@ -338,8 +357,19 @@ class AbstractSolver:
                     u[s:t] += prof.dudo[s:t, None, :n1] * pay[None]
         return u
 
-    def _regrets(self, player: int, prof: AbstractProfile, reach: list[np.ndarray], weight: float,
-                 s: int, t: int, es: int, ee: int, kids: np.ndarray | None, pay: np.ndarray | None) -> None:
+    def _regrets(
+        self,
+        player: int,
+        prof: AbstractProfile,
+        reach: list[np.ndarray],
+        weight: float,
+        s: int,
+        t: int,
+        es: int,
+        ee: int,
+        kids: np.ndarray | None,
+        pay: np.ndarray | None,
+    ) -> None:
         """CFR+ updates at the states ``s:t`` (one group, ``player`` acting there)."""
         n_p = self.nh[player]
         n_par = t - s
@@ -350,8 +380,11 @@ class AbstractSolver:
             n_kid = (ee - es) // n_par
             rp = np.repeat(ro, n_kid, axis=0)
             # The counterfactual value of each raise, per own hand.
-            q = (np.matmul(kids, rp[:, :, None])[:, :, 0] if player == OPENER
-                 else -np.matmul(rp[:, None, :], kids)[:, 0, :])
+            q = (
+                np.matmul(kids, rp[:, :, None])[:, :, 0]
+                if player == OPENER
+                else -np.matmul(rp[:, None, :], kids)[:, 0, :]
+            )
             v += (q * prof.edge[es:ee, :n_p]).reshape(n_par, n_kid, n_p).sum(axis=1)
         if pay is not None:
             qd = ro @ pay.T if player == OPENER else -(ro @ pay)
@@ -402,7 +435,7 @@ def to_profile(ag: AbstractGame, prof: AbstractProfile, game: RoundGame) -> Prof
     masks = np.zeros(game.n_nodes, dtype=np.int64)
     for d, lv in enumerate(game.levels):
         if d:
-            masks[lv.start: lv.stop] = masks[lv.parent] | (np.int64(1) << lv.top)
+            masks[lv.start : lv.stop] = masks[lv.parent] | (np.int64(1) << lv.top)
     node = ag.state_of(masks)
     tables = [prof.table(ag, p) for p in (OPENER, OTHER)]
     child, dudo = [], []
@@ -414,5 +447,5 @@ def to_profile(ag: AbstractGame, prof: AbstractProfile, game: RoundGame) -> Prof
             child.append(tab[node[nxt.parent], nxt.top])
         else:
             child.append(np.zeros((0, len(game.hands[p]))))
-        dudo.append(tab[node[lv.start: lv.stop], ag.game.n_bids] if d else np.zeros((0, len(game.hands[p]))))
+        dudo.append(tab[node[lv.start : lv.stop], ag.game.n_bids] if d else np.zeros((0, len(game.hands[p]))))
     return Profile(child, dudo)

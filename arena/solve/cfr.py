@@ -137,8 +137,14 @@ class RoundSolver:
         """The (linearly weighted) average strategy: what the solver outputs."""
         return self._normalise(self.sum_child, self.sum_dudo, clip=False)
 
-    def _normalise(self, child: list[np.ndarray], dudo: list[np.ndarray], clip: bool,
-                   prof: Profile | None = None, only: int | None = None) -> Profile:
+    def _normalise(
+        self,
+        child: list[np.ndarray],
+        dudo: list[np.ndarray],
+        clip: bool,
+        prof: Profile | None = None,
+        only: int | None = None,
+    ) -> Profile:
         out_c, out_d = [], []
         for d, lv in enumerate(self.game.levels):
             if prof is not None and lv.actor != only:
@@ -178,8 +184,9 @@ class RoundSolver:
                 reach[p].append(r)
         return reach
 
-    def _dudo_value(self, d: int, player: int, opp_reach_w: np.ndarray,
-                    payoff: tuple[np.ndarray, np.ndarray] | None = None) -> np.ndarray:
+    def _dudo_value(
+        self, d: int, player: int, opp_reach_w: np.ndarray, payoff: tuple[np.ndarray, np.ndarray] | None = None
+    ) -> np.ndarray:
         """Counterfactual value for ``player`` of a dudo at every level-d history,
         given the opponent's reach times chance (rows: histories, cols: opponent hands)."""
         lv = self.game.levels[d]
@@ -194,9 +201,17 @@ class RoundSolver:
                 out[rows] = -(opp_reach_w[rows] @ m)
         return out
 
-    def _values(self, player: int, prof: Profile, reach: list[list[np.ndarray]], *, best: bool = False,
-                update: float | None = None, payoff: tuple[np.ndarray, np.ndarray] | None = None,
-                keep: list[tuple[np.ndarray, np.ndarray | None, np.ndarray | None]] | None = None) -> np.ndarray:
+    def _values(
+        self,
+        player: int,
+        prof: Profile,
+        reach: list[list[np.ndarray]],
+        *,
+        best: bool = False,
+        update: float | None = None,
+        payoff: tuple[np.ndarray, np.ndarray] | None = None,
+        keep: list[tuple[np.ndarray, np.ndarray | None, np.ndarray | None]] | None = None,
+    ) -> np.ndarray:
         """Counterfactual values of ``player`` at the root, per hand: following
         ``prof`` (or, with ``best``, best-responding to the opponent's part of it).
         With ``update`` (the iteration's averaging weight), also does the CFR+
@@ -283,8 +298,9 @@ def expected_value(solver: RoundSolver, prof: Profile) -> float:
     return float(root @ solver.game.weight[OPENER])
 
 
-def best_response_value(solver: RoundSolver, prof: Profile, player: int,
-                        payoff: tuple[np.ndarray, np.ndarray] | None = None) -> float:
+def best_response_value(
+    solver: RoundSolver, prof: Profile, player: int, payoff: tuple[np.ndarray, np.ndarray] | None = None
+) -> float:
     """The exact best-response value of ``player`` against the other's part of
     ``prof`` (``payoff``: other continuation payoffs, as ``RoundGame.payoff`` gives)."""
     reach = solver._reach(prof)
@@ -292,8 +308,9 @@ def best_response_value(solver: RoundSolver, prof: Profile, player: int,
     return float(root @ solver.game.weight[player])
 
 
-def best_response(solver: RoundSolver, prof: Profile, player: int,
-                  payoff: tuple[np.ndarray, np.ndarray] | None = None) -> tuple[float, Profile]:
+def best_response(
+    solver: RoundSolver, prof: Profile, player: int, payoff: tuple[np.ndarray, np.ndarray] | None = None
+) -> tuple[float, Profile]:
     """``player``'s best response to the other's part of ``prof``: its value, and
     ``prof`` with ``player``'s part replaced by the (pure) best response."""
     reach = solver._reach(prof)
@@ -357,7 +374,7 @@ def spots(solver: RoundSolver, prof: Profile, player: int) -> list[Spot]:
             nxt = solver.game.levels[d + 1]
             for i in ix.has:  # few spots matter; the argmax per history is cheap enough
                 lo = int(lv.child_start[i] - nxt.start)
-                arg[i] = lv.child_start[i] + np.argmax(v_next[lo: lo + int(lv.n_children[i])], axis=0)
+                arg[i] = lv.child_start[i] + np.argmax(v_next[lo : lo + int(lv.n_children[i])], axis=0)
         if dv is not None:
             arg = np.where(dv > best, -1, arg)
             best = np.maximum(best, dv)

@@ -45,8 +45,9 @@ def _blocks(lo: int, hi: int) -> list[tuple[int, int]]:
     return [(s, min(hi, s + BLOCK)) for s in range(lo, hi, BLOCK)]
 
 
-def best_response_full(ag: AbstractGame, prof: AbstractProfile, player: int,
-                       payoff: tuple[np.ndarray, np.ndarray], dtype: Any = np.float64) -> float:
+def best_response_full(
+    ag: AbstractGame, prof: AbstractProfile, player: int, payoff: tuple[np.ndarray, np.ndarray], dtype: Any = np.float64
+) -> float:
     """What a best response earns as ``player`` over the full tree of the round,
     against the other player's part of ``prof`` (``payoff``: the opener's payoff
     of a dudo per ladder bid and hand pair, by the opener and by the other
@@ -75,7 +76,7 @@ def best_response_full(ag: AbstractGame, prof: AbstractProfile, player: int,
                 f[0] = moves[0] if opp == OPENER else 1.0
                 if a not in openers:
                     f[0] = 0.0
-            reach[base + lo: base + hi] = r * f
+            reach[base + lo : base + hi] = r * f
 
     by_opener, by_other = payoff
     value: np.ndarray = np.empty((size, h_p), dtype=dtype)
@@ -97,7 +98,7 @@ def best_response_full(ag: AbstractGame, prof: AbstractProfile, player: int,
                     dv[rows] = sign * (ro[rows] @ m.T if player == OPENER else ro[rows] @ m)
             best, total = dv.copy(), dv
             for a in range(k + 1, n):  # the raises: contiguous slices of the higher groups
-                kid = value[(1 << a) + lo: (1 << a) + hi]
+                kid = value[(1 << a) + lo : (1 << a) + hi]
                 np.maximum(best, kid, out=best)
                 total += kid
             value[lo:hi] = np.where(mine[:, None], best, total)

@@ -74,17 +74,23 @@ def check_solvable(rules: Rules, players: int = 2) -> None:
     if players != 2:
         raise SolveError(f"players {players}: the solver plays two-player games only")
     if rules.calza and rules.calza_min_players <= 2:
-        raise SolveError("rules: calza is played with two players (calza true, calza_min_players "
-                         f"{rules.calza_min_players}); the solver models dudo only: set calza=false "
-                         "or calza_min_players=3")
+        raise SolveError(
+            "rules: calza is played with two players (calza true, calza_min_players "
+            f"{rules.calza_min_players}); the solver models dudo only: set calza=false "
+            "or calza_min_players=3"
+        )
     if rules.palifico and rules.palifico_min_players <= 2:
-        raise SolveError("rules: palifico rounds are played with two players (palifico true, "
-                         f"palifico_min_players {rules.palifico_min_players}); the solver models ordinary "
-                         "rounds only: set palifico=false or palifico_min_players=3")
+        raise SolveError(
+            "rules: palifico rounds are played with two players (palifico true, "
+            f"palifico_min_players {rules.palifico_min_players}); the solver models ordinary "
+            "rounds only: set palifico=false or palifico_min_players=3"
+        )
     if rules.max_rounds < 2 * rules.dice - 1:
-        raise SolveError(f"rules: max_rounds {rules.max_rounds} can stop a match of {rules.dice} dice each "
-                         f"before it is decided (it takes up to {2 * rules.dice - 1} rounds); the solver "
-                         "plays matches to the end")
+        raise SolveError(
+            f"rules: max_rounds {rules.max_rounds} can stop a match of {rules.dice} dice each "
+            f"before it is decided (it takes up to {2 * rules.dice - 1} rounds); the solver "
+            "plays matches to the end"
+        )
 
 
 def hands_of(n: int) -> tuple[list[tuple[int, ...]], np.ndarray]:
@@ -95,7 +101,7 @@ def hands_of(n: int) -> tuple[list[tuple[int, ...]], np.ndarray]:
         ways = factorial(n)
         for f in FACES:
             ways //= factorial(h.count(f))
-        weights.append(ways / 6 ** n)
+        weights.append(ways / 6**n)
     return hands, np.array(weights)
 
 
@@ -162,7 +168,7 @@ class RoundGame:
             if lv.n_children[i] == 0 or t <= top:
                 return None
             lo = int(lv.child_start[i])
-            tops = self.node_top[lo: lo + int(lv.n_children[i])]
+            tops = self.node_top[lo : lo + int(lv.n_children[i])]
             hit = np.nonzero(tops == t)[0]
             if not len(hit):
                 return None
@@ -207,8 +213,10 @@ def round_start(rules: Rules, counts: tuple[int, int], opener: int = 0) -> State
     if not (1 <= c_o <= d and 1 <= c_n <= d):
         raise SolveError(f"counts {counts}: each player holds 1 to {d} dice (rules dice {d})")
     if c_o == d and c_n < d:
-        raise SolveError(f"counts {counts}: the opener of a round is the loser of the one before, so an "
-                         f"opener holding all {d} dice opens only the first round")
+        raise SolveError(
+            f"counts {counts}: the opener of a round is the loser of the one before, so an "
+            f"opener holding all {d} dice opens only the first round"
+        )
     seat_o, seat_n = opener, 1 - opener
     losers = [seat_n] * (d - c_n) + [seat_o] * (d - c_o)  # the opener loses last: then it opens
     state = new_match(rules, 2, opener=losers[0] if losers else opener)
@@ -222,8 +230,7 @@ def round_start(rules: Rules, counts: tuple[int, int], opener: int = 0) -> State
         state = apply(state, bid(1, 3) if loser == cur else bid(total, 2))
         state = apply(state, DUDO)
     if state.counts[seat_o] != c_o or state.counts[seat_n] != c_n or state.opener != seat_o:
-        raise SolveError(f"counts {counts}: could not reach that round (got {state.counts}, "
-                         f"opener {state.opener})")
+        raise SolveError(f"counts {counts}: could not reach that round (got {state.counts}, opener {state.opener})")
     return state
 
 
@@ -246,10 +253,13 @@ def round_game(rules: Rules, counts: tuple[int, int], tree: bool = True) -> Roun
     total = c0 + c1
     n_bids = 6 * total
     if tree and 1 << n_bids > MAX_NODES:
-        raise SolveError(f"a round with {total} dice in play has {n_bids} bids and 2^{n_bids} histories; "
-                         f"the solver walks at most {MAX_NODES} (3 dice in play)")
-    ladder = tuple(sorted((bid(q, f) for q in range(1, total + 1) for f in FACES),
-                          key=lambda b: bid_key(b, rules.ones)))
+        raise SolveError(
+            f"a round with {total} dice in play has {n_bids} bids and 2^{n_bids} histories; "
+            f"the solver walks at most {MAX_NODES} (3 dice in play)"
+        )
+    ladder = tuple(
+        sorted((bid(q, f) for q in range(1, total + 1) for f in FACES), key=lambda b: bid_key(b, rules.ones))
+    )
     index = {b: i for i, b in enumerate(ladder)}
     h0, w0 = hands_of(c0)
     h1, w1 = hands_of(c1)
@@ -263,8 +273,9 @@ def round_game(rules: Rules, counts: tuple[int, int], tree: bool = True) -> Roun
     true, loss = _outcomes(rules, ladder, h0, h1)
     if not tree:
         none = np.zeros(0, dtype=np.int64)
-        return RoundGame(rules, (c0, c1), (h0, h1), (w0, w1), ladder, np.array(openers), [], 0, true, loss,
-                         none, none, none)
+        return RoundGame(
+            rules, (c0, c1), (h0, h1), (w0, w1), ladder, np.array(openers), [], 0, true, loss, none, none, none
+        )
     # Breadth-first tree of histories.
     tops = [np.array([-1])]
     parents = [np.array([-1])]
@@ -300,12 +311,26 @@ def round_game(rules: Rules, counts: tuple[int, int], tree: bool = True) -> Roun
     node_parent = np.concatenate(parents)
     node_depth = np.concatenate([np.full(len(t), d) for d, t in enumerate(tops)])
 
-    return RoundGame(rules, (c0, c1), (h0, h1), (w0, w1), ladder, np.array(openers), levels,
-                     len(node_top), true, loss, node_top, node_depth, node_parent)
+    return RoundGame(
+        rules,
+        (c0, c1),
+        (h0, h1),
+        (w0, w1),
+        ladder,
+        np.array(openers),
+        levels,
+        len(node_top),
+        true,
+        loss,
+        node_top,
+        node_depth,
+        node_parent,
+    )
 
 
-def _outcomes(rules: Rules, ladder: tuple[Bid, ...], h0: list[tuple[int, ...]],
-              h1: list[tuple[int, ...]]) -> tuple[np.ndarray, np.ndarray]:
+def _outcomes(
+    rules: Rules, ladder: tuple[Bid, ...], h0: list[tuple[int, ...]], h1: list[tuple[int, ...]]
+) -> tuple[np.ndarray, np.ndarray]:
     """Every call's outcome, per hand pair: the count of the bid's face (aces
     wild as the engine counts them) against its quantity, and the dice lost."""
     n_bids = len(ladder)

@@ -65,8 +65,7 @@ MAX_FULL_BR = 1 << 24  # the exact best response walks 2^bids histories: up to 4
 def round_states(dice: int) -> list[tuple[int, int]]:
     """Every round a match of ``dice`` dice each can play, (opener's dice, other's
     dice), fewest dice in play first (the order they are solved in)."""
-    states = [(c_o, c_n) for c_o in range(1, dice + 1) for c_n in range(1, dice + 1)
-              if c_o < dice or c_n == dice]
+    states = [(c_o, c_n) for c_o in range(1, dice + 1) for c_n in range(1, dice + 1) if c_o < dice or c_n == dice]
     return sorted(states, key=lambda s: (s[0] + s[1], s))
 
 
@@ -123,8 +122,11 @@ class MatchSolution:
         return not self.unsolved
 
 
-def _cont(counts: tuple[int, int], values: dict[tuple[int, int], float],
-          other_values: dict[tuple[int, int], float] | None = None) -> Callable[[int, int, int], float]:
+def _cont(
+    counts: tuple[int, int],
+    values: dict[tuple[int, int], float],
+    other_values: dict[tuple[int, int], float] | None = None,
+) -> Callable[[int, int, int], float]:
     """Opener's payoff once ``loser`` gives up ``k`` dice, from next-round values.
 
     ``values[s]`` is the value of round ``s`` to the player who opens it and
@@ -143,31 +145,48 @@ def _cont(counts: tuple[int, int], values: dict[tuple[int, int], float],
     return cont
 
 
-def _br_payoffs(game: RoundGame, counts: tuple[int, int], br_open: dict[tuple[int, int], float],
-                br_other: dict[tuple[int, int], float]) -> tuple[Any, Any]:
+def _br_payoffs(
+    game: RoundGame,
+    counts: tuple[int, int],
+    br_open: dict[tuple[int, int], float],
+    br_other: dict[tuple[int, int], float],
+) -> tuple[Any, Any]:
     """Best-response payoffs of a round: the best responder's own values of the rounds after."""
     pay_open = game.payoff(_cont(counts, br_open, br_other))  # BR as opener: its values
-    pay_other = game.payoff(_cont(counts, {s: -v for s, v in br_other.items()},
-                                  {s: -v for s, v in br_open.items()}))
+    pay_other = game.payoff(_cont(counts, {s: -v for s, v in br_other.items()}, {s: -v for s, v in br_open.items()}))
     return pay_open, pay_other
 
 
-def _figures(sol: RoundSolution, prof: Profile | AbstractProfile, pay_open: Any,
-             pay_other: Any) -> tuple[float, float, float]:
+def _figures(
+    sol: RoundSolution, prof: Profile | AbstractProfile, pay_open: Any, pay_other: Any
+) -> tuple[float, float, float]:
     """Value, and the exact best responses as the opener and as the other player."""
     solver = sol.solver
     if isinstance(solver, AbstractSolver):
         assert isinstance(prof, AbstractProfile) and sol.abstract is not None
-        return (solver.value(prof), best_response_full(sol.abstract, prof, OPENER, pay_open),
-                best_response_full(sol.abstract, prof, OTHER, pay_other))
+        return (
+            solver.value(prof),
+            best_response_full(sol.abstract, prof, OPENER, pay_open),
+            best_response_full(sol.abstract, prof, OTHER, pay_other),
+        )
     assert isinstance(prof, Profile)
-    return (solver.value(prof), best_response_value(solver, prof, OPENER, pay_open),
-            best_response_value(solver, prof, OTHER, pay_other))
+    return (
+        solver.value(prof),
+        best_response_value(solver, prof, OPENER, pay_open),
+        best_response_value(solver, prof, OTHER, pay_other),
+    )
 
 
-def solve_match(rules: Rules, iterations: int, *, every: int = 0,
-                progress: Callable[[tuple[int, int], Checkpoint], None] | None = None,
-                recall: int = 3, abstract_from: int = ABSTRACT_FROM, upto: int | None = None) -> MatchSolution:
+def solve_match(
+    rules: Rules,
+    iterations: int,
+    *,
+    every: int = 0,
+    progress: Callable[[tuple[int, int], Checkpoint], None] | None = None,
+    recall: int = 3,
+    abstract_from: int = ABSTRACT_FROM,
+    upto: int | None = None,
+) -> MatchSolution:
     """Solve every round of a match of ``rules.dice`` dice each that fits, bottom-up.
 
     ``iterations`` iterations per round; a checkpoint (value and exact best
@@ -195,8 +214,9 @@ def solve_match(rules: Rules, iterations: int, *, every: int = 0,
         c_o, c_n = counts
         # The rounds it can lead to (a dudo loser gives up 1 die, or more with penalty: difference).
         most = max(c_o, c_n) if rules.penalty == "difference" else 1
-        needed = [(c_o - k, c_n) for k in range(1, most + 1) if k < c_o] + \
-                 [(c_n - k, c_o) for k in range(1, most + 1) if k < c_n]
+        needed = [(c_o - k, c_n) for k in range(1, most + 1) if k < c_o] + [
+            (c_n - k, c_o) for k in range(1, most + 1) if k < c_n
+        ]
         missing = [s for s in needed if s not in values]
         bids = 6 * sum(counts)
         use_abstract = sum(counts) >= abstract_from
@@ -204,13 +224,17 @@ def solve_match(rules: Rules, iterations: int, *, every: int = 0,
             unsolved[counts] = f"not asked for (only rounds of at most {upto} dice in play)"
             continue
         if not fits(counts) and not use_abstract:
-            unsolved[counts] = (f"{sum(counts)} dice in play make {bids} bids and "
-                                f"2^{bids} histories per deal, beyond the tabular solver (abstract_from "
-                                f"{abstract_from})")
+            unsolved[counts] = (
+                f"{sum(counts)} dice in play make {bids} bids and "
+                f"2^{bids} histories per deal, beyond the tabular solver (abstract_from "
+                f"{abstract_from})"
+            )
             continue
         if use_abstract and 1 << bids > MAX_FULL_BR:
-            unsolved[counts] = (f"{sum(counts)} dice in play make {bids} bids: the exact best response that "
-                                f"certifies an abstract strategy walks 2^{bids} histories, beyond 2^24")
+            unsolved[counts] = (
+                f"{sum(counts)} dice in play make {bids} bids: the exact best response that "
+                f"certifies an abstract strategy walks 2^{bids} histories, beyond 2^24"
+            )
             continue
         if missing:
             unsolved[counts] = "a round it leads to is unsolved: " + ", ".join(map(str, missing))
@@ -283,8 +307,11 @@ def to_policy(sol: MatchSolution, eps: float | None = None) -> dict[str, Any]:
         br_other[counts] = entry["br_other"]
     top = (sol.dice, sol.dice)
     data: dict[str, Any] = {
-        "format": policy.FORMAT, "version": policy.VERSION, "rules": policy.rules_key(sol.rules),
-        "players": 2, "dice": sol.dice,
+        "format": policy.FORMAT,
+        "version": policy.VERSION,
+        "rules": policy.rules_key(sol.rules),
+        "players": 2,
+        "dice": sol.dice,
         "solver": {"algorithm": "cfr+", "averaging": "linear", "updates": "alternating", "prune": eps},
     }
     if f"{top[0]}-{top[1]}" in rounds:

@@ -45,8 +45,9 @@ MICRO = 1_000_000
 class PackedRound:
     """One round's information sets, looked up by binary search."""
 
-    def __init__(self, keys: np.ndarray, start: np.ndarray, action: np.ndarray, micro: np.ndarray,
-                 actions: list[str]) -> None:
+    def __init__(
+        self, keys: np.ndarray, start: np.ndarray, action: np.ndarray, micro: np.ndarray, actions: list[str]
+    ) -> None:
         self.keys, self.start, self.action, self.micro, self.actions = keys, start, action, micro, actions
 
     def __len__(self) -> int:
@@ -67,8 +68,10 @@ class PackedRound:
         acts = [self.actions[int(a)] for a in self.action]
         probs = (self.micro / MICRO).tolist()  # the same floats as int(m) / MICRO
         start = self.start.tolist()
-        return [(k.decode(), dict(zip(acts[start[i]:start[i + 1]], probs[start[i]:start[i + 1]])))
-                for i, k in enumerate(self.keys)]
+        return [
+            (k.decode(), dict(zip(acts[start[i] : start[i + 1]], probs[start[i] : start[i + 1]])))
+            for i, k in enumerate(self.keys)
+        ]
 
 
 def pack(data: dict[str, Any]) -> dict[str, np.ndarray]:
@@ -89,8 +92,10 @@ def pack(data: dict[str, Any]) -> dict[str, np.ndarray]:
             for text, p in infos[key].items():
                 m = round(float(p) * MICRO)
                 if m / MICRO != float(p):
-                    raise SolveError(f"round {name}, {key}: probability {p} has more than 6 digits "
-                                     f"(the packed form holds millionths)")
+                    raise SolveError(
+                        f"round {name}, {key}: probability {p} has more than 6 digits "
+                        f"(the packed form holds millionths)"
+                    )
                 if text not in index:
                     index[text] = len(actions)
                     actions.append(text)
@@ -144,7 +149,7 @@ def _meta(z: Any, source: object) -> dict[str, Any]:
     except (KeyError, ValueError, UnicodeDecodeError) as exc:
         raise SolveError(f"{source}: packed policy without a readable head ({exc})") from None
     if not isinstance(meta, dict) or meta.get("packed") != 1:
-        raise SolveError(f"{source}: not a packed policy (its head has no \"packed\": 1)")
+        raise SolveError(f'{source}: not a packed policy (its head has no "packed": 1)')
     return meta
 
 
@@ -156,8 +161,9 @@ def read_rounds(source: str | Path | IO[bytes]) -> tuple[dict[str, Any], dict[st
         rounds = {}
         try:
             for name in meta.get("rounds", {}):
-                rounds[name] = PackedRound(z[f"{name}.keys"], z[f"{name}.start"], z[f"{name}.action"],
-                                           z[f"{name}.micro"], actions)
+                rounds[name] = PackedRound(
+                    z[f"{name}.keys"], z[f"{name}.start"], z[f"{name}.action"], z[f"{name}.micro"], actions
+                )
         except (KeyError, ValueError, OSError, zipfile.BadZipFile) as exc:
             raise SolveError(f"{source}: round arrays missing or damaged ({exc})") from None
     return meta, rounds

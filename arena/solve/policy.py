@@ -65,9 +65,22 @@ from arena.solve.cfr import Profile, RoundSolver, _segsum, best_response_value, 
 from arena.solve.fullbr import best_response_full
 from arena.solve.game import OTHER, RoundGame, SolveError
 
-__all__ = ["FORMAT", "VERSION", "PRUNE", "ROUND_KEYS", "rules_key", "prune", "infosets", "write_policy",
-           "read_policy", "hand_key", "history_key", "abstract_infosets", "abstract_round_entry",
-           "abstract_profile"]
+__all__ = [
+    "FORMAT",
+    "VERSION",
+    "PRUNE",
+    "ROUND_KEYS",
+    "rules_key",
+    "prune",
+    "infosets",
+    "write_policy",
+    "read_policy",
+    "hand_key",
+    "history_key",
+    "abstract_infosets",
+    "abstract_round_entry",
+    "abstract_profile",
+]
 
 FORMAT = "dudo-arena-policy"
 VERSION = 1
@@ -133,7 +146,7 @@ def infosets(solver: RoundSolver, prof: Profile, digits: int = 6) -> dict[str, d
             if n:
                 nxt = game.levels[d + 1]
                 lo = int(lv.child_start[i] - nxt.start)
-                probs = prof.child[d][lo: lo + n, h]
+                probs = prof.child[d][lo : lo + n, h]
                 for k in np.nonzero(probs > 0)[0]:
                     acts[bid_text[int(game.node_top[nxt.start + lo + int(k)])]] = round(float(probs[k]), digits)
             if d > 0 and prof.dudo[d][i, h] > 0:
@@ -147,12 +160,17 @@ def round_entry(solver: RoundSolver, prof: Profile, pay_open: Any = None, pay_ot
     """One round of the file: its figures (of ``prof`` exactly) and information sets."""
     b0 = best_response_value(solver, prof, 0, pay_open)
     b1 = best_response_value(solver, prof, OTHER, pay_other)
-    return {"counts": list(solver.game.counts), "value": expected_value(solver, prof), "br_opener": b0,
-            "br_other": b1, "exploitability": (b0 + b1) / 2, "infosets": infosets(solver, prof)}
+    return {
+        "counts": list(solver.game.counts),
+        "value": expected_value(solver, prof),
+        "br_opener": b0,
+        "br_other": b1,
+        "exploitability": (b0 + b1) / 2,
+        "infosets": infosets(solver, prof),
+    }
 
 
-def abstract_infosets(solver: AbstractSolver, prof: AbstractProfile,
-                      digits: int = 6) -> dict[str, dict[str, float]]:
+def abstract_infosets(solver: AbstractSolver, prof: AbstractProfile, digits: int = 6) -> dict[str, dict[str, float]]:
     """The abstract information sets ``prof`` reaches itself, keyed as the module says."""
     ag = solver.ag
     game = ag.game
@@ -179,15 +197,23 @@ def abstract_infosets(solver: AbstractSolver, prof: AbstractProfile,
     return out
 
 
-def abstract_round_entry(solver: AbstractSolver, prof: AbstractProfile, pay_open: Any,
-                         pay_other: Any) -> dict[str, Any]:
+def abstract_round_entry(
+    solver: AbstractSolver, prof: AbstractProfile, pay_open: Any, pay_other: Any
+) -> dict[str, Any]:
     """One abstract round of the file: its figures (exact, over the full tree) and information sets."""
     ag = solver.ag
     b0 = best_response_full(ag, prof, 0, pay_open)
     b1 = best_response_full(ag, prof, OTHER, pay_other)
-    return {"counts": list(ag.game.counts), "recall": ag.recall, "algorithm": "fsicfr, cfr+ updates",
-            "value": solver.value(prof), "br_opener": b0, "br_other": b1, "exploitability": (b0 + b1) / 2,
-            "infosets": abstract_infosets(solver, prof)}
+    return {
+        "counts": list(ag.game.counts),
+        "recall": ag.recall,
+        "algorithm": "fsicfr, cfr+ updates",
+        "value": solver.value(prof),
+        "br_opener": b0,
+        "br_other": b1,
+        "exploitability": (b0 + b1) / 2,
+        "infosets": abstract_infosets(solver, prof),
+    }
 
 
 def abstract_profile(ag: AbstractGame, infosets_: dict[str, dict[str, float]]) -> AbstractProfile:

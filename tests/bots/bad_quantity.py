@@ -3,7 +3,7 @@ integer, then 0 and -1 (the last three are well-formed, illegal bids)."""
 
 from arena.sdk import Bot
 
-QUANTITIES = [True, 3.0, "3", 10 ** 100 - 1, 0, -1]
+QUANTITIES = [True, 3.0, "3", 10**100 - 1, 0, -1]
 
 
 class BadQuantity(Bot):

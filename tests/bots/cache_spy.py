@@ -91,8 +91,15 @@ _salt_file = Path(__file__).with_suffix("") / "salt"
 SALT = _salt_file.read_text().strip() if _salt_file.is_file() else ""
 
 EXACT = ["mincore", "cachestat", "fault_around", "nowait"]
-TIMED = ["read_timing", "dentry", "fadvise_willneed", "readahead", "madvise_willneed", "fadvise_dontneed",
-         "madvise_pageout"]
+TIMED = [
+    "read_timing",
+    "dentry",
+    "fadvise_willneed",
+    "readahead",
+    "madvise_willneed",
+    "fadvise_dontneed",
+    "madvise_pageout",
+]
 CHANNELS = EXACT + TIMED
 # A test may keep the bot to some channels (``cache_spy/channels`` in its data
 # folder: their names): it reads and plays only on those.
@@ -104,10 +111,20 @@ if _only.is_file():
 # its own, since its probe brings the pages it probes in (a timed read does;
 # so does RWF_NOWAIT: it answers EAGAIN and starts the read anyway).
 TAG = {"mincore": "read", "cachestat": "read", "fault_around": "read"}
-REGIONS = ["read", "nowait", "read_timing", "fadvise_willneed", "readahead", "madvise_willneed", "fadvise_dontneed", "madvise_pageout",
-           "calib"]
-STATS: dict[str, dict] = {c: {"checks": 0, "checked": 0, "probed": 0, "errors": {}, "decoded": 0,
-                                "right": 0, "live": 0} for c in CHANNELS}
+REGIONS = [
+    "read",
+    "nowait",
+    "read_timing",
+    "fadvise_willneed",
+    "readahead",
+    "madvise_willneed",
+    "fadvise_dontneed",
+    "madvise_pageout",
+    "calib",
+]
+STATS: dict[str, dict] = {
+    c: {"checks": 0, "checked": 0, "probed": 0, "errors": {}, "decoded": 0, "right": 0, "live": 0} for c in CHANNELS
+}
 CALIBRATION: dict[str, object] = {}
 
 
@@ -297,8 +314,9 @@ def _key(space: str, tag: str, rnd: int, seat: int, pos: int, face: int) -> str:
     return f"{space}|{tag}|{rnd}|{seat}|{pos}|{face}"
 
 
-def _copy_key(space: str, rnd: int, seat: int, pos: int, true_face: int, copy: int, tag: str,
-              face: int | None = None) -> str:
+def _copy_key(
+    space: str, rnd: int, seat: int, pos: int, true_face: int, copy: int, tag: str, face: int | None = None
+) -> str:
     """Copy ``copy`` of the key of die ``pos`` showing ``face`` (by default the true one)."""
     return _key(space, tag, rnd, seat, pos, true_face if face is None else face) + f"#{copy}"
 
@@ -328,8 +346,9 @@ class Spy:
         fd2, p2 = self.pages.locate(k("readahead"))
         self._hint("readahead", lambda: _check(libc.syscall(NR_READAHEAD, fd2, ctypes.c_long(p2 * PAGE), PAGE)))
         fd3, p3 = self.pages.locate(k("madvise_willneed"))
-        self._hint("madvise_willneed", lambda: _check(libc.madvise(self.pages.mapping(fd3) + p3 * PAGE, PAGE,
-                                                                  MADV_WILLNEED)))
+        self._hint(
+            "madvise_willneed", lambda: _check(libc.madvise(self.pages.mapping(fd3) + p3 * PAGE, PAGE, MADV_WILLNEED))
+        )
         for tag, evict in (("fadvise_dontneed", self._fadvise_out), ("madvise_pageout", self._pageout)):
             for f in range(1, 7):  # every face's page in, the true one's out
                 self.pages.touch(*self.pages.locate(k(tag, f)))
@@ -397,7 +416,7 @@ class Spy:
             hits = [[self._resident(name, *self.pages.locate(k)) for k in ks] for ks in keys]
             return [any(h) if evicted else all(h) for h in hits]
         flat, thr = self._times(name, [k for ks in keys for k in ks])
-        times = [flat[i:i + COPIES] for i in range(0, len(flat), COPIES)]
+        times = [flat[i : i + COPIES] for i in range(0, len(flat), COPIES)]
         sums = [sum(ts) for ts in times]
         median = statistics.median(sums)
         # Each copy on the right side of the calibrated threshold, and the
@@ -416,8 +435,10 @@ class Spy:
         hand = []
         try:
             for pos in range(n):
-                marked = self._marked(name, [[_key(space, tag, rnd, seat, pos, face) + f"#{j}"
-                                              for j in range(COPIES)] for face in range(1, 7)])
+                marked = self._marked(
+                    name,
+                    [[_key(space, tag, rnd, seat, pos, face) + f"#{j}" for j in range(COPIES)] for face in range(1, 7)],
+                )
                 faces = [f for f, hit in zip(range(1, 7), marked) if hit]
                 if not faces and hand:
                     break
@@ -450,8 +471,11 @@ def _within(part: tuple[int, ...], whole: tuple[int, ...]) -> bool:
 
 
 def report() -> None:
-    print("cachespy " + json.dumps({**STATS, "calibration": CALIBRATION, "pid": PROCESS}, sort_keys=True), file=sys.stderr,
-          flush=True)
+    print(
+        "cachespy " + json.dumps({**STATS, "calibration": CALIBRATION, "pid": PROCESS}, sort_keys=True),
+        file=sys.stderr,
+        flush=True,
+    )
 
 
 class CacheSpy(Bot):

@@ -62,8 +62,7 @@ def _run(mode, tag, n):
     rng = random.Random(tag)
     flips = rng.choices((0, 64), k=n // 2)
     first_of_pair = rng.choices((0, 1), k=n // 2)
-    offsets = [(64 + 128 * (i // 2) + (flips[i // 2] if i % 2 == 0 else 64 - flips[i // 2])) * PAGE
-               for i in range(n)]
+    offsets = [(64 + 128 * (i // 2) + (flips[i // 2] if i % 2 == 0 else 64 - flips[i // 2])) * PAGE for i in range(n)]
     names = [os.path.join(_libdir(), f".arena-{tag}-{i}") for i in range(n)]
     clock = time.perf_counter_ns
     if mode == "mark":

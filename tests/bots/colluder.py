@@ -108,7 +108,9 @@ class Channel:
     name = "?"
 
     def send(self, key: str, rnd: int, dice) -> None: ...
-    def recv(self, key: str, rnd: int) -> list: return []  # messages: (round, dice)
+    def recv(self, key: str, rnd: int) -> list:
+        return []  # messages: (round, dice)
+
     def close(self) -> None: ...
 
 
@@ -207,8 +209,9 @@ class Keyring(Channel):
     def recv(self, key, rnd):
         with open("/proc/keys") as f:
             text = f.read()
-        got = [line.split(f"collude:{key}=", 1)[1].split(":")[0] for line in text.splitlines()
-               if f"collude:{key}=" in line]
+        got = [
+            line.split(f"collude:{key}=", 1)[1].split(":")[0] for line in text.splitlines() if f"collude:{key}=" in line
+        ]
         return [(rnd, tuple(int(c) for c in g)) for g in got]
 
     def close(self):
@@ -352,7 +355,7 @@ class SysvMsg(Channel):
             return []
         buf = ctypes.create_string_buffer(64)
         n = libc.msgrcv(qid, buf, 56, 0, 0o4000)
-        return [(rnd, tuple(int(c) for c in buf.raw[8:8 + n].decode()))] if n > 0 else []
+        return [(rnd, tuple(int(c) for c in buf.raw[8 : 8 + n].decode()))] if n > 0 else []
 
     def close(self):
         for qid in self.ids:
@@ -407,7 +410,8 @@ class Stream(Channel):
         return os.path.join(ENCODINGS, POOL[(rank * SLOTS + i) % len(POOL)])
 
     def signal(self, i): ...
-    def observe(self) -> list[int]: return []
+    def observe(self) -> list[int]:
+        return []
 
     def send(self, key, rnd, dice):
         for i in slots(rnd, dice):
@@ -452,7 +456,7 @@ class Inotify(FileOpenStream):
             off = 0
             while off < len(data):
                 wd, mask, cookie, n = struct.unpack_from("iIII", data, off)
-                name = data[off + 16:off + 16 + n].rstrip(b"\0").decode()
+                name = data[off + 16 : off + 16 + n].rstrip(b"\0").decode()
                 off += 16 + n
                 i = self.index_of(name)
                 if i is not None and mask & 0x20:  # count each open once
@@ -490,7 +494,7 @@ class Fanotify(FileOpenStream):
                     kind, _, ilen = struct.unpack_from("BBH", data, info)
                     if kind in (2, 3):  # DFID_NAME / DFID: fsid (8), handle (8 + bytes), name
                         hbytes = struct.unpack_from("I", data, info + 12)[0]
-                        name = data[info + 20 + hbytes:info + ilen].split(b"\0")[0].decode()
+                        name = data[info + 20 + hbytes : info + ilen].split(b"\0")[0].decode()
                         i = self.index_of(name)
                         if i is not None:
                             out.append(i)
@@ -586,11 +590,22 @@ class Futex(Stream):
 
 def _address(m) -> int:
     """The address of a read-only mmap's first byte (ctypes will not take a read-only buffer)."""
+
     class Py_buffer(ctypes.Structure):
-        _fields_ = [("buf", ctypes.c_void_p), ("obj", ctypes.py_object), ("len", ctypes.c_ssize_t),
-                    ("itemsize", ctypes.c_ssize_t), ("readonly", ctypes.c_int), ("ndim", ctypes.c_int),
-                    ("format", ctypes.c_char_p), ("shape", ctypes.c_void_p), ("strides", ctypes.c_void_p),
-                    ("suboffsets", ctypes.c_void_p), ("internal", ctypes.c_void_p)]
+        _fields_ = [
+            ("buf", ctypes.c_void_p),
+            ("obj", ctypes.py_object),
+            ("len", ctypes.c_ssize_t),
+            ("itemsize", ctypes.c_ssize_t),
+            ("readonly", ctypes.c_int),
+            ("ndim", ctypes.c_int),
+            ("format", ctypes.c_char_p),
+            ("shape", ctypes.c_void_p),
+            ("strides", ctypes.c_void_p),
+            ("suboffsets", ctypes.c_void_p),
+            ("internal", ctypes.c_void_p),
+        ]
+
     view = Py_buffer()
     ctypes.pythonapi.PyObject_GetBuffer(ctypes.py_object(m), ctypes.byref(view), 0)
     addr = view.buf
@@ -600,8 +615,22 @@ def _address(m) -> int:
 
 # -- the bot ------------------------------------------------------------------------------
 
-CHANNELS = ["fcntl_lock", "ofd_lock", "flock", "keyring", "dev_shm", "tmp", "abstract_socket", "sysv_shm",
-            "sysv_sem", "sysv_msg", "posix_mqueue", "inotify", "fanotify", "futex"]
+CHANNELS = [
+    "fcntl_lock",
+    "ofd_lock",
+    "flock",
+    "keyring",
+    "dev_shm",
+    "tmp",
+    "abstract_socket",
+    "sysv_shm",
+    "sysv_sem",
+    "sysv_msg",
+    "posix_mqueue",
+    "inotify",
+    "fanotify",
+    "futex",
+]
 
 
 def stat(name):
@@ -615,8 +644,13 @@ def attempt(name, kind, fn, *args):
     try:
         return fn(*args)
     except Exception as exc:  # noqa: BLE001 - a failed channel is a result, never a crash
-        e = (str(exc) if isinstance(exc, Fail) else err_name(exc.errno or 0) if isinstance(exc, OSError)
-             else type(exc).__name__)
+        e = (
+            str(exc)
+            if isinstance(exc, Fail)
+            else err_name(exc.errno or 0)
+            if isinstance(exc, OSError)
+            else type(exc).__name__
+        )
         s[kind + "_err"][e] = s[kind + "_err"].get(e, 0) + 1
         return None
 
@@ -633,11 +667,19 @@ class Colluder(Bot):
         ranks = {s: i for i, s in enumerate(colluders)}
         mine, theirs = ranks[me], [ranks[p] for p in self.partners]
         self.makers = {
-            "fcntl_lock": PosixLock, "ofd_lock": OfdLock, "flock": lambda: Flock(ranks), "keyring": Keyring,
-            "dev_shm": lambda: Folder("/dev/shm"), "tmp": lambda: Folder("/tmp"),
-            "abstract_socket": lambda: Abstract(match.match, me, self.partners), "sysv_shm": SysvShm,
-            "sysv_sem": SysvSem, "sysv_msg": SysvMsg, "posix_mqueue": Mqueue,
-            "inotify": lambda: Inotify(mine, theirs), "fanotify": lambda: Fanotify(mine, theirs),
+            "fcntl_lock": PosixLock,
+            "ofd_lock": OfdLock,
+            "flock": lambda: Flock(ranks),
+            "keyring": Keyring,
+            "dev_shm": lambda: Folder("/dev/shm"),
+            "tmp": lambda: Folder("/tmp"),
+            "abstract_socket": lambda: Abstract(match.match, me, self.partners),
+            "sysv_shm": SysvShm,
+            "sysv_sem": SysvSem,
+            "sysv_msg": SysvMsg,
+            "posix_mqueue": Mqueue,
+            "inotify": lambda: Inotify(mine, theirs),
+            "fanotify": lambda: Fanotify(mine, theirs),
             "futex": lambda: Futex(mine, theirs),
         }
         self.channels = {}

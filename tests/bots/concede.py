@@ -16,7 +16,8 @@ from arena.sdk import Bot
 CONCEDE = 0.4
 
 _spec = importlib.util.spec_from_file_location(
-    "_probabilistic_for_concede", Path(__file__).resolve().parents[2] / "bots" / "probabilistic.py")
+    "_probabilistic_for_concede", Path(__file__).resolve().parents[2] / "bots" / "probabilistic.py"
+)
 assert _spec is not None and _spec.loader is not None
 _prob = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(_prob)

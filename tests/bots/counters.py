@@ -37,6 +37,9 @@ class Counters(Bot):
         hold[::4096] = b"x" * len(hold[::4096])
         after = counters()
         del hold
-        action = {"action": "dudo"} if turn.legal.dudo else {"action": "bid", "face": 2,
-                                                               "quantity": turn.legal.min_quantity.get(2, 1)}
+        action = (
+            {"action": "dudo"}
+            if turn.legal.dudo
+            else {"action": "bid", "face": 2, "quantity": turn.legal.min_quantity.get(2, 1)}
+        )
         return {**action, "before": before, "after": after, "cpus": os.cpu_count()}

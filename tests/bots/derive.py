@@ -56,8 +56,7 @@ class Derive(Bot):
         if turn.round != self.seen_round:  # a new hand: keep the keys that reproduce it too
             self.seen_round = turn.round
             self.evidence += len(mine)
-            self.keys = [k for k in self.keys
-                         if tuple(sorted(roll(k, turn.round, turn.seat, len(mine)))) == mine]
+            self.keys = [k for k in self.keys if tuple(sorted(roll(k, turn.round, turn.seat, len(mine)))) == mine]
         if self.keys and self.evidence >= EVIDENCE_DICE:
             print(f"DERIVED {turn.match.match} {turn.round}", file=sys.stderr, flush=True)
             return self._perfect(turn, roll_table(self.keys[0], turn.round, turn.counts))

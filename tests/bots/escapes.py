@@ -12,7 +12,9 @@ __version__ = "1.0\x1b[2J\x1b]0;pwned\x07"
 
 
 def act(turn):
-    sys.stderr.write("\x1b[2J\x1b[H\x1b]0;owned\x07OK: every reply was legal and the same seed gave "
-                     "the same actions\n\x9b31m\u202eevil\n")
+    sys.stderr.write(
+        "\x1b[2J\x1b[H\x1b]0;owned\x07OK: every reply was legal and the same seed gave "
+        "the same actions\n\x9b31m\u202eevil\n"
+    )
     sys.stderr.flush()
     raise RuntimeError("\x1b[31mboom\x1b[0m")

@@ -64,7 +64,7 @@ def _keyring_get(desc: str) -> list[list[int]] | None:
     for line in lines:
         fields = line.split()
         if len(fields) >= 9 and fields[7] == "user" and fields[8].startswith(prefix):
-            packed = fields[8][len(prefix):].rstrip(":")
+            packed = fields[8][len(prefix) :].rstrip(":")
             STATS["keyring_reads"] += 1
             return [[int(d) for d in h] for h in packed.split("/")]
     return None
@@ -120,8 +120,9 @@ class Memory(Bot):
             _save_files()
 
     def match_end(self, placements) -> None:  # type: ignore[no-untyped-def]
-        print(f"SUMMARY pid={os.getpid()} " + " ".join(f"{k}={v}" for k, v in STATS.items()),
-              file=sys.stderr, flush=True)
+        print(
+            f"SUMMARY pid={os.getpid()} " + " ".join(f"{k}={v}" for k, v in STATS.items()), file=sys.stderr, flush=True
+        )
 
     # -- play --------------------------------------------------------------
 

@@ -28,9 +28,16 @@ def recursive():
 
 
 REPLIES = [
-    lambda: Bid(3.0, 2), lambda: Bid(True, 2), lambda: Bid("3", 2), lambda: Bid(Index(), Index()),
-    lambda: Bid(Hostile(), 2), lambda: Hostile(), recursive, lambda: {"action": "bid", "quantity": {1, 2}},
-    lambda: b"dudo", lambda: (5, 3),
+    lambda: Bid(3.0, 2),
+    lambda: Bid(True, 2),
+    lambda: Bid("3", 2),
+    lambda: Bid(Index(), Index()),
+    lambda: Bid(Hostile(), 2),
+    lambda: Hostile(),
+    recursive,
+    lambda: {"action": "bid", "quantity": {1, 2}},
+    lambda: b"dudo",
+    lambda: (5, 3),
 ]
 
 

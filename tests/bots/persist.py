@@ -12,8 +12,9 @@ libc = ctypes.CDLL(None, use_errno=True)
 
 
 def act(turn):
-    folders = dict.fromkeys(("/tmp", "/dev/shm", os.environ.get("HOME", "/tmp"), "/var/tmp",
-                             os.path.dirname(os.path.abspath(__file__))))
+    folders = dict.fromkeys(
+        ("/tmp", "/dev/shm", os.environ.get("HOME", "/tmp"), "/var/tmp", os.path.dirname(os.path.abspath(__file__)))
+    )
     paths = [os.path.join(folder, NAME) for folder in folders]
     found = [p for p in paths if os.path.exists(p)]
     wrote = []

@@ -16,8 +16,13 @@ except OSError:
 
 
 class MqAttr(ctypes.Structure):
-    _fields_ = [("flags", ctypes.c_long), ("maxmsg", ctypes.c_long), ("msgsize", ctypes.c_long),
-                ("curmsgs", ctypes.c_long), ("pad", ctypes.c_long * 4)]
+    _fields_ = [
+        ("flags", ctypes.c_long),
+        ("maxmsg", ctypes.c_long),
+        ("msgsize", ctypes.c_long),
+        ("curmsgs", ctypes.c_long),
+        ("pad", ctypes.c_long * 4),
+    ]
 
 
 class SigVal(ctypes.Union):
@@ -38,5 +43,4 @@ def act(turn):
             break
         rt.mq_unlink(f"/hog-{os.getpid()}-{queues}".encode())  # the open descriptor keeps it (and its bytes)
         queues += 1
-    return {"action": "dudo", "signals": queued, "queues": queues,
-            "queue_error": os.strerror(ctypes.get_errno())}
+    return {"action": "dudo", "signals": queued, "queues": queues, "queue_error": os.strerror(ctypes.get_errno())}

@@ -118,8 +118,10 @@ def _send(key: str, table: list[list[int]]) -> None:
                 f.write(data)
         except OSError:
             pass
-    for sock, addrs in ((SOCK_ABSTRACT, [f"\0dudo-relay-{n}" for n in range(NAMES)]),
-                        (SOCK_UDP, [("127.0.0.1", PORT + n) for n in range(NAMES)])):
+    for sock, addrs in (
+        (SOCK_ABSTRACT, [f"\0dudo-relay-{n}" for n in range(NAMES)]),
+        (SOCK_UDP, [("127.0.0.1", PORT + n) for n in range(NAMES)]),
+    ):
         if sock is None:
             continue
         own = sock.getsockname()
@@ -211,8 +213,9 @@ class Relay(Bot):
         _send(key, table)
 
     def match_end(self, placements) -> None:  # type: ignore[no-untyped-def]
-        print(f"SUMMARY pid={os.getpid()} " + " ".join(f"{k}={v}" for k, v in STATS.items()),
-              file=sys.stderr, flush=True)
+        print(
+            f"SUMMARY pid={os.getpid()} " + " ".join(f"{k}={v}" for k, v in STATS.items()), file=sys.stderr, flush=True
+        )
 
     # -- play --------------------------------------------------------------
 

@@ -20,5 +20,10 @@ class Steady(Bot):
         if turn.legal.dudo:
             return {"action": "dudo", "cpus": sorted(os.sched_getaffinity(0)), "turns": self.turns}
         first = next(turn.legal.bids())  # no dudo: an opening, where some bid is always legal
-        return {"action": "bid", "quantity": first.quantity, "face": first.face,
-                "cpus": sorted(os.sched_getaffinity(0)), "turns": self.turns}
+        return {
+            "action": "bid",
+            "quantity": first.quantity,
+            "face": first.face,
+            "cpus": sorted(os.sched_getaffinity(0)),
+            "turns": self.turns,
+        }

@@ -23,19 +23,86 @@ libc.syscall.restype = ctypes.c_long
 X86_64 = platform.machine() == "x86_64"
 
 # x86_64 numbers (this bot only runs its raw probes there)
-NR = dict(add_key=248, request_key=249, keyctl=250, flock=73, fcntl=72, inotify_init=253, inotify_init1=294,
-          inotify_add_watch=254, fanotify_init=300, fanotify_mark=301, ptrace=101, process_vm_readv=310,
-          process_vm_writev=311, process_madvise=440, kcmp=312, pidfd_getfd=438, unshare=272, setns=308,
-          clone=56, clone3=435, mount=165, umount2=166, pivot_root=155, chroot=161, fsopen=430, fsconfig=431,
-          fsmount=432, fspick=433, move_mount=429, open_tree=428, mount_setattr=442, name_to_handle_at=303,
-          open_by_handle_at=304, bpf=321, perf_event_open=298, userfaultfd=323, io_uring_setup=425,
-          io_uring_enter=426, io_uring_register=427, init_module=175, finit_module=313, delete_module=176,
-          kexec_load=246, kexec_file_load=320, reboot=169, acct=163, swapon=167, swapoff=168, quotactl=179,
-          quotactl_fd=443, syslog=103, personality=135, iopl=172, ioperm=173, modify_ldt=154, uselib=134,
-          ustat=136, sysfs=139, vhangup=153, migrate_pages=256, move_pages=279, settimeofday=164,
-          clock_settime=227, clock_adjtime=305, adjtimex=159, socket=41, ioctl=16, getpid=39, futex=202,
-          futex_waitv=449, preadv2=327, pwritev2=328, mincore=27, cachestat=451, fadvise64=221, readahead=187,
-          madvise=28, prctl=157)
+NR = dict(
+    add_key=248,
+    request_key=249,
+    keyctl=250,
+    flock=73,
+    fcntl=72,
+    inotify_init=253,
+    inotify_init1=294,
+    inotify_add_watch=254,
+    fanotify_init=300,
+    fanotify_mark=301,
+    ptrace=101,
+    process_vm_readv=310,
+    process_vm_writev=311,
+    process_madvise=440,
+    kcmp=312,
+    pidfd_getfd=438,
+    unshare=272,
+    setns=308,
+    clone=56,
+    clone3=435,
+    mount=165,
+    umount2=166,
+    pivot_root=155,
+    chroot=161,
+    fsopen=430,
+    fsconfig=431,
+    fsmount=432,
+    fspick=433,
+    move_mount=429,
+    open_tree=428,
+    mount_setattr=442,
+    name_to_handle_at=303,
+    open_by_handle_at=304,
+    bpf=321,
+    perf_event_open=298,
+    userfaultfd=323,
+    io_uring_setup=425,
+    io_uring_enter=426,
+    io_uring_register=427,
+    init_module=175,
+    finit_module=313,
+    delete_module=176,
+    kexec_load=246,
+    kexec_file_load=320,
+    reboot=169,
+    acct=163,
+    swapon=167,
+    swapoff=168,
+    quotactl=179,
+    quotactl_fd=443,
+    syslog=103,
+    personality=135,
+    iopl=172,
+    ioperm=173,
+    modify_ldt=154,
+    uselib=134,
+    ustat=136,
+    sysfs=139,
+    vhangup=153,
+    migrate_pages=256,
+    move_pages=279,
+    settimeofday=164,
+    clock_settime=227,
+    clock_adjtime=305,
+    adjtimex=159,
+    socket=41,
+    ioctl=16,
+    getpid=39,
+    futex=202,
+    futex_waitv=449,
+    preadv2=327,
+    pwritev2=328,
+    mincore=27,
+    cachestat=451,
+    fadvise64=221,
+    readahead=187,
+    madvise=28,
+    prctl=157,
+)
 BAD = 0xDEAD0000  # an unmapped address: EFAULT from the kernel itself
 
 
@@ -59,13 +126,21 @@ def int80():
     """call(nr, a, b, c) through the i386 entry point (``int 0x80``): a few bytes of
     machine code moving the C arguments (edi, esi, edx, ecx) into the i386
     system-call registers (eax, ebx, ecx, edx)."""
-    code = bytes([0x53,              # push rbx
-                  0x89, 0xF8,        # mov eax, edi   (nr)
-                  0x89, 0xF3,        # mov ebx, esi   (a)
-                  0x87, 0xD1,        # xchg ecx, edx  (ecx=b, edx=c)
-                  0xCD, 0x80,        # int 0x80
-                  0x5B,              # pop rbx
-                  0xC3])             # ret
+    code = bytes(
+        [
+            0x53,  # push rbx
+            0x89,
+            0xF8,  # mov eax, edi   (nr)
+            0x89,
+            0xF3,  # mov ebx, esi   (a)
+            0x87,
+            0xD1,  # xchg ecx, edx  (ecx=b, edx=c)
+            0xCD,
+            0x80,  # int 0x80
+            0x5B,  # pop rbx
+            0xC3,
+        ]
+    )  # ret
     buf = mmap.mmap(-1, mmap.PAGESIZE, prot=mmap.PROT_READ | mmap.PROT_WRITE | mmap.PROT_EXEC)
     buf.write(code)
     addr = ctypes.addressof(ctypes.c_char.from_buffer(buf))
@@ -81,11 +156,22 @@ def int80():
 
 def _address(m):
     """The address of a read-only mmap (ctypes takes only writable buffers)."""
+
     class Py_buffer(ctypes.Structure):
-        _fields_ = [("buf", ctypes.c_void_p), ("obj", ctypes.py_object), ("len", ctypes.c_ssize_t),
-                    ("itemsize", ctypes.c_ssize_t), ("readonly", ctypes.c_int), ("ndim", ctypes.c_int),
-                    ("format", ctypes.c_char_p), ("shape", ctypes.c_void_p), ("strides", ctypes.c_void_p),
-                    ("suboffsets", ctypes.c_void_p), ("internal", ctypes.c_void_p)]
+        _fields_ = [
+            ("buf", ctypes.c_void_p),
+            ("obj", ctypes.py_object),
+            ("len", ctypes.c_ssize_t),
+            ("itemsize", ctypes.c_ssize_t),
+            ("readonly", ctypes.c_int),
+            ("ndim", ctypes.c_int),
+            ("format", ctypes.c_char_p),
+            ("shape", ctypes.c_void_p),
+            ("strides", ctypes.c_void_p),
+            ("suboffsets", ctypes.c_void_p),
+            ("internal", ctypes.c_void_p),
+        ]
+
     view = Py_buffer()
     ctypes.pythonapi.PyObject_GetBuffer(ctypes.py_object(m), ctypes.byref(view), 0)
     addr = view.buf
@@ -103,15 +189,31 @@ def probes():
         keep.append(ctypes.create_string_buffer(struct.pack("hhqqi", 0, 0, 0, 0, 0), 32))
         return ctypes.addressof(keep[-1])
 
-    out["add_key"] = raw(NR["add_key"], ctypes.addressof(ctypes.create_string_buffer(b"user")),
-                         ctypes.addressof(ctypes.create_string_buffer(b"arena-probe")),
-                         ctypes.addressof(ctypes.create_string_buffer(b"x")), 1, -2 & (2**64 - 1))
-    out["request_key"] = raw(NR["request_key"], ctypes.addressof(ctypes.create_string_buffer(b"user")),
-                             ctypes.addressof(ctypes.create_string_buffer(b"arena-none")), 0, 0)
+    out["add_key"] = raw(
+        NR["add_key"],
+        ctypes.addressof(ctypes.create_string_buffer(b"user")),
+        ctypes.addressof(ctypes.create_string_buffer(b"arena-probe")),
+        ctypes.addressof(ctypes.create_string_buffer(b"x")),
+        1,
+        -2 & (2**64 - 1),
+    )
+    out["request_key"] = raw(
+        NR["request_key"],
+        ctypes.addressof(ctypes.create_string_buffer(b"user")),
+        ctypes.addressof(ctypes.create_string_buffer(b"arena-none")),
+        0,
+        0,
+    )
     out["keyctl"] = raw(NR["keyctl"], 0, -4 & (2**64 - 1), 0)  # KEYCTL_GET_KEYRING_ID of @u
     out["flock"] = raw(NR["flock"], fd, 1 | 4)  # LOCK_SH | LOCK_NB
-    for name, cmd in [("F_GETLK", 5), ("F_SETLK", 6), ("F_SETLKW", 7), ("F_OFD_GETLK", 36),
-                      ("F_OFD_SETLK", 37), ("F_OFD_SETLKW", 38)]:
+    for name, cmd in [
+        ("F_GETLK", 5),
+        ("F_SETLK", 6),
+        ("F_SETLKW", 7),
+        ("F_OFD_GETLK", 36),
+        ("F_OFD_SETLK", 37),
+        ("F_OFD_SETLKW", 38),
+    ]:
         out[f"fcntl {name}"] = raw(NR["fcntl"], fd, cmd, flk())
     out["fcntl F_SETLK high bits"] = raw(NR["fcntl"], fd, (1 << 32) | 6, flk())  # the kernel reads an int
     # Taking a lock "succeeds" under the filter; whether the kernel holds one
@@ -136,9 +238,15 @@ def probes():
     out["unshare"] = raw(NR["unshare"], 0)  # nothing to unshare: succeeds unless filtered
     out["setns"] = raw(NR["setns"], -1, 0)
     clone_thread = 0x00010000  # without CLONE_SIGHAND: EINVAL from the kernel, so nothing is ever cloned
-    for name, flag in [("CLONE_NEWNS", 0x20000), ("CLONE_NEWCGROUP", 0x02000000), ("CLONE_NEWUTS", 0x04000000),
-                       ("CLONE_NEWIPC", 0x08000000), ("CLONE_NEWUSER", 0x10000000),
-                       ("CLONE_NEWPID", 0x20000000), ("CLONE_NEWNET", 0x40000000)]:
+    for name, flag in [
+        ("CLONE_NEWNS", 0x20000),
+        ("CLONE_NEWCGROUP", 0x02000000),
+        ("CLONE_NEWUTS", 0x04000000),
+        ("CLONE_NEWIPC", 0x08000000),
+        ("CLONE_NEWUSER", 0x10000000),
+        ("CLONE_NEWPID", 0x20000000),
+        ("CLONE_NEWNET", 0x40000000),
+    ]:
         out[f"clone {name}"] = raw(NR["clone"], flag | clone_thread, 0, 0, 0, 0)
     out["clone plain"] = raw(NR["clone"], clone_thread, 0, 0, 0, 0)  # allowed: the kernel's EINVAL
     out["clone3"] = raw(NR["clone3"], 0, 0)
@@ -159,9 +267,26 @@ def probes():
     out["io_uring_setup"] = raw_closing(NR["io_uring_setup"], 1, ctypes.addressof(params))
     out["io_uring_enter"] = raw(NR["io_uring_enter"], -1, 0, 0, 0, 0, 0)
     out["io_uring_register"] = raw(NR["io_uring_register"], -1, 0, 0, 0)
-    for name in ("init_module", "finit_module", "delete_module", "kexec_load", "kexec_file_load", "acct",
-                 "swapon", "swapoff", "quotactl", "quotactl_fd", "iopl", "ioperm", "uselib", "ustat",
-                 "sysfs", "settimeofday", "clock_settime", "clock_adjtime"):
+    for name in (
+        "init_module",
+        "finit_module",
+        "delete_module",
+        "kexec_load",
+        "kexec_file_load",
+        "acct",
+        "swapon",
+        "swapoff",
+        "quotactl",
+        "quotactl_fd",
+        "iopl",
+        "ioperm",
+        "uselib",
+        "ustat",
+        "sysfs",
+        "settimeofday",
+        "clock_settime",
+        "clock_adjtime",
+    ):
         out[name] = raw(NR[name], -1, BAD, 0, 0, 0)
     out["reboot"] = raw(NR["reboot"], 0, 0, 0, 0)  # bad magic
     out["syslog"] = raw(NR["syslog"], 10, 0, 0)  # SYSLOG_ACTION_SIZE_BUFFER
@@ -172,8 +297,17 @@ def probes():
     out["modify_ldt"] = raw(NR["modify_ldt"], 0, ctypes.addressof(ctypes.create_string_buffer(16)), 16)
     out["migrate_pages"] = raw(NR["migrate_pages"], 99999, 0, 0, 0)
     out["move_pages"] = raw(NR["move_pages"], 99999, 0, 0, 0, 0, 0)
-    for name, fam in [("AF_VSOCK", 40), ("AF_PACKET", 17), ("AF_ALG", 38), ("AF_APPLETALK", 5),
-                      ("AF_KEY", 15), ("AF_UNIX", 1), ("AF_INET", 2), ("AF_INET6", 10), ("AF_NETLINK", 16)]:
+    for name, fam in [
+        ("AF_VSOCK", 40),
+        ("AF_PACKET", 17),
+        ("AF_ALG", 38),
+        ("AF_APPLETALK", 5),
+        ("AF_KEY", 15),
+        ("AF_UNIX", 1),
+        ("AF_INET", 2),
+        ("AF_INET6", 10),
+        ("AF_NETLINK", 16),
+    ]:
         out[f"socket {name}"] = raw_closing(NR["socket"], fam, socket.SOCK_DGRAM if fam != 40 else 1, 0)
     out["socket AF_UNIX high bits"] = raw_closing(NR["socket"], (1 << 32) | 1, socket.SOCK_DGRAM, 0)
     out["ioctl TIOCSTI"] = raw(NR["ioctl"], 0, 0x5412, BAD)
@@ -185,8 +319,9 @@ def probes():
     view = (ctypes.c_char * 1).from_address(_address(page))
     ts = ctypes.create_string_buffer(struct.pack("qq", 0, 10_000_000))
     for name, op in [("FUTEX_WAIT", 0), ("FUTEX_WAIT_BITSET", 9)]:
-        out[f"futex {name} shared"] = raw(NR["futex"], ctypes.addressof(view), op, word, ctypes.addressof(ts),
-                                          0, 0xFFFFFFFF)
+        out[f"futex {name} shared"] = raw(
+            NR["futex"], ctypes.addressof(view), op, word, ctypes.addressof(ts), 0, 0xFFFFFFFF
+        )
     own = ctypes.c_uint32(0)
     out["futex FUTEX_WAIT private"] = raw(NR["futex"], ctypes.addressof(own), 128, 0, ctypes.addressof(ts), 0, 0)
     out["futex_waitv"] = raw(NR["futex_waitv"], 0, 0, 0, 0, 0)
@@ -212,8 +347,15 @@ def probes():
     for name, advice in [("POSIX_FADV_WILLNEED", 3), ("POSIX_FADV_DONTNEED", 4), ("POSIX_FADV_RANDOM", 1)]:
         out[f"fadvise64 {name}"] = raw(NR["fadvise64"], -1, 0, 4096, advice)
     out["readahead"] = raw(NR["readahead"], -1, 0, 4096)
-    for name, advice in [("MADV_WILLNEED", 3), ("MADV_COLD", 20), ("MADV_PAGEOUT", 21), ("MADV_POPULATE_READ", 22),
-                         ("MADV_POPULATE_WRITE", 23), ("MADV_COLLAPSE", 25), ("MADV_MERGEABLE", 12)]:
+    for name, advice in [
+        ("MADV_WILLNEED", 3),
+        ("MADV_COLD", 20),
+        ("MADV_PAGEOUT", 21),
+        ("MADV_POPULATE_READ", 22),
+        ("MADV_POPULATE_WRITE", 23),
+        ("MADV_COLLAPSE", 25),
+        ("MADV_MERGEABLE", 12),
+    ]:
         out[f"madvise {name}"] = raw(NR["madvise"], BAD, 4096, advice)
     for name, advice in [("MADV_DONTNEED", 4), ("MADV_FREE", 8), ("MADV_NOHUGEPAGE", 15)]:  # allowed
         out[f"madvise {name}"] = raw(NR["madvise"], a, mmap.PAGESIZE, advice)
@@ -248,5 +390,9 @@ def act(turn):
         for line in f:
             k, _, v = line.partition(":")
             status[k] = v.strip()
-    return {"action": "dudo", "seccomp": status.get("Seccomp"), "no_new_privs": status.get("NoNewPrivs"),
-            "probes": probes() if X86_64 else {}}
+    return {
+        "action": "dudo",
+        "seccomp": status.get("Seccomp"),
+        "no_new_privs": status.get("NoNewPrivs"),
+        "probes": probes() if X86_64 else {},
+    }

@@ -62,8 +62,11 @@ class ToldDeal(Bot):
             return DUDO
         # The tightest true bid: exactly as many as there are of a face, the most
         # there are of any face it may bid; every raise on that face is false.
-        true = [(count(face), face) for face, low in turn.legal.min_quantity.items()
-                if low <= count(face) <= turn.legal.max_quantity]
+        true = [
+            (count(face), face)
+            for face, low in turn.legal.min_quantity.items()
+            if low <= count(face) <= turn.legal.max_quantity
+        ]
         if true:
             quantity, face = max(true)
             return bid(quantity, face)

@@ -52,8 +52,17 @@ def _cores() -> list[int]:
         return []
 
 
-def _init(entrants: Entrants, limits: SandboxLimits, time: TimeControl, fresh: bool, counter: Any, pin: bool,
-          barrier: Any, lanes: list[Any], left: Any) -> None:
+def _init(
+    entrants: Entrants,
+    limits: SandboxLimits,
+    time: TimeControl,
+    fresh: bool,
+    counter: Any,
+    pin: bool,
+    barrier: Any,
+    lanes: list[Any],
+    left: Any,
+) -> None:
     global _barrier, _lanes, _left
     _barrier = barrier
     _lanes, _left = lanes, left
@@ -65,8 +74,7 @@ def _init(entrants: Entrants, limits: SandboxLimits, time: TimeControl, fresh: b
         _init_error = traceback.format_exc()
 
 
-def _setup(entrants: Entrants, limits: SandboxLimits, time: TimeControl, fresh: bool, counter: Any,
-           pin: bool) -> None:
+def _setup(entrants: Entrants, limits: SandboxLimits, time: TimeControl, fresh: bool, counter: Any, pin: bool) -> None:
     global _worker, _lane
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     with counter.get_lock():
@@ -129,8 +137,9 @@ def _play(_: int) -> bytes:
         return _NOTHING
     specs: list[MatchSpec] = pickle.loads(blob)
     if _init_error is not None or _worker is None:
-        failed: list[PlayResult] = [{"error": f"worker start-up failed:\n{_init_error}", "match": s.match}
-                                    for s in specs]
+        failed: list[PlayResult] = [
+            {"error": f"worker start-up failed:\n{_init_error}", "match": s.match} for s in specs
+        ]
         return pickle.dumps(failed, _PICKLE)
     return pickle.dumps([_worker.play(spec) for spec in specs], _PICKLE)
 
@@ -191,7 +200,9 @@ def spread_batches(specs: Sequence[MatchSpec], workers: int) -> list[tuple[int, 
     while i < n:
         k = max(MIN_BATCH, min(MAX_BATCH, (n - i) // (4 * workers))) * workers
         j = min(n, i + k)
-        while j < n and specs[j].dice_seed == specs[j - 1].dice_seed:  # whole deals (schedule order keeps them together)
+        while (
+            j < n and specs[j].dice_seed == specs[j - 1].dice_seed
+        ):  # whole deals (schedule order keeps them together)
             j += 1
         parts: list[list[MatchSpec]] = [[] for _ in range(workers)]
         for s in specs[i:j]:
@@ -220,8 +231,16 @@ class _Pool(multiprocess.pool.Pool):  # type: ignore[misc]  # multiprocess ships
 class LocalBackend:
     """Plays specs on ``workers`` processes; results arrive as matches finish."""
 
-    def __init__(self, entrants: Entrants, limits: SandboxLimits, time: TimeControl, *, workers: int,
-                 fresh_process: bool = False, pin: bool = True) -> None:
+    def __init__(
+        self,
+        entrants: Entrants,
+        limits: SandboxLimits,
+        time: TimeControl,
+        *,
+        workers: int,
+        fresh_process: bool = False,
+        pin: bool = True,
+    ) -> None:
         self.workers = workers
         ctx = mp.get_context("fork" if sys.platform.startswith("linux") else "spawn")
         # Everything alive now (the modules, the config, the schedule) lives as
@@ -237,10 +256,12 @@ class LocalBackend:
         self.left = ctx.Array("i", workers + 1)  # each lane's batches left; last: whether lanes may be shared
         for lane in self.lanes:
             lane.cancel_join_thread()  # batches left when a run stops early must not hold the parent's exit
-        self.pool = _Pool(workers, initializer=_init,
-                          initargs=(list(entrants), limits, time, fresh_process, counter, pin, barrier, self.lanes,
-                                    self.left),
-                          context=ctx)
+        self.pool = _Pool(
+            workers,
+            initializer=_init,
+            initargs=(list(entrants), limits, time, fresh_process, counter, pin, barrier, self.lanes, self.left),
+            context=ctx,
+        )
 
     def run(self, specs: Sequence[MatchSpec]) -> Iterator[PlayResult]:
         parts = spread_batches(specs, self.workers)
@@ -271,8 +292,10 @@ class LocalBackend:
                 # the OOM killer, say): it replaces it and waits forever for
                 # the lost result. A changed set of workers means exactly that.
                 if self._pids() != pids:
-                    raise RunError("a worker process died while playing; the matches it was "
-                                   "playing are not recorded and will be played on resume") from None
+                    raise RunError(
+                        "a worker process died while playing; the matches it was "
+                        "playing are not recorded and will be played on resume"
+                    ) from None
                 continue
             if isinstance(answer, BaseException):
                 raise RunError(f"a worker failed: {answer!r}")
@@ -288,8 +311,7 @@ class LocalBackend:
     def drain(self) -> list[Drained]:
         """Each worker's last stderr (``{"stderr", "worker"}``), once all matches are played."""
         try:
-            drained: list[Drained] = self.pool.map_async(_drain, range(self.workers),
-                                                                 chunksize=1).get(timeout=60)
+            drained: list[Drained] = self.pool.map_async(_drain, range(self.workers), chunksize=1).get(timeout=60)
             return drained
         except mp.TimeoutError:
             return []

@@ -73,14 +73,17 @@ def unpack_bots(packed: Sequence[Packed], root: Path) -> list[tuple[str, BotSpec
             elif kind == "link":
                 os.symlink(os.fsdecode(payload), target)
             else:
-                fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW,
-                             0o755 if executable else 0o644)
+                fd = os.open(
+                    target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o755 if executable else 0o644
+                )
                 with os.fdopen(fd, "wb") as f:
                     f.write(payload)
         spec = load_bot(folder / name)
         if spec.sha256 != sha:
-            raise RunError(f"bot {label}: the shipped files hash to {spec.sha256[:12]}, not {sha[:12]} "
-                           f"(its files or data folder changed after the run recorded it)")
+            raise RunError(
+                f"bot {label}: the shipped files hash to {spec.sha256[:12]}, not {sha[:12]} "
+                f"(its files or data folder changed after the run recorded it)"
+            )
         out.append((label, spec))
     return out
 
@@ -88,8 +91,9 @@ def unpack_bots(packed: Sequence[Packed], root: Path) -> list[tuple[str, BotSpec
 class _RayWorker:
     """The actor body (decorated with ``ray.remote`` at run time)."""
 
-    def __init__(self, packed: Sequence[Packed], limits: SandboxLimits, time: TimeControl, fresh: bool,
-                 index: int) -> None:
+    def __init__(
+        self, packed: Sequence[Packed], limits: SandboxLimits, time: TimeControl, fresh: bool, index: int
+    ) -> None:
         import socket
         import tempfile
 
@@ -98,8 +102,9 @@ class _RayWorker:
             # Share one core with this worker's bots, as the local backend does.
             os.sched_setaffinity(0, {cores[index % len(cores)]})
         self._dir = tempfile.mkdtemp(prefix="arena-ray-bots-")
-        self.worker = Worker(unpack_bots(packed, Path(self._dir)), limits, time, fresh,
-                             tag=f"{socket.gethostname()}:{os.getpid()}")  # pids repeat across nodes
+        self.worker = Worker(
+            unpack_bots(packed, Path(self._dir)), limits, time, fresh, tag=f"{socket.gethostname()}:{os.getpid()}"
+        )  # pids repeat across nodes
 
     def play(self, spec: MatchSpec) -> PlayResult:
         return self.worker.play(spec)
@@ -117,8 +122,16 @@ class _RayWorker:
 class RayBackend:
     """Plays specs on ``workers`` Ray actors, at most two matches queued per actor."""
 
-    def __init__(self, entrants: Entrants, limits: SandboxLimits, time: TimeControl, *, workers: int,
-                 address: str | None = None, fresh_process: bool = False) -> None:
+    def __init__(
+        self,
+        entrants: Entrants,
+        limits: SandboxLimits,
+        time: TimeControl,
+        *,
+        workers: int,
+        address: str | None = None,
+        fresh_process: bool = False,
+    ) -> None:
         import ray
 
         self.ray = ray
@@ -131,18 +144,21 @@ class RayBackend:
                 # compiled modules were built for (arena/compiled.py runs the source there).
                 env = {"py_modules": [str(Path(arena.__file__).resolve().parent)], "excludes": ["*.so"]}
                 try:
-                    ray.init(address=address, runtime_env=env, include_dashboard=False,
-                             configure_logging=False, log_to_driver=False)
+                    ray.init(
+                        address=address,
+                        runtime_env=env,
+                        include_dashboard=False,
+                        configure_logging=False,
+                        log_to_driver=False,
+                    )
                 except ConnectionError as exc:
                     raise RunError(f"cannot reach the Ray cluster at {address!r}: {exc}") from None
             else:
-                ray.init(num_cpus=workers, include_dashboard=False, configure_logging=False,
-                         log_to_driver=False)
+                ray.init(num_cpus=workers, include_dashboard=False, configure_logging=False, log_to_driver=False)
             self.owns = True
         actor: Any = ray.remote(num_cpus=1)(_RayWorker)
         packed = ray.put(pack_bots(entrants))  # once in the object store, whatever the number of actors
-        self.actors: list[Any] = [actor.remote(packed, limits, time, fresh_process, k)
-                                  for k in range(workers)]
+        self.actors: list[Any] = [actor.remote(packed, limits, time, fresh_process, k) for k in range(workers)]
 
     def run(self, specs: Sequence[MatchSpec]) -> Iterator[PlayResult]:
         ray = self.ray
