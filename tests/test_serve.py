@@ -37,7 +37,7 @@ pytest.importorskip("uvicorn", reason="pip install -e '.[serve]' installs the we
 from arena.apps.play import HumanPlayer  # noqa: E402
 from arena.engine.records import MatchRecord  # noqa: E402
 from arena.engine.replay import check  # noqa: E402
-from arena.engine.rules import Bid, Rules, apply, deal, new_match  # noqa: E402
+from arena.engine.rules import PASS, Bid, Rules, apply, deal, new_match  # noqa: E402
 from arena.protocol import parse  # noqa: E402
 from arena.protocol.messages import match_start_message, turn_message  # noqa: E402
 from arena.sdk import Turn  # noqa: E402
@@ -842,3 +842,51 @@ def test_a_persons_games_are_rated_beside_the_bots(server: Server, browser: Any)
     assert proc.returncode == 0, proc.stderr
     for name in ("ana", "bo", "probabilistic", "cautious"):
         assert re.search(rf"^\s*\d+\s+{re.escape(name)}\s+\d+", proc.stdout, re.M), proc.stdout
+
+
+def test_the_browser_table_plays_dead_mans_calza_and_refuses_bots_that_do_not_declare_it(tmp_path: Path) -> None:
+    """The lobby's two variant switches reach the rules; a bot that does not
+    declare a variant is refused as `arena play` refuses it; a person who is
+    out is offered `pass` (and calza) and nothing else, and the record replays."""
+    srv = Server(tmp_path / "table-dead")
+    try:
+        seats = [{"person": "ed"}, {"bot": "probabilistic"}, {"bot": "cautious"}]
+        status, body = post(
+            srv.base + "/api/tables",
+            {"preset": "classic", "dice": 1, "seats": seats, "dead_mans_calza": True, "veteran_palifico": True},
+        )
+        assert status == 200, body
+        t = srv.opts.tables[body["table"]]
+        assert t.rules.dead_mans_calza and t.rules.veteran_palifico
+        offered_pass = False
+        answered = 0
+        deadline = time.monotonic() + 120
+        while not t.done.is_set() and time.monotonic() < deadline:
+            mine = [ev for who, ev in t._log if who == 0 and ev["type"] == "your_turn"]
+            if len(mine) > answered:
+                legal = mine[-1]["legal"]
+                answered = len(mine)
+                if legal["pass"]:
+                    offered_pass = True
+                    assert not legal["dudo"] and not legal["min_quantity"] and legal["calza"]
+                    t.move(0, "pass")
+                elif legal["dudo"]:
+                    t.move(0, "dudo")
+                else:  # the highest bid it may make: sure to be doubted, so ed is soon out
+                    face = max(int(f) for f in legal["min_quantity"])
+                    t.move(0, f"{legal['max_quantity']}x{face}")
+            time.sleep(0.02)
+        assert t.done.is_set() and t.outcome is not None
+        check(t.outcome.record)
+        assert offered_pass, "ed was never asked as a dead man"
+        seat = t.outcome.record.bots.index("ed")
+        assert any(a.seat == seat and a.action == PASS for rr in t.outcome.record.rounds for a in rr.actions)
+        status, body = post(
+            srv.base + "/api/tables",
+            {"preset": "classic", "dice": 1, "dead_mans_calza": True, "seats": [{"person": "ed"}, {"bot": "counter"}]},
+        )
+        assert status == 400 and "dead_mans_calza: counter does not declare that it plays it" in body["error"], body
+        status, body = post(srv.base + "/api/tables", {"preset": "classic", "dead_mans_calza": "yes", "seats": seats})
+        assert status == 400 and "dead_mans_calza" in body["error"] and "true or false" in body["error"], body
+    finally:
+        srv.stop()

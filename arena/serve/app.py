@@ -41,7 +41,7 @@ from arena.errors import ArenaError, RunError
 from arena.running.config import BUILTIN_BOTS
 from arena.serve.live import RunWatch
 from arena.serve.records import TableRecords
-from arena.serve.seating import check_name, resolve_opponents, seat_names
+from arena.serve.seating import check_name, refuse_undeclared, resolve_opponents, seat_names
 from arena.serve.table import AWAY_S, Event, Table, TableSeat
 
 __all__ = ["LOOPBACK", "ServeOptions", "bot_files", "make_app", "serve"]
@@ -273,6 +273,12 @@ def _table_from(
         if type(dice) is not int or not 1 <= dice <= 10:
             raise RunError(f"dice {dice!r}: give a number of dice per player from 1 to 10")
         overrides["dice"] = dice
+    for key in ("dead_mans_calza", "veteran_palifico"):  # the variants a preset leaves off (docs/rules.md)
+        value = data.get(key)
+        if value is not None:
+            if type(value) is not bool:
+                raise RunError(f"{key} {json.dumps(value)[:40]}: give true or false")
+            overrides[key] = value
     rules = Rules.preset(preset, overrides)
     seats = data.get("seats")
     if not isinstance(seats, list) or not 2 <= len(seats) <= 10:
@@ -292,6 +298,7 @@ def _table_from(
     if not people:
         raise RunError("no seat is a person: a table needs at least one (arena run plays bots against bots)")
     resolved = resolve_opponents(bot_list) if bot_list else ()
+    refuse_undeclared(rules, resolved, "choose other bots")
     person_names, labels = seat_names(people, [label for label, _ in resolved])
     pi, bi = iter(person_names), iter(zip(labels, resolved))
     table_seats = []

@@ -314,6 +314,22 @@ def resolve_opponents(names: Sequence[str]) -> tuple[tuple[str, BotSpec], ...]:
     return tuple((e.label, e.spec) for e in entrants)
 
 
+def refuse_undeclared(rules: Rules, opponents: Sequence[tuple[str, BotSpec]], instead: str) -> None:
+    """The protocol 2 variants: an opponent that does not declare one it would
+    meet could not answer it (``supports``), so the table is refused, naming
+    the bots and the declaration; ``instead``: the other way out, in words."""
+    from arena.botfile.supports import opt_in
+
+    for key in opt_in(rules.to_dict()):
+        refused = [label for label, spec in opponents if True not in (spec.supports.rules or {}).get(key, ())]
+        if refused:
+            raise RunError(
+                f"{key}: {', '.join(refused)} {'does' if len(refused) == 1 else 'do'} not declare that "
+                f"{'it plays' if len(refused) == 1 else 'they play'} it (supports: {{rules: {{{key}: "
+                f"[true, false]}}}}); {instead}, or leave {key} off"
+            )
+
+
 def play_setup(
     *,
     bots: Sequence[str] = (),
@@ -355,17 +371,7 @@ def play_setup(
         label = preset or "classic"
     if bots or not opponents:
         opponents = resolve_opponents(list(bots) or list(DEFAULT_BOTS))
-    # The protocol 2 variants: an opponent that does not declare one could not answer it.
-    from arena.botfile.supports import opt_in
-
-    for key in opt_in(rules.to_dict()):
-        refused = [label for label, spec in opponents if True not in (spec.supports.rules or {}).get(key, ())]
-        if refused:
-            raise RunError(
-                f"{key}: {', '.join(refused)} {'does' if len(refused) == 1 else 'do'} not declare that "
-                f"{'it plays' if len(refused) == 1 else 'they play'} it (supports: {{rules: {{{key}: "
-                f"[true, false]}}}}); choose other --bots, or leave {key} off"
-            )
+    refuse_undeclared(rules, opponents, "choose other --bots")
     return PlaySetup(
         rules=rules,
         bots=opponents,

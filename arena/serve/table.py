@@ -73,7 +73,8 @@ def move_refusal(text: str, legal: Any, turn: Any) -> str | None:
     try:
         action = parse_action(text)
     except InvalidAction:
-        return f"{text!r} is not a move: write QxF for a bid (5x3 = five 3s), dudo or calza."
+        extra = " (or pass, when you are out)" if turn.rules.dead_mans_calza else ""
+        return f"{text!r} is not a move: write QxF for a bid (5x3 = five 3s), dudo or calza{extra}."
     reason = illegal_reason(action, turn)
     if reason is not None:
         return f"Not allowed: {reason}. Legal: {legal_text(legal)}"
@@ -160,6 +161,7 @@ class PersonSeat:
                 "legal": {
                     "dudo": legal["dudo"],
                     "calza": legal["calza"],
+                    "pass": bool(legal.get("pass", False)),  # a dead man's turn (dead man's calza)
                     "max_quantity": legal["max_quantity"],
                     "min_quantity": dict(legal["min_quantity"]),
                 },
@@ -451,6 +453,8 @@ class Table:
                     "calza": r.calza,
                     "palifico": r.palifico,
                     "open_on_ones": r.open_on_ones,
+                    "dead_mans_calza": r.dead_mans_calza,
+                    "veteran_palifico": r.veteran_palifico,
                 },
             }
         )

@@ -46,6 +46,8 @@ async function create() {
   });
   const body = { preset: $("preset").value, seats: seats };
   if ($("dice").value) body.dice = Number($("dice").value);
+  if ($("dead-man").checked) body.dead_mans_calza = true;
+  if ($("veteran").checked) body.veteran_palifico = true;
   const resp = await fetch("/api/tables", { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body) });
   const data = await resp.json();
   if (!resp.ok) { $("error").textContent = data.error; return; }

@@ -117,6 +117,8 @@ function render() {
   if (rules) {
     const bits = [S.variant, rules.dice + " dice each", rules.wild_ones ? "1s wild" : "1s not wild",
       rules.calza ? "calza" : "no calza", rules.palifico ? "palifico" : "no palifico"];
+    if (rules.dead_mans_calza) bits.push("dead man's calza");
+    if (rules.veteran_palifico) bits.push("veteran palifico");
     $("rules").textContent = bits.join(" · ") + (S.you === null ? " · watching" : " · you are " + S.myName);
   }
   let status = S.connected ? "" : "connecting...";
@@ -229,7 +231,9 @@ function renderControls() {
   $("q-up").disabled = !canBid || S.quantity >= S.turn.legal.max_quantity;
   $("dudo").disabled = !S.turn.legal.dudo;
   $("calza").disabled = !S.turn.legal.calza;
-  $("calza").hidden = !(S.rules && S.rules.calza);
+  $("calza").hidden = !(S.rules && (S.rules.calza || S.rules.dead_mans_calza));
+  $("pass").disabled = !S.turn.legal.pass;
+  $("pass").hidden = !S.turn.legal.pass;
 }
 
 function renderAssist() {
@@ -328,6 +332,7 @@ function wire() {
   $("bid").addEventListener("click", bid);
   $("dudo").addEventListener("click", () => move("dudo"));
   $("calza").addEventListener("click", () => move("calza"));
+  $("pass").addEventListener("click", () => move("pass"));
   $("leave").addEventListener("click", () => send({ type: "leave" }));
   $("assist-on").addEventListener("change", render);
   $("typed").addEventListener("submit", (e) => {
@@ -350,6 +355,7 @@ function wire() {
     else if (k === "Enter") bid();
     else if ((k === "d" || k === "D") && S.turn.legal.dudo) move("dudo");
     else if ((k === "c" || k === "C") && S.turn.legal.calza) move("calza");
+    else if ((k === "p" || k === "P") && S.turn.legal.pass) move("pass");
     else if (k === "/") $("move").focus();
     else return;
     e.preventDefault();
