@@ -844,6 +844,37 @@ def test_a_persons_games_are_rated_beside_the_bots(server: Server, browser: Any)
         assert re.search(rf"^\s*\d+\s+{re.escape(name)}\s+\d+", proc.stdout, re.M), proc.stdout
 
 
+def dead_man_table(srv: Server, seats: list[dict[str, str]]) -> tuple[bool, MatchRecord]:
+    """A 1-die table with both variants on, ed's seat played from here: whether
+    ed was offered a dead man's turn (it passes), and the record."""
+    status, body = post(
+        srv.base + "/api/tables",
+        {"preset": "classic", "dice": 1, "seats": seats, "dead_mans_calza": True, "veteran_palifico": True},
+    )
+    assert status == 200, body
+    t = srv.opts.tables[body["table"]]
+    assert t.rules.dead_mans_calza and t.rules.veteran_palifico
+    offered_pass, answered = False, 0
+    deadline = time.monotonic() + 120
+    while not t.done.is_set() and time.monotonic() < deadline:
+        mine = [ev for who, ev in t._log if who == 0 and ev["type"] == "your_turn"]
+        if len(mine) > answered:
+            legal = mine[-1]["legal"]
+            answered = len(mine)
+            if legal["pass"]:
+                offered_pass = True
+                assert not legal["dudo"] and not legal["min_quantity"] and legal["calza"]
+                t.move(0, "pass")
+            elif legal["min_quantity"]:  # the most ed may bid: doubted, so ed is soon out
+                face = max(int(f) for f in legal["min_quantity"])
+                t.move(0, f"{legal['max_quantity']}x{face}")
+            else:
+                t.move(0, "dudo")
+        time.sleep(0.02)
+    assert t.done.is_set() and t.outcome is not None
+    return offered_pass, t.outcome.record
+
+
 def test_the_browser_table_plays_dead_mans_calza_and_refuses_bots_that_do_not_declare_it(tmp_path: Path) -> None:
     """The lobby's two variant switches reach the rules; a bot that does not
     declare a variant is refused as `arena play` refuses it; a person who is
@@ -851,36 +882,16 @@ def test_the_browser_table_plays_dead_mans_calza_and_refuses_bots_that_do_not_de
     srv = Server(tmp_path / "table-dead")
     try:
         seats = [{"person": "ed"}, {"bot": "probabilistic"}, {"bot": "cautious"}]
-        status, body = post(
-            srv.base + "/api/tables",
-            {"preset": "classic", "dice": 1, "seats": seats, "dead_mans_calza": True, "veteran_palifico": True},
-        )
-        assert status == 200, body
-        t = srv.opts.tables[body["table"]]
-        assert t.rules.dead_mans_calza and t.rules.veteran_palifico
-        offered_pass = False
-        answered = 0
-        deadline = time.monotonic() + 120
-        while not t.done.is_set() and time.monotonic() < deadline:
-            mine = [ev for who, ev in t._log if who == 0 and ev["type"] == "your_turn"]
-            if len(mine) > answered:
-                legal = mine[-1]["legal"]
-                answered = len(mine)
-                if legal["pass"]:
-                    offered_pass = True
-                    assert not legal["dudo"] and not legal["min_quantity"] and legal["calza"]
-                    t.move(0, "pass")
-                elif legal["dudo"]:
-                    t.move(0, "dudo")
-                else:  # the highest bid it may make: sure to be doubted, so ed is soon out
-                    face = max(int(f) for f in legal["min_quantity"])
-                    t.move(0, f"{legal['max_quantity']}x{face}")
-            time.sleep(0.02)
-        assert t.done.is_set() and t.outcome is not None
-        check(t.outcome.record)
-        assert offered_pass, "ed was never asked as a dead man"
-        seat = t.outcome.record.bots.index("ed")
-        assert any(a.seat == seat and a.action == PASS for rr in t.outcome.record.rounds for a in rr.actions)
+        # ed bids the most it may, is doubted and is soon out; a table where a bot's wrong call leaves ed
+        # last but one ends before ed is out of it (about one in five): then another table.
+        for _ in range(8):
+            offered_pass, record = dead_man_table(srv, seats)
+            check(record)
+            if offered_pass:
+                break
+        assert offered_pass, "ed was never asked as a dead man in eight tables"
+        seat = record.bots.index("ed")
+        assert any(a.seat == seat and a.action == PASS for rr in record.rounds for a in rr.actions)
         status, body = post(
             srv.base + "/api/tables",
             {"preset": "classic", "dice": 1, "dead_mans_calza": True, "seats": [{"person": "ed"}, {"bot": "counter"}]},
