@@ -24,12 +24,12 @@ CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 
 
 def _copy_bot(folder: Path, name: str, env: dict[str, str] | None = None) -> Path:
-    """A private copy of a program bot (manifest + script), with extra env."""
+    """A private copy of a program bot (manifest + its folder with the script), with extra env."""
     folder.mkdir(exist_ok=True)
-    script = next(p for p in BOTS.glob(f"{name}.*") if p.suffix != ".yaml")
-    shutil.copy(script, folder / script.name)
+    shutil.copytree(BOTS / name, folder / name)
+    script = next(p for p in (folder / name).iterdir() if p.suffix == ".sh")
     manifest = folder / f"{name}.yaml"
-    manifest.write_text(json.dumps({"command": ["bash", f"./{script.name}"], "env": env or {}}))
+    manifest.write_text(json.dumps({"command": ["bash", f"./{name}/{script.name}"], "env": env or {}}))
     return manifest
 
 
