@@ -287,6 +287,14 @@ def test_sprt_of_the_spy_on_every_channel_never_accepts_h1(tmp_path: Path) -> No
 
 
 @pytest.mark.slow
-def test_without_the_sandbox_the_sprt_of_the_spy_accepts_h1(tmp_path: Path) -> None:
-    """The control: the cheat is worth an H1 when the channels are open."""
-    assert sprt(tmp_path, spy(tmp_path, CLOSED), 'mode: "off"', "cheat", matches=300)["verdict"] == "H1"
+def test_without_the_sandbox_the_sprt_of_the_spy_reaches_h1_and_the_integrity_check_refuses_it(
+    tmp_path: Path,
+) -> None:
+    """The control: the cheat is worth an H1 when the channels are open, and
+    the paired-play integrity check, the defence in depth, stops it there:
+    the spy does better on a deal's later plays than on its first."""
+    result = sprt(tmp_path, spy(tmp_path, CLOSED), 'mode: "off"', "cheat", matches=300)
+    assert result["verdict"] == "untrusted", result
+    assert result["llr"] >= result["upper"]
+    flagged = [b for b in result["integrity"]["bots"] if b["flagged"]]
+    assert [b["bot"] for b in flagged] == ["cache_spy"] and flagged[0]["gain"] > 0
