@@ -195,8 +195,10 @@ def test_unknown_fields_are_ignored() -> None:
 
 def test_hello_is_the_version_spoken_here() -> None:
     assert parse_hello(wire(hello_message())) == PROTOCOL_VERSION == 2
+    assert parse_hello(wire(hello_message(1))) == 1  # a bot that declares no version 2 variant is greeted so
     cases: list[tuple[dict[str, Any], str]] = [
-        ({"type": "hello", "protocol": 1}, "protocol 1 is not spoken here"),
+        ({"type": "hello", "protocol": 3}, "protocol 3 is not spoken here"),
+        ({"type": "hello", "protocol": 0}, "protocol 0 is not spoken here"),
         ({"type": "hello", "protocol": "1"}, "'protocol' must be a JSON integer"),
         ({"type": "hello"}, "no 'protocol'"),
         ({"type": "helo", "protocol": 1}, "'type'"),

@@ -124,7 +124,8 @@ def test_compressed_run_reads_back(tmp_path: Path) -> None:
 
 class _CutShort:
     """The run file as append_line sees it, with a Ctrl-C at one point of the
-    append: ``before`` the line is written, or just ``after`` it was flushed."""
+    append: ``before`` the line is written, or just ``after`` it was written
+    (the file is unbuffered: a line written is in the file, no flush follows)."""
 
     def __init__(self, fh, when: str) -> None:  # type: ignore[no-untyped-def]
         self.fh, self.when, self.armed = fh, when, True
@@ -133,7 +134,11 @@ class _CutShort:
         if self.armed and self.when == "before":
             self.armed = False
             raise KeyboardInterrupt
-        return int(self.fh.write(data))
+        n = int(self.fh.write(data))
+        if self.armed and self.when == "after":
+            self.armed = False
+            raise KeyboardInterrupt
+        return n
 
     def flush(self) -> None:
         self.fh.flush()
