@@ -152,7 +152,10 @@ def test_a_cpu_thief_gets_no_cpu_while_others_think(
         entrant(BOTS / "cpu_half.py"),
         entrant(BOTS / "cpu_half.py"),
     ]
-    worker = Worker(entrants, LIMITS, CLOCK)
+    # 300 ms: thawed for its own turn, the thief's spinners run until its act() stops them, and at
+    # 100 ms a slow machine made it time out in its own first turn match after match, leaving
+    # nothing to measure while others think.
+    worker = Worker(entrants, LIMITS, dataclasses.replace(CLOCK, budget_ms=300))
     stolen: list[int] = []  # the thief's cgroup CPU (ns) during each decision of another bot
     spun: list[int] = []  # its spinners' time on a CPU (ns, /proc) during each decision of another bot
     seen: list[int] = []  # how many spinners it had then
@@ -194,7 +197,7 @@ def test_a_cpu_thief_gets_no_cpu_while_others_think(
 
     monkeypatch.setattr(BotProcess, "request", watched)
     try:
-        for i in range(6):
+        for i in range(12):  # until enough was seen: a thief that faulted in its own turn is restarted
             result = worker.play(match(i, (0, 1, 2)))
             assert "line" in result, result.get("error")
             rec = MatchRecord.from_json(result["line"])
