@@ -322,10 +322,21 @@ def test_arena_run_two_matches_in_parallel_beside_a_thief(prefer_env: str, tmp_p
     assert "freezing: cgroup" in r.stdout + r.stderr  # the one line says what freezes
     recs = list(iter_records(tmp_path / "out"))
     assert len(recs) == 4
-    assert [f for rec in recs for f in rec.faults] == []
+    # Nobody times out but, possibly, the thief, on CPU in its own turns: thawed, its spinners run
+    # until its act() stops them (on a slow machine, two tables' spinners at once: up to 0.9 s seen
+    # in CI as an unprivileged user). That is charged to it, as it should be.
+    own = [
+        f
+        for rec in recs
+        for f in rec.faults
+        if f.kind == "timeout" and "bot cpu_thief" in f.detail and "ms of CPU time" in f.detail
+    ]
+    assert [f for rec in recs for f in rec.faults if f not in own] == []
     for rec in recs:
         assert rec.think is not None
         thief = rec.bots.index("cpu_thief")
+        if any(f.seat == thief for f in rec.faults):
+            continue  # restarted mid-match: its think holds the turn it was charged for
         turns = sum(1 for r in rec.rounds for a in r.actions if a[0] == thief)
         # 4 spinners between its turns would put seconds here; its own turns take microseconds.
         assert rec.think[thief] < 0.01 * turns + 0.2, (rec.think, turns)
