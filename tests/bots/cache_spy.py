@@ -111,6 +111,7 @@ if _only.is_file():
 # its own, since its probe brings the pages it probes in (a timed read does;
 # so does RWF_NOWAIT: it answers EAGAIN and starts the read anyway).
 TAG = {"mincore": "read", "cachestat": "read", "fault_around": "read"}
+MARKS = {TAG.get(c, c) for c in CHANNELS}  # the marks the channels in use read
 REGIONS = [
     "read",
     "nowait",
@@ -219,11 +220,16 @@ class Pages:
             i -= n
         raise AssertionError
 
-    def touch(self, fd: int, page: int) -> None:
+    def touch(self, fd: int, page: int, unmap: bool = True) -> None:
         """Bring one page in (and nothing around it: the mapping is MADV_RANDOM,
         where a read would bring in the file's whole read-ahead window
         whenever POSIX_FADV_RANDOM is refused)."""
-        ctypes.c_char.from_address(self.mapping(fd) + page * PAGE).value  # noqa: B018
+        addr = self.mapping(fd) + page * PAGE
+        ctypes.c_char.from_address(addr).value  # noqa: B018
+        # Unmapped at once (the page stays cached): a page some process maps
+        # cannot be evicted, and the spy evicts its marks once read (forget).
+        if unmap:  # (MADV_PAGEOUT's marks stay mapped: it pushes out mapped pages only)
+            libc.madvise(addr, PAGE, MADV_DONTNEED)
 
     def fault_around(self, fd: int, page: int) -> bool:
         """Is ``page`` cached? Exact, with no call the filter can refuse: a read
@@ -336,24 +342,54 @@ class Spy:
                 self._mark_one(functools.partial(_copy_key, space, rnd, seat, pos, face, j))
 
     def _mark_one(self, k) -> None:
-        _timed_stat(_name(self.pages, k("dentry")))
+        # Only the marks some channel in use reads: every mark is a page
+        # brought in, and the fewer a run leaves, the longer before the files
+        # are so full of them that every face looks marked.
+        if "dentry" in MARKS:
+            _timed_stat(_name(self.pages, k("dentry")))
         if not self.pages.usable:
             return
         for tag in ("read", "nowait", "read_timing"):
-            self.pages.touch(*self.pages.locate(k(tag)))
+            if tag in MARKS:
+                self.pages.touch(*self.pages.locate(k(tag)))
         fd, p = self.pages.locate(k("fadvise_willneed"))
-        self._hint("fadvise_willneed", lambda: os.posix_fadvise(fd, p * PAGE, PAGE, FADV_WILLNEED))
+        if "fadvise_willneed" in MARKS:
+            self._hint("fadvise_willneed", lambda: os.posix_fadvise(fd, p * PAGE, PAGE, FADV_WILLNEED))
         fd2, p2 = self.pages.locate(k("readahead"))
-        self._hint("readahead", lambda: _check(libc.syscall(NR_READAHEAD, fd2, ctypes.c_long(p2 * PAGE), PAGE)))
+        if "readahead" in MARKS:
+            self._hint("readahead", lambda: _check(libc.syscall(NR_READAHEAD, fd2, ctypes.c_long(p2 * PAGE), PAGE)))
         fd3, p3 = self.pages.locate(k("madvise_willneed"))
-        self._hint(
-            "madvise_willneed", lambda: _check(libc.madvise(self.pages.mapping(fd3) + p3 * PAGE, PAGE, MADV_WILLNEED))
-        )
+        if "madvise_willneed" in MARKS:
+            self._hint(
+                "madvise_willneed",
+                lambda: _check(libc.madvise(self.pages.mapping(fd3) + p3 * PAGE, PAGE, MADV_WILLNEED)),
+            )
         for tag, evict in (("fadvise_dontneed", self._fadvise_out), ("madvise_pageout", self._pageout)):
+            if tag not in MARKS:
+                continue
             for f in range(1, 7):  # every face's page in, the true one's out
-                self.pages.touch(*self.pages.locate(k(tag, f)))
+                self.pages.touch(*self.pages.locate(k(tag, f)), unmap=tag != "madvise_pageout")
             fd4, p4 = self.pages.locate(k(tag))
             self._hint(tag, lambda e=evict, a=fd4, b=p4: e(a, b))
+
+    def forget(self, space: str, rnd: int, seats: int, dice: int) -> None:
+        """Evict every page that marks of round ``rnd`` under ``space`` could
+        have brought in (every face, copy and channel), once they are read:
+        else the marks of a long run fill the files' pages, until every face
+        looks marked and no hand decodes. Where the filter refuses the hint
+        this does nothing, which is no loss: nothing decodes there."""
+        if not self.pages.usable:
+            return
+        for tag in MARKS - {"dentry"}:
+            for seat in range(seats):
+                for pos in range(dice):
+                    for face in range(1, 7):
+                        for j in range(COPIES):
+                            fd, p = self.pages.locate(_key(space, tag, rnd, seat, pos, face) + f"#{j}")
+                            try:
+                                os.posix_fadvise(fd, p * PAGE, PAGE, FADV_DONTNEED)
+                            except OSError:
+                                return
 
     def _fadvise_out(self, fd: int, p: int) -> None:
         # A page some process maps is not evicted: unmap it here first.
@@ -407,7 +443,10 @@ class Spy:
         addrs = [self.pages.mapping(fd, "timing") + p * PAGE for fd, p in map(self.pages.locate, keys)]
         for _ in range(3):
             _timed_touch(self.pages.mapping(self.pages.files[0][0], "timing"))
-        return [_timed_touch(a) for a in addrs], cal["threshold_ns"]
+        times = [_timed_touch(a) for a in addrs]
+        for a in addrs:  # unmapped again, so that forget can evict them
+            libc.madvise(a, PAGE, MADV_DONTNEED)
+        return times, cal["threshold_ns"]
 
     def _marked(self, name: str, keys: list[list[str]]) -> list[bool]:
         """Which of the six faces (each on COPIES keys) carry the mark."""
@@ -522,6 +561,8 @@ class CacheSpy(Bot):
                     if got is not None and len(got) == n:
                         STATS[name]["decoded"] += 1
                         self.read_hands[(name, turn.round, s)] = (got, False)
+            # This seat reads this deal's marks once (its one later play), so they can go.
+            self.spy.forget(space, turn.round, len(turn.counts), max(turn.counts))
         acted = {s for s, _ in turn.history}
         for s, n in others:  # a partner's hand, once it has marked it this round
             if s in self.partners and s in acted and (turn.round, s) not in self.tried_live:
