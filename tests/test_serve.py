@@ -56,7 +56,8 @@ CHROMIUM_ARGS = [
 ]
 # The screenshots of docs/serve.md: written there only when asked
 # (ARENA_SERVE_SHOTS=docs/serve), so a test run leaves the repository as it was.
-SHOTS = Path(os.environ.get("ARENA_SERVE_SHOTS") or tempfile.mkdtemp(prefix="serve-shots-"))
+# One folder per user, made only when a test takes screenshots (and overwritten the next time).
+SHOTS = Path(os.environ.get("ARENA_SERVE_SHOTS") or Path(tempfile.gettempdir()) / f"arena-serve-shots-{os.getuid()}")
 
 
 # --- positions -------------------------------------------------------------------

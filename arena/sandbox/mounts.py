@@ -164,12 +164,38 @@ PROC_FROZEN = (
 )
 
 
+_SNAPSHOT_PREFIX = "arena-proc-"
+
+
+def _sweep_snapshots() -> None:
+    """Remove the snapshot folders of processes that are gone. The exit hook
+    does not run in a process that ends by ``os._exit`` (a pool's worker
+    does) or by a signal, and each would leave its folder in /tmp."""
+    top = tempfile.gettempdir()
+    try:
+        names = os.listdir(top)
+    except OSError:
+        return
+    for name in names:
+        pid = name[len(_SNAPSHOT_PREFIX) :].split("-", 1)[0]
+        if not name.startswith(_SNAPSHOT_PREFIX) or not pid.isdigit():
+            continue
+        path = os.path.join(top, name)
+        try:
+            if os.lstat(path).st_uid != os.getuid() or os.path.exists(f"/proc/{pid}"):
+                continue  # another user's, or its maker (or a process with its number) lives
+        except OSError:
+            continue
+        shutil.rmtree(path, ignore_errors=True)
+
+
 @functools.lru_cache(maxsize=1)
 def _proc_snapshots() -> tuple[tuple[str, str], ...]:
     """(snapshot file, /proc path) for each of :data:`PROC_FROZEN` this kernel has,
     written once into a private folder that is removed when this process exits."""
-    folder = tempfile.mkdtemp(prefix="arena-proc-")
     owner = os.getpid()
+    _sweep_snapshots()
+    folder = tempfile.mkdtemp(prefix=f"{_SNAPSHOT_PREFIX}{owner}-")
 
     def remove() -> None:  # forked workers inherit the hook: only the maker removes the folder
         if os.getpid() == owner:
