@@ -1,0 +1,382 @@
+"""The file view of a program bot (a manifest): its runtime's closure, served
+from memory (docs/sandbox.md, "The file view").
+
+A program bot used to see the host's whole ``/usr`` and its runtime through
+bind mounts, so the kernel's page cache and dentry cache of those files were
+the machine's: a bot timed a read of a rarely read page, or a lookup of a
+missing name, to learn what another process of it had read (the timing
+channels of issue 33, which no system-call filter can refuse). Here it sees
+copies on the tmpfs view store (:mod:`arena.sandbox.view`) of what its
+program needs and nothing else:
+
+- the program (and every link met on the way to it: ``/usr/bin/java`` leads
+  through ``/etc/alternatives``) and the runtime :mod:`arena.botfile.runtime`
+  resolved for it: a JDK's home (without ``jmods``, headers, man pages and
+  sources, which only the build tools read) and its ``/etc`` configuration,
+  a Python installation's standard library (with its site-packages unless a
+  venv leaves them out; a system Python's ``dist-packages`` too), a venv's
+  own parts;
+- for a shell (``sh``, ``bash``, ... as the program or a script's ``#!``
+  line), the utilities scripts call (:data:`SHELL_TOOLS`, those the host has);
+- the shared libraries all of these load (``ldd`` on the operator's files)
+  and those the bot's own ELF files name (their ``DT_NEEDED`` entries, read
+  here without running anything of the bot, looked up in the dynamic
+  linker's cache), with their own closure;
+- what the Python view holds for every sandbox: the quota launcher, ``/bin/sh``,
+  a few ``/etc`` files, glibc's C.UTF-8 locale;
+- every path of the manifest's ``view`` list (system files the bot opens or
+  runs that the closure cannot see, e.g. a tool a script runs by a name it
+  computes, or a library it ``dlopen``s).
+
+The view is keyed by the content of what it copies (as every view: a
+changed source makes a new one), so bots sharing a runtime share one copy.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import os
+import re
+import shutil
+import struct
+import subprocess
+import threading
+from collections.abc import Iterable, Iterator
+
+from arena.botfile import runtime as rt
+from arena.botfile.spec import BotSpec, bot_tree
+from arena.sandbox import view as fileview
+
+__all__ = ["JDK_SKIP", "SHELLS", "SHELL_TOOLS", "elf_needs", "program_sources", "program_view"]
+
+log = logging.getLogger("arena.sandbox")
+
+SHELLS = frozenset({"sh", "bash", "dash", "ash", "ksh", "mksh", "zsh", "busybox"})
+
+# What a shell script may run, besides its shell's builtins: the POSIX
+# utilities and the GNU ones scripts commonly call (each included where the
+# host has it, on the sandbox's PATH). Anything else a script runs is named
+# in the manifest's `view` list.
+SHELL_TOOLS = (
+    *sorted(SHELLS),
+    "[",
+    "awk",
+    "base64",
+    "basename",
+    "bc",
+    "cat",
+    "chmod",
+    "cksum",
+    "cmp",
+    "comm",
+    "cp",
+    "csplit",
+    "cut",
+    "date",
+    "dd",
+    "diff",
+    "dirname",
+    "du",
+    "echo",
+    "env",
+    "expand",
+    "expr",
+    "false",
+    "find",
+    "fold",
+    "getconf",
+    "grep",
+    "egrep",
+    "fgrep",
+    "gawk",
+    "mawk",
+    "head",
+    "id",
+    "join",
+    "kill",
+    "ln",
+    "ls",
+    "md5sum",
+    "mkdir",
+    "mkfifo",
+    "mktemp",
+    "mv",
+    "nl",
+    "nproc",
+    "od",
+    "paste",
+    "printf",
+    "pwd",
+    "readlink",
+    "realpath",
+    "rev",
+    "rm",
+    "rmdir",
+    "sed",
+    "seq",
+    "sha1sum",
+    "sha256sum",
+    "shuf",
+    "sleep",
+    "sort",
+    "split",
+    "stat",
+    "tac",
+    "tail",
+    "tee",
+    "test",
+    "timeout",
+    "touch",
+    "tr",
+    "true",
+    "tsort",
+    "tty",
+    "uname",
+    "unexpand",
+    "uniq",
+    "wc",
+    "which",
+    "xargs",
+    "yes",
+)
+SANDBOX_PATH = "/usr/local/bin:/usr/bin:/bin"  # the PATH a bot is started with (arena.sandbox.box)
+
+# Parts of a JDK's home that only the build tools read (jlink's modules,
+# C headers, man pages, sources, demos): a JVM running a bot never opens them.
+JDK_SKIP = frozenset({"jmods", "include", "man", "demo", "sample", "src.zip", "legal"})
+
+_PYTHON = re.compile(r"python(\d+(\.\d+)?)?")
+_MAX_OWN_FILES = 20000  # a bot's files looked at for ELF and #! headers (the rest are data)
+_lock = threading.Lock()
+
+
+# -- a bot's own ELF files, read without running them --------------------------------
+
+
+def elf_needs(path: str) -> tuple[list[str], str | None]:
+    """The ``DT_NEEDED`` names and the ``PT_INTERP`` interpreter of the 64-bit
+    little-endian ELF file ``path`` (``[], None`` for anything else). Parsed
+    here rather than by ``ldd``, which may run the file's own interpreter:
+    the file is a bot's."""
+    try:
+        with open(path, "rb") as f:
+            data = f.read(64 << 20)
+    except OSError:
+        return [], None
+    if len(data) < 64 or data[:4] != b"\x7fELF" or data[4] != 2 or data[5] != 1:
+        return [], None
+    try:
+        phoff, phentsize, phnum = struct.unpack_from("<Q", data, 32)[0], *struct.unpack_from("<HH", data, 54)
+        loads: list[tuple[int, int, int]] = []  # (vaddr, offset, filesz)
+        dynamic: tuple[int, int] | None = None
+        interp: str | None = None
+        for i in range(min(phnum, 256)):
+            off = phoff + i * phentsize
+            p_type, _, p_offset, p_vaddr, _, p_filesz = struct.unpack_from("<IIQQQQ", data, off)
+            if p_type == 1:
+                loads.append((p_vaddr, p_offset, p_filesz))
+            elif p_type == 2:
+                dynamic = (p_offset, p_filesz)
+            elif p_type == 3:
+                interp = data[p_offset : p_offset + p_filesz].split(b"\0", 1)[0].decode("utf-8", "replace")
+        if dynamic is None:
+            return [], interp
+        strtab, needed = None, []
+        for j in range(0, min(dynamic[1], 1 << 16), 16):
+            tag, val = struct.unpack_from("<qQ", data, dynamic[0] + j)
+            if tag == 0:
+                break
+            if tag == 1:
+                needed.append(val)
+            elif tag == 5:
+                strtab = val
+        if strtab is None:
+            return [], interp
+        base = next((o + strtab - v for v, o, n in loads if v <= strtab < v + n), None)
+        if base is None:
+            return [], interp
+        names = [data[base + n : data.find(b"\0", base + n)].decode("utf-8", "replace") for n in needed]
+        return [n for n in names if n and "/" not in n], interp
+    except (struct.error, ValueError):
+        return [], None
+
+
+@functools.lru_cache(maxsize=1)
+def _ld_cache() -> dict[str, str]:
+    """Library name -> path, as the dynamic linker's cache has it (``ldconfig -p``
+    reads the operator's ``/etc/ld.so.cache``), 64-bit entries first."""
+    out: dict[str, str] = {}
+    for exe in ("/sbin/ldconfig", "/usr/sbin/ldconfig"):
+        if os.path.exists(exe):
+            res = subprocess.run([exe, "-p"], capture_output=True, text=True, check=False, env={"LC_ALL": "C"})
+            for line in res.stdout.splitlines():
+                m = re.match(r"\s*(\S+) \(([^)]*)\) => (/\S+)$", line)
+                if m and (m.group(1) not in out or "64" in m.group(2)):
+                    out[m.group(1)] = m.group(3)
+            break
+    return out
+
+
+def _library(name: str) -> str | None:
+    path = _ld_cache().get(name)
+    if path is None:
+        for d in ("/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu", "/lib64", "/usr/lib64", "/usr/local/lib"):
+            if os.path.exists(os.path.join(d, name)):
+                return os.path.join(d, name)
+    return path
+
+
+# -- what a program bot needs -----------------------------------------------------------
+
+
+def _shebang(path: str) -> list[str]:
+    try:
+        with open(path, "rb") as f:
+            head = f.read(256)
+    except OSError:
+        return []
+    if not head.startswith(b"#!"):
+        return []
+    return [os.fsdecode(w) for w in head[2:].split(b"\n", 1)[0].split()]
+
+
+def _interpreters(spec: BotSpec) -> tuple[list[str], list[str]]:
+    """(host programs the bot's own scripts name in ``#!`` lines, library names
+    its own ELF files need, their interpreters included)."""
+    programs: list[str] = []
+    libs: list[str] = []
+    folder = str(spec.folder)
+    for i, e in enumerate(bot_tree(spec)):
+        if i >= _MAX_OWN_FILES:
+            break
+        if e.kind != "file":
+            continue
+        path = os.path.join(folder, e.rel)
+        words = _shebang(path)
+        if words:
+            first = words[0]
+            if os.path.basename(first) == "env" and len(words) > 1:
+                found = shutil.which(words[1], path=SANDBOX_PATH)
+                if found:
+                    programs.append(found)
+            elif os.path.isabs(first) and rt.is_system(first):
+                programs.append(first)
+            continue
+        needed, interp = elf_needs(path)
+        libs.extend(needed)
+        if interp and rt.is_system(interp):
+            programs.append(interp)
+    return programs, libs
+
+
+def _walk_runtime(path: str, skip: Iterable[str]) -> Iterator[str]:
+    yield path
+    yield from fileview._walk(path, skip)
+
+
+def _python_parts(program: str) -> list[str]:
+    """A system Python's installation (its runtime binds leave out the system
+    folders, seen whole before): its standard library and the system's
+    ``dist-packages`` folders on its path."""
+    real = os.path.realpath(program)
+    if not (_PYTHON.fullmatch(os.path.basename(real)) and rt.is_system(real)):
+        return []
+    parts = rt._python_installation(real)
+    if parts is None:
+        return []
+    out = list(parts)
+    version = os.path.basename(parts[1])[len("python") :]
+    for extra in ("/usr/lib/python3/dist-packages", f"/usr/local/lib/python{version}/dist-packages"):
+        if os.path.isdir(extra):
+            out.append(extra)
+    return out
+
+
+def _venv_skips(program: str) -> frozenset[str]:
+    """What of a base installation's standard library a venv does not use:
+    its site-packages, unless ``include-system-site-packages`` is true."""
+    root = rt._venv_root(program)
+    if root is None:
+        return frozenset()
+    cfg = rt._read_pyvenv(root)
+    if cfg.get("include-system-site-packages", "false").lower() == "true":
+        return frozenset()
+    return frozenset({"site-packages", "dist-packages"})
+
+
+def program_sources(spec: BotSpec, programs: Iterable[str]) -> list[str]:
+    """The host paths of ``spec``'s view before the ELF closure: ``programs``
+    (the sandbox's own: the quota launcher, the shell), the bot's program and
+    runtime, a shell's tools, the libraries its own ELF files need, the
+    manifest's ``view`` list and the /etc files every view has."""
+    out: list[str] = []
+    program = spec.command[0]
+    stdlib_skip = (fileview.STDLIB_SKIP - {"site-packages", "dist-packages"}) | _venv_skips(program)
+    own_programs, libs = _interpreters(spec)
+    mine = {str(f) for f in spec.files()}
+    hosts = [p for p in (*programs, *own_programs) if os.path.lexists(p)]
+    if not any(rt.inside(program, m) for m in mine):
+        hosts.append(program)
+    hosts += _python_parts(program)
+    for p in list(hosts):
+        hosts += _python_parts(p)
+    if any(os.path.basename(os.path.realpath(p)) in SHELLS or os.path.basename(p) in SHELLS for p in hosts):
+        for tool in SHELL_TOOLS:
+            found = shutil.which(tool, path=SANDBOX_PATH)
+            if found:
+                hosts.append(found)
+    for name in dict.fromkeys(libs):
+        found = _library(name)
+        if found:
+            hosts.append(found)
+    for p in (*hosts, *spec.runtime, *spec.view):
+        if any(rt.inside(p, m) for m in mine) or not os.path.lexists(p):
+            continue
+        if os.path.isdir(p) and not os.path.islink(p):
+            real = os.path.realpath(p)
+            skip = (
+                stdlib_skip
+                if fileview._is_stdlib(real)
+                else JDK_SKIP
+                if rt._is_jdk(real)
+                else ()
+            )
+            out.extend(fileview._hops(real))
+            out.extend(fileview._walk(real, skip))
+        else:
+            out.extend(fileview._hops(p))
+    for e in fileview.VIEW_ETC:
+        if os.path.lexists(e):
+            out.extend(fileview._hops(e))
+            if os.path.isdir(e):
+                out.extend(fileview._walk(e))
+    return list(dict.fromkeys(out))
+
+
+_views: dict[tuple[object, ...], fileview.View] = {}
+
+
+def program_view(spec: BotSpec, programs: tuple[str, ...]) -> fileview.View:
+    """The view of the program bot ``spec`` (made once per content, then
+    reused); ``programs`` are the sandbox's own (the quota launcher, the shell)."""
+    cache_key = (spec.command[0], spec.runtime, spec.view, spec.sha256, str(spec.folder), programs)
+    cached = _views.get(cache_key)
+    if cached is not None:
+        return cached
+    with _lock:
+        sources = program_sources(spec, programs)
+        key = "prog-" + fileview._key(sources, extra=fileview._key(["/etc/ld.so.cache"]))[:24]
+
+        def build(tmp: str) -> None:
+            closure = fileview._elf_closure([p for p in sources if not p.startswith("/etc/")])
+            size = fileview._copy(sources, tmp) + fileview._copy(closure, tmp)
+            log.info("made a program bot's file view (%s): %d MB in %s", spec.command[0], size >> 20, tmp)
+
+        view = _views[cache_key] = fileview.View(fileview._publish(key, build))
+        return view
+
+
+def forget() -> None:
+    """Forget the views this process found (one was collected meanwhile)."""
+    _views.clear()
