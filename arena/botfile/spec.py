@@ -329,11 +329,18 @@ def _view_paths(value: Any, where: str) -> tuple[str, ...]:
     if value is None:
         return ()
     if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
-        raise ConfigError(f"{where} must be a list of absolute paths, e.g. view: [/usr/bin/awk]; got {short_repr(value)}")
+        raise ConfigError(
+            f"{where} must be a list of absolute paths, e.g. view: [/usr/bin/awk]; got {short_repr(value)}"
+        )
     out = []
     for v in value:
         norm = os.path.normpath(v)
-        if not os.path.isabs(v) or norm != v.rstrip("/") or not (is_system(norm) or inside(norm, "/etc")) or norm == "/etc":
+        if (
+            not os.path.isabs(v)
+            or norm != v.rstrip("/")
+            or not (is_system(norm) or inside(norm, "/etc"))
+            or norm == "/etc"
+        ):
             raise ConfigError(
                 f"{where}: {short_repr(v)} must be an absolute path without '..' under the system folders "
                 f"({', '.join(SYSTEM_DIRS)}) or a file of /etc (the bot's own files are in its view already)"

@@ -293,6 +293,16 @@ def _python_parts(program: str) -> list[str]:
     return out
 
 
+def _jdk_parts(program: str) -> list[str]:
+    """A system JVM's home and its /etc configuration (its runtime binds leave
+    out the system folders, seen whole before)."""
+    real = os.path.realpath(program)
+    home = os.path.dirname(os.path.dirname(real))
+    if os.path.basename(real) != "java" or not rt._is_jdk(home):
+        return []
+    return [home, *rt._jdk_etc(home)]
+
+
 def _venv_skips(program: str) -> frozenset[str]:
     """What of a base installation's standard library a venv does not use:
     its site-packages, unless ``include-system-site-packages`` is true."""
@@ -305,11 +315,16 @@ def _venv_skips(program: str) -> frozenset[str]:
     return frozenset({"site-packages", "dist-packages"})
 
 
-def program_sources(spec: BotSpec, programs: Iterable[str]) -> list[str]:
+def program_sources(spec: BotSpec, programs: Iterable[str]) -> tuple[list[str], dict[str, list[str]]]:
     """The host paths of ``spec``'s view before the ELF closure: ``programs``
     (the sandbox's own: the quota launcher, the shell), the bot's program and
     runtime, a shell's tools, the libraries its own ELF files need, the
-    manifest's ``view`` list and the /etc files every view has."""
+    manifest's ``view`` list and the /etc files every view has. Returned as
+    (the system's files and single files elsewhere, {each runtime folder
+    outside the system: its files}): each such folder (a Python's standard
+    library, a venv's site-packages, a JDK home under /opt) is a view of its
+    own, shared by every bot that uses it (a new venv does not copy its base
+    Python's standard library again)."""
     out: list[str] = []
     program = spec.command[0]
     stdlib_skip = (fileview.STDLIB_SKIP - {"site-packages", "dist-packages"}) | _venv_skips(program)
@@ -318,10 +333,11 @@ def program_sources(spec: BotSpec, programs: Iterable[str]) -> list[str]:
     hosts = [p for p in (*programs, *own_programs) if os.path.lexists(p)]
     if not any(rt.inside(program, m) for m in mine):
         hosts.append(program)
-    hosts += _python_parts(program)
     for p in list(hosts):
-        hosts += _python_parts(p)
-    if any(os.path.basename(os.path.realpath(p)) in SHELLS or os.path.basename(p) in SHELLS for p in hosts):
+        hosts += _python_parts(p) + _jdk_parts(p)
+    # A shell the bot runs (the sandbox's own /bin/sh, run by the launcher, brings no tools).
+    bots_programs = [program, *own_programs, *spec.runtime]
+    if any(os.path.basename(os.path.realpath(p)) in SHELLS or os.path.basename(p) in SHELLS for p in bots_programs):
         for tool in SHELL_TOOLS:
             found = shutil.which(tool, path=SANDBOX_PATH)
             if found:
@@ -330,20 +346,18 @@ def program_sources(spec: BotSpec, programs: Iterable[str]) -> list[str]:
         found = _library(name)
         if found:
             hosts.append(found)
+    layers: dict[str, list[str]] = {}
     for p in (*hosts, *spec.runtime, *spec.view):
         if any(rt.inside(p, m) for m in mine) or not os.path.lexists(p):
             continue
         if os.path.isdir(p) and not os.path.islink(p):
             real = os.path.realpath(p)
-            skip = (
-                stdlib_skip
-                if fileview._is_stdlib(real)
-                else JDK_SKIP
-                if rt._is_jdk(real)
-                else ()
-            )
-            out.extend(fileview._hops(real))
-            out.extend(fileview._walk(real, skip))
+            skip = stdlib_skip if fileview._is_stdlib(real) else JDK_SKIP if rt._is_jdk(real) else ()
+            if rt.is_system(real) or real == "/etc" or rt.inside(real, "/etc"):
+                out.append(real)
+                out.extend(fileview._walk(real, skip))
+            elif not any(rt.inside(real, top) for top in layers):
+                layers[real] = [real, *fileview._walk(real, skip)]
         else:
             out.extend(fileview._hops(p))
     for e in fileview.VIEW_ETC:
@@ -351,7 +365,7 @@ def program_sources(spec: BotSpec, programs: Iterable[str]) -> list[str]:
             out.extend(fileview._hops(e))
             if os.path.isdir(e):
                 out.extend(fileview._walk(e))
-    return list(dict.fromkeys(out))
+    return list(dict.fromkeys(out)), layers
 
 
 _views: dict[tuple[object, ...], fileview.View] = {}
@@ -365,15 +379,27 @@ def program_view(spec: BotSpec, programs: tuple[str, ...]) -> fileview.View:
     if cached is not None:
         return cached
     with _lock:
-        sources = program_sources(spec, programs)
-        key = "prog-" + fileview._key(sources, extra=fileview._key(["/etc/ld.so.cache"]))[:24]
+        sources, layers = program_sources(spec, programs)
+        parts = []
+        for _top, files in sorted(layers.items()):
+
+            def build_layer(tmp: str, files: list[str] = files) -> None:
+                fileview._copy(files, tmp)
+
+            parts.append(fileview._publish("rt-" + fileview._key(files)[:24], build_layer))
+        # The system part's closure covers the layers' ELF files too: their keys are in its key.
+        extra = fileview._key(["/etc/ld.so.cache"]) + "".join(os.path.basename(p) for p in parts)
+        key = "prog-" + fileview._key(sources, extra=extra)[:24]
 
         def build(tmp: str) -> None:
-            closure = fileview._elf_closure([p for p in sources if not p.startswith("/etc/")])
+            elves = [p for p in sources if not p.startswith("/etc/")] + [f for fs in layers.values() for f in fs]
+            closure = [
+                p for p in fileview._elf_closure(elves) if not any(rt.inside(p, top) for top in layers)
+            ]  # what lies in a layer is served from there
             size = fileview._copy(sources, tmp) + fileview._copy(closure, tmp)
             log.info("made a program bot's file view (%s): %d MB in %s", spec.command[0], size >> 20, tmp)
 
-        view = _views[cache_key] = fileview.View(fileview._publish(key, build))
+        view = _views[cache_key] = fileview.View(fileview._publish(key, build), *parts)
         return view
 
 
