@@ -256,12 +256,13 @@ def _interpreters(spec: BotSpec) -> tuple[list[str], list[str]]:
         words = _shebang(path)
         if words:
             first = words[0]
-            if os.path.basename(first) == "env" and len(words) > 1:
-                found = shutil.which(words[1], path=SANDBOX_PATH)
+            if os.path.isabs(first) and rt.is_system(first):
+                programs.append(first)
+            if os.path.basename(first) == "env" and len(words) > 1:  # env looks X up on the sandbox's PATH
+                name = next((w for w in words[1:] if not w.startswith("-") and "=" not in w), None)
+                found = shutil.which(name, path=SANDBOX_PATH) if name else None
                 if found:
                     programs.append(found)
-            elif os.path.isabs(first) and rt.is_system(first):
-                programs.append(first)
             continue
         needed, interp = elf_needs(path)
         libs.extend(needed)
