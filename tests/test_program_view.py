@@ -190,3 +190,87 @@ def test_bots_with_one_runtime_share_one_view(tmp_path: Path) -> None:
     va = programview.program_view(a, mounts.sandbox_programs())
     vb = programview.program_view(b, mounts.sandbox_programs())
     assert va.roots == vb.roots and os.path.isfile(os.path.join(va.root, ".complete"))
+
+
+def _rare_system_file() -> str | None:
+    """A large system library no process maps now (so its pages can be cold on the host)."""
+    mapped = set()
+    for pid in os.listdir("/proc"):
+        if pid.isdigit():
+            try:
+                with open(f"/proc/{pid}/maps", encoding="utf-8", errors="replace") as f:
+                    mapped.update(line.split(None, 5)[-1].strip() for line in f if "/" in line)
+            except OSError:
+                continue
+    folder = "/usr/lib/x86_64-linux-gnu"
+    if not os.path.isdir(folder):
+        return None
+    found = []
+    for e in os.scandir(folder):
+        if e.is_file(follow_symlinks=False) and e.stat().st_size >= 8 << 20 and e.path not in mapped:
+            found.append((e.stat().st_size, e.path))
+    return max(found)[1] if found else None
+
+
+def c_timings(manifest: Path, target: str, n: int) -> dict[str, list[list[int]]]:
+    """One sandbox of the C timer marks half the candidates, a second times them all."""
+    tag = str(int.from_bytes(os.urandom(6), "big"))
+    env = {"CT_TAG": tag, "CT_N": str(n), "CT_FILE": target, "CT_DIR": os.path.dirname(target)}
+    start(manifest, {**env, "CT_MODE": "mark"})
+    err = start(manifest, {**env, "CT_MODE": "probe"})
+    out: dict[str, list[list[int]]] = json.loads(next(x for x in err.splitlines() if x.startswith("{")))
+    return out
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(shutil.which("gcc") is None, reason="no C compiler")
+def test_a_compiled_bot_times_nothing_across_sandboxes_in_its_view(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A held-out attack, in C (tests/bots/cache_timer.c): one sandbox of the
+    bot touches one page of each pair of a large system library and looks up
+    one missing name of each pair; a second one times them all. The library
+    is named in the manifest's view list, so it is a copy in memory: nothing
+    marked is faster. The control, the host's files: by far."""
+    import statistics
+
+    target = _rare_system_file()
+    if target is None:
+        pytest.skip("no large system library unmapped on this machine")
+    (tmp_path / "ctimer").mkdir()
+    subprocess.run(
+        [
+            "gcc",
+            "-O1",
+            "-o",
+            str(tmp_path / "ctimer" / "ctimer"),
+            str(Path(__file__).parent / "bots" / "cache_timer.c"),
+        ],
+        check=True,
+        timeout=120,
+    )
+    manifest = tmp_path / "ctimer.yaml"
+    manifest.write_text(f"command: [./ctimer/ctimer]\nview: [{target}]\n")
+    n = min(80, os.path.getsize(target) // (os.sysconf("SC_PAGE_SIZE") * 128))
+    view = c_timings(manifest, target, n)
+    with monkeypatch.context() as m:
+        m.setattr(fileview, "unavailable", lambda: "off for the test")
+        fd = os.open(target, os.O_RDONLY)
+        try:  # cold on the host, as a rarely read file's pages are
+            os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+        finally:
+            os.close(fd)
+        host = c_timings(manifest, target, n)
+    med = {
+        (name, what, k): statistics.median(r[what][k])
+        for name, r in (("view", view), ("host", host))
+        for what in ("read", "lookup")
+        for k in (0, 1)
+    }
+    assert len(view["read"][0]) == n >= 20, n
+    # The control: on the host's files, marked reads and lookups stand out.
+    assert med["host", "read", 0] * 4 < med["host", "read", 1], med
+    assert med["host", "lookup", 0] * 1.5 < med["host", "lookup", 1], med
+    # In the view they do not: a generous margin, for a loaded machine.
+    assert med["view", "read", 0] * 1.5 > med["view", "read", 1], med
+    assert med["view", "lookup", 0] * 1.3 > med["view", "lookup", 1], med
