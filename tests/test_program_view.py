@@ -162,6 +162,28 @@ def test_elf_needs_reads_what_ldd_finds_without_running_anything(tmp_path: Path)
         assert programview.elf_needs(str(tmp_path / f))[0] == []
 
 
+@pytest.mark.skipif(shutil.which("python3", path=programview.SANDBOX_PATH) is None, reason="no system python3")
+@pytest.mark.parametrize("how", ["env", "shebang"])
+def test_a_python_found_on_the_sandboxs_path_brings_its_standard_library(tmp_path: Path, how: str) -> None:
+    """`command: [env, python3, ...]` and a script's `#!/usr/bin/env python3`: the
+    interpreter is looked up inside, on the sandbox's PATH; its view has it and
+    its standard library (json, decimal: a compiled module of it)."""
+    (tmp_path / "pyb").mkdir()
+    script = tmp_path / "pyb" / "bot.py"
+    script.write_text(
+        "#!/usr/bin/env python3\n"
+        "import decimal, json, sys\n"
+        "print('stdlib', decimal.Decimal('1.5') * 2, file=sys.stderr, flush=True)\n"
+        "for line in sys.stdin:\n"
+        "    if json.loads(line)['type'] == 'hello':\n"
+        "        print(json.dumps({'type': 'ready', 'name': 'pyb'}), flush=True)\n"
+    )
+    script.chmod(0o755)
+    command = "[env, python3, -I, ./pyb/bot.py]" if how == "env" else "[./pyb/bot.py]"
+    (tmp_path / "pyb.yaml").write_text(f"command: {command}\n")
+    assert "stdlib 3.0" in start(tmp_path / "pyb.yaml")
+
+
 @pytest.mark.parametrize(
     ("value", "words"),
     [

@@ -334,6 +334,11 @@ def program_sources(spec: BotSpec, programs: Iterable[str]) -> tuple[list[str], 
     hosts = [p for p in (*programs, *own_programs) if os.path.lexists(p)]
     if not any(rt.inside(program, m) for m in mine):
         hosts.append(program)
+    if os.path.basename(program) == "env":  # command: [env, X, ...]: X looked up on the sandbox's PATH
+        name = next((w for w in spec.command[1:] if not w.startswith("-") and "=" not in w), None)
+        found = shutil.which(name, path=SANDBOX_PATH) if name else None
+        if found:
+            hosts.append(found)
     for p in list(hosts):
         hosts += _python_parts(p) + _jdk_parts(p)
     # A shell the bot runs (the sandbox's own /bin/sh, run by the launcher, brings no tools).
