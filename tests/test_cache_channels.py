@@ -10,7 +10,10 @@ same runs without the sandbox decode most hands on every channel, which
 shows the attempts are real. The timing channels (timing a read, timing a
 name lookup, the pages a fault maps around it) decode nothing either: a
 Python bot reads every file from copies on a tmpfs (arena/sandbox/view.py),
-where every page is resident and no missing name is remembered.
+where every page is resident and no missing name is remembered; so does
+the same attack run as a program bot (a manifest running the system's
+Python on it), which reads copies of its runtime's closure on a tmpfs
+(arena/sandbox/programview.py).
 """
 
 from __future__ import annotations
@@ -377,6 +380,19 @@ def test_sprt_of_the_spy_on_the_closed_channels_equals_its_honest_twins(tmp_path
 def test_sprt_of_the_spy_on_every_channel_never_accepts_h1(tmp_path: Path) -> None:
     # Up to 150 pairs: where the channels are open, H1 comes after 12-15 (measured).
     assert sprt(tmp_path, spy(tmp_path), "mode: auto", "cheat", matches=300)["verdict"] != "H1"
+
+
+@needs_sandbox
+@needs_program_python
+@pytest.mark.slow
+def test_sprt_of_the_program_spy_on_every_channel_equals_its_honest_twins(tmp_path: Path) -> None:
+    """The spy as a program bot reads nothing in its program view, and plays
+    exactly as probabilistic: its SPRT verdict, pairs and counts are its
+    honest twin's (the same seed, the same deals)."""
+    cheat = sprt(tmp_path, program_spy(tmp_path), "mode: auto", "cheat", matches=120)
+    honest = sprt(tmp_path, twin(tmp_path), "mode: auto", "honest", matches=120)
+    assert cheat["verdict"] != "H1"
+    assert (cheat["verdict"], cheat["pairs"], cheat["counts"]) == (honest["verdict"], honest["pairs"], honest["counts"])
 
 
 @pytest.mark.slow
