@@ -296,3 +296,19 @@ def test_a_compiled_bot_times_nothing_across_sandboxes_in_its_view(
     # In the view they do not: a generous margin, for a loaded machine.
     assert med["view", "read", 0] * 1.5 > med["view", "read", 1], med
     assert med["view", "lookup", 0] * 1.3 > med["view", "lookup", 1], med
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root reads every file")
+def test_a_runtime_file_the_referee_cannot_read_is_left_out_not_fatal(tmp_path: Path) -> None:
+    """A file of a runtime folder the referee's user cannot read (so neither can
+    its bots): the view is made without it, as a bind showed it unreadable."""
+    src = tmp_path / "rt"
+    src.mkdir()
+    (src / "ok.txt").write_text("ok")
+    (src / "secret").write_text("no")
+    (src / "secret").chmod(0)
+    dest = tmp_path / "dest"
+    dest.mkdir()
+    fileview._copy([str(src), str(src / "ok.txt"), str(src / "secret")], str(dest))
+    assert (dest / str(src).lstrip("/") / "ok.txt").read_text() == "ok"
+    assert not (dest / str(src).lstrip("/") / "secret").exists()
