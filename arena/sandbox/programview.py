@@ -161,10 +161,11 @@ def elf_needs(path: str) -> tuple[list[str], str | None]:
     the file is a bot's."""
     try:
         with open(path, "rb") as f:
-            data = f.read(64 << 20)
+            head = f.read(64)
+            if len(head) < 64 or head[:4] != b"\x7fELF" or head[4] != 2 or head[5] != 1:
+                return [], None  # a bot's data file is not read past its first bytes
+            data = head + f.read(64 << 20)
     except OSError:
-        return [], None
-    if len(data) < 64 or data[:4] != b"\x7fELF" or data[4] != 2 or data[5] != 1:
         return [], None
     try:
         phoff, phentsize, phnum = struct.unpack_from("<Q", data, 32)[0], *struct.unpack_from("<HH", data, 54)
