@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from arena.botfile.spec import load_bot
-from arena.errors import ConfigError
+from arena.errors import ConfigError, SandboxError
 from arena.match.process import BotCrashed, BotProcess, TimeControl
 from arena.sandbox import SandboxLimits, available, mounts, programview
 from arena.sandbox import view as fileview
@@ -312,3 +312,20 @@ def test_a_runtime_file_the_referee_cannot_read_is_left_out_not_fatal(tmp_path: 
     fileview._copy([str(src), str(src / "ok.txt"), str(src / "secret")], str(dest))
     assert (dest / str(src).lstrip("/") / "ok.txt").read_text() == "ok"
     assert not (dest / str(src).lstrip("/") / "secret").exists()
+
+
+def test_a_view_larger_than_the_cap_is_refused_naming_its_largest_parts(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A manifest naming a large folder in its view list (all of /usr, say)
+    would have the machine copy it into memory: over ARENA_VIEW_MAX_MB the bot
+    is refused, and told which parts are large."""
+    big = "/usr/share/zoneinfo"
+    if not os.path.isdir(big):
+        pytest.skip(f"no {big} here")
+    monkeypatch.setenv("ARENA_VIEW_MAX_MB", "1")
+    with pytest.raises(SandboxError) as err:
+        start(shell_bot(tmp_path, "greedy", LOOKER, f"view: [{big}]\n"))
+    msg = str(err.value)
+    assert "bot greedy: its file view would copy" in msg and "more than 1 MB" in msg and big in msg
+    assert "ARENA_VIEW_MAX_MB" in msg

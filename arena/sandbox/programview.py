@@ -46,6 +46,7 @@ from collections.abc import Iterable, Iterator
 
 from arena.botfile import runtime as rt
 from arena.botfile.spec import BotSpec, bot_tree
+from arena.errors import SandboxError
 from arena.sandbox import view as fileview
 
 __all__ = ["JDK_SKIP", "SHELLS", "SHELL_TOOLS", "elf_needs", "program_sources", "program_view"]
@@ -220,12 +221,16 @@ def _ld_cache() -> dict[str, str]:
 
 
 def _library(name: str) -> str | None:
+    """Where the dynamic linker finds the library ``name`` (a bot's ELF file
+    names it: only a file of the system's library folders, never a folder)."""
+    if name in (".", "..") or "/" in name:
+        return None
     path = _ld_cache().get(name)
     if path is None:
         for d in ("/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu", "/lib64", "/usr/lib64", "/usr/local/lib"):
-            if os.path.exists(os.path.join(d, name)):
+            if os.path.isfile(os.path.join(d, name)):
                 return os.path.join(d, name)
-    return path
+    return path if path is not None and os.path.isfile(path) and rt.is_system(path) else None
 
 
 # -- what a program bot needs -----------------------------------------------------------
@@ -257,7 +262,7 @@ def _interpreters(spec: BotSpec) -> tuple[list[str], list[str]]:
         words = _shebang(path)
         if words:
             first = words[0]
-            if os.path.isabs(first) and rt.is_system(first):
+            if os.path.isabs(first) and rt.is_system(first) and os.path.isfile(first):  # a file: never all of /usr
                 programs.append(first)
             if os.path.basename(first) == "env" and len(words) > 1:  # env looks X up on the sandbox's PATH
                 name = next((w for w in words[1:] if not w.startswith("-") and "=" not in w), None)
@@ -267,7 +272,7 @@ def _interpreters(spec: BotSpec) -> tuple[list[str], list[str]]:
             continue
         needed, interp = elf_needs(path)
         libs.extend(needed)
-        if interp and rt.is_system(interp):
+        if interp and rt.is_system(interp) and os.path.isfile(interp):
             programs.append(interp)
     return programs, libs
 
@@ -375,6 +380,40 @@ def program_sources(spec: BotSpec, programs: Iterable[str]) -> tuple[list[str], 
     return list(dict.fromkeys(out)), layers
 
 
+# The most a program bot's view may copy: its runtime, and what its manifest's
+# `view` list names (a bot that named /usr would have the machine copy all of it
+# into memory). ARENA_VIEW_MAX_MB raises it for a larger runtime.
+MAX_MB = 2048
+
+
+def _max_mb() -> int:
+    raw = os.environ.get("ARENA_VIEW_MAX_MB", "")
+    return int(raw) if raw.isdigit() and int(raw) > 0 else MAX_MB
+
+
+def _check_size(spec: BotSpec, sources: list[str], layers: dict[str, list[str]]) -> None:
+    """Refuse a view larger than :func:`_max_mb`, naming its largest parts."""
+    sizes: dict[str, int] = {}
+    total = 0
+    for p in [*sources, *(f for fs in layers.values() for f in fs)]:
+        try:
+            st = os.lstat(p)
+        except OSError:
+            continue
+        if st.st_mode & 0o170000 == 0o100000:  # a regular file
+            total += st.st_size
+            top = next((t for t in (*layers, *spec.view) if rt.inside(p, t)), os.path.dirname(p))
+            sizes[top] = sizes.get(top, 0) + st.st_size
+    limit = _max_mb()
+    if total > limit << 20:
+        largest = ", ".join(f"{t} ({n >> 20} MB)" for t, n in sorted(sizes.items(), key=lambda kv: -kv[1])[:3])
+        raise SandboxError(
+            f"bot {spec.name}: its file view would copy at least {total >> 20} MB into memory, more than "
+            f"{limit} MB (largest: {largest}); name fewer or smaller paths in its manifest's view "
+            f"list, or raise the cap with ARENA_VIEW_MAX_MB (docs/sandbox.md, 'The file view')"
+        )
+
+
 _views: dict[tuple[object, ...], fileview.View] = {}
 
 
@@ -387,6 +426,7 @@ def program_view(spec: BotSpec, programs: tuple[str, ...]) -> fileview.View:
         return cached
     with _lock:
         sources, layers = program_sources(spec, programs)
+        _check_size(spec, sources, layers)
         parts = []
         for _top, files in sorted(layers.items()):
 
