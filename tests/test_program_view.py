@@ -329,3 +329,18 @@ def test_a_view_larger_than_the_cap_is_refused_naming_its_largest_parts(
     msg = str(err.value)
     assert "bot greedy: its file view would copy" in msg and "more than 1 MB" in msg and big in msg
     assert "ARENA_VIEW_MAX_MB" in msg
+
+
+def test_a_bots_headers_bring_in_files_never_folders(tmp_path: Path) -> None:
+    """A hostile bot's #! line naming /usr, or an ELF file needing '..', does
+    not have the machine copy a whole tree into memory."""
+    (tmp_path / "sly").mkdir()
+    (tmp_path / "sly" / "run").write_text("#!/usr\n")
+    (tmp_path / "sly" / "run").chmod(0o755)
+    (tmp_path / "sly" / "bot.sh").write_text("#!/usr/lib\n")
+    (tmp_path / "sly.yaml").write_text("command: [./sly/run]\n")
+    sources, layers = programview.program_sources(load_bot(tmp_path / "sly.yaml"), mounts.sandbox_programs())
+    assert "/usr/lib/os-release" not in sources and not [p for p in sources if p.startswith("/usr/share/doc")]
+    assert len(sources) < 300 and layers == {}, len(sources)
+    assert programview._library("..") is None and programview._library(".") is None
+    assert programview._library("libc.so.6") is not None
