@@ -10,7 +10,10 @@ same runs without the sandbox decode most hands on every channel, which
 shows the attempts are real. The timing channels (timing a read, timing a
 name lookup, the pages a fault maps around it) decode nothing either: a
 Python bot reads every file from copies on a tmpfs (arena/sandbox/view.py),
-where every page is resident and no missing name is remembered.
+where every page is resident and no missing name is remembered; so does
+the same attack run as a program bot (a manifest running the system's
+Python on it), which reads copies of its runtime's closure on a tmpfs
+(arena/sandbox/programview.py).
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ import importlib.util
 import json
 import os
 import shutil
+import sys
 import textwrap
 from pathlib import Path
 from typing import Any
@@ -66,6 +70,44 @@ def spy(tmp_path: Path, channels: list[str] | None = None) -> Path:
     if channels is not None:
         (folder / "cache_spy" / "channels").write_text(" ".join(channels))
     return folder / "cache_spy.py"
+
+
+# The spy as a program bot: a manifest running the system's Python (not the
+# arena's) on the same attack, with the SDK it imports (the arena package and
+# its two pure dependencies) copied into its own folder. Its sandbox shows
+# that Python's runtime closure, not the Python bot host's view.
+PROGRAM_PYTHON = "/usr/bin/python3"
+needs_program_python = pytest.mark.skipif(
+    os.path.basename(os.path.realpath(PROGRAM_PYTHON)) != "python{}.{}".format(*sys.version_info),
+    reason=f"needs a system Python at {PROGRAM_PYTHON} of this Python's version (the SDK's compiled orjson)",
+)
+
+
+def program_spy(tmp_path: Path, channels: list[str] | None = None) -> Path:
+    """``cache_spy_prog.yaml``: tests/bots/cache_spy.py run by the system's
+    Python as a program bot, with a fresh key space (``salt``)."""
+    import mypy_extensions
+    import orjson
+
+    folder = tmp_path / "entrants"
+    folder.mkdir(exist_ok=True)
+    own = folder / "cache_spy_prog"
+    lib = own / "lib"
+    lib.mkdir(parents=True)
+    shutil.copytree(REPO / "arena", lib / "arena", ignore=shutil.ignore_patterns("__pycache__", "*.so"))
+    shutil.copytree(Path(orjson.__file__).parent, lib / "orjson", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy(mypy_extensions.__file__, lib / "mypy_extensions.py")
+    shutil.copy(BOTS / "cache_spy.py", own / "cache_spy.py")
+    (own / "cache_spy").mkdir()
+    (own / "cache_spy" / "salt").write_text(os.urandom(8).hex())
+    if channels is not None:
+        (own / "cache_spy" / "channels").write_text(" ".join(channels))
+    manifest = folder / "cache_spy_prog.yaml"
+    manifest.write_text(
+        f"command: [{PROGRAM_PYTHON}, -S, -P, -m, arena.protocol.host, ./cache_spy_prog/cache_spy.py]\n"
+        f"env: {{PYTHONPATH: {lib}, ARENA_PURE_PYTHON: '1'}}\n"
+    )
+    return manifest
 
 
 def forget_marks() -> None:
@@ -130,16 +172,17 @@ def scores(out: Path, label: str = "cache_spy") -> dict[str, dict[str, Any]]:
 
 
 def rotated(
-    tmp_path: Path, sandbox: str, matches: int = 8, channels: list[str] | None = None
+    tmp_path: Path, sandbox: str, matches: int = 8, channels: list[str] | None = None, program: bool = False
 ) -> dict[str, dict[str, Any]]:
-    """The attack bot (kept to ``channels``) against probabilistic, heads up,
-    every deal played twice (seats rotated)."""
+    """The attack bot (kept to ``channels``; as a program bot with ``program``)
+    against probabilistic, heads up, every deal played twice (seats rotated)."""
+    bot = program_spy(tmp_path, channels) if program else spy(tmp_path, channels)
     out = play(
         tmp_path,
         "rotate",
         f"""\
         name: rotate
-        bots: [{spy(tmp_path, channels)}, {REPO / "bots" / "probabilistic.py"}]
+        bots: [{bot}, {REPO / "bots" / "probabilistic.py"}]
         players: 2
         matches: {matches}
         seating: rotate
@@ -149,13 +192,13 @@ def rotated(
         sandbox: {{{{{sandbox}, stderr_tail: 262144}}}}
         """,
     )
-    return scores(out)
+    return scores(out, bot.stem)
 
 
-def colluders(tmp_path: Path, sandbox: str) -> dict[str, dict[str, Any]]:
+def colluders(tmp_path: Path, sandbox: str, program: bool = False) -> dict[str, dict[str, Any]]:
     """Two copies at one table of three (and probabilistic): each marks its hand at
     each turn and reads its partner's."""
-    bot = spy(tmp_path)
+    bot = program_spy(tmp_path) if program else spy(tmp_path)
     out = play(
         tmp_path,
         "collude",
@@ -170,7 +213,7 @@ def colluders(tmp_path: Path, sandbox: str) -> dict[str, dict[str, Any]]:
         sandbox: {{{{{sandbox}, stderr_tail: 262144}}}}
         """,
     )
-    both = [scores(out, "cache_spy"), scores(out, "cache_spy#2")]
+    both = [scores(out, bot.stem), scores(out, f"{bot.stem}#2")]
     return {
         name: {k: both[0][name][k] + both[1][name][k] for k in ("probed", "decoded", "right", "live")}
         for name in both[0]
@@ -218,6 +261,46 @@ def test_two_colluders_read_nothing_over_the_channels_the_filter_closes(
 @needs_sandbox
 def test_two_colluders_read_nothing_over_timing(sandboxed_colluders: dict[str, dict[str, Any]]) -> None:
     assert {name: sandboxed_colluders[name]["live"] for name in TIMING} == dict.fromkeys(TIMING, 0)
+
+
+@pytest.fixture(scope="module")
+def program_rotation(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, Any]]:
+    return rotated(tmp_path_factory.mktemp("prog-rotate"), "mode: auto", program=True)
+
+
+@needs_sandbox
+@needs_program_python
+def test_a_program_bot_carries_no_deal_over_any_channel(program_rotation: dict[str, dict[str, Any]]) -> None:
+    """The spy as a program bot (the system's Python, its own copy of the SDK)
+    reads its runtime's closure from memory (arena/sandbox/programview.py):
+    timing a read or a lookup, and fault-around, find nothing, nor do the
+    channels the filter closes."""
+    s = program_rotation
+    assert set(s) == set(CLOSED + TIMING)
+    for name in CLOSED + TIMING:
+        assert s[name]["checks"] >= 8, (name, s[name])
+        assert s[name]["decoded"] == 0 and s[name]["right"] == 0, (name, s[name])
+        # It had pages to mark (the view's libraries): the zeros are the view's, not an empty page space.
+        assert "no files to mark" not in s[name]["errors"], (name, s[name])
+
+
+@needs_sandbox
+@needs_program_python
+def test_two_colluding_program_bots_read_nothing(tmp_path: Path) -> None:
+    s = colluders(tmp_path, "mode: auto", program=True)
+    for name in CLOSED + TIMING:
+        assert s[name]["probed"] > 0, (name, s[name])
+        assert s[name]["live"] == 0, (name, s[name])
+
+
+@pytest.mark.slow
+@needs_program_python
+def test_without_the_sandbox_a_program_bot_reads_the_deal_by_timing(tmp_path: Path) -> None:
+    """The control for the program spy: on the host's files (`sandbox: {mode:
+    off}`) its timing channels read the hands of a deal's first play."""
+    s = rotated(tmp_path, 'mode: "off"', matches=12, channels=TIMING, program=True)
+    for name, c in s.items():
+        assert c["right"] >= 3 and c["decoded"] - c["right"] <= max(1, c["right"] // 4), (name, c)
 
 
 @pytest.mark.slow
@@ -297,6 +380,19 @@ def test_sprt_of_the_spy_on_the_closed_channels_equals_its_honest_twins(tmp_path
 def test_sprt_of_the_spy_on_every_channel_never_accepts_h1(tmp_path: Path) -> None:
     # Up to 150 pairs: where the channels are open, H1 comes after 12-15 (measured).
     assert sprt(tmp_path, spy(tmp_path), "mode: auto", "cheat", matches=300)["verdict"] != "H1"
+
+
+@needs_sandbox
+@needs_program_python
+@pytest.mark.slow
+def test_sprt_of_the_program_spy_on_every_channel_equals_its_honest_twins(tmp_path: Path) -> None:
+    """The spy as a program bot reads nothing in its program view, and plays
+    exactly as probabilistic: its SPRT verdict, pairs and counts are its
+    honest twin's (the same seed, the same deals)."""
+    cheat = sprt(tmp_path, program_spy(tmp_path), "mode: auto", "cheat", matches=120)
+    honest = sprt(tmp_path, twin(tmp_path), "mode: auto", "honest", matches=120)
+    assert cheat["verdict"] != "H1"
+    assert (cheat["verdict"], cheat["pairs"], cheat["counts"]) == (honest["verdict"], honest["pairs"], honest["counts"])
 
 
 @pytest.mark.slow

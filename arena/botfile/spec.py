@@ -30,14 +30,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from arena.botfile.runtime import inside, not_own, resolve_program
+from arena.botfile.runtime import SYSTEM_DIRS, inside, is_system, not_own, resolve_program
 from arena.botfile.supports import Supports
 from arena.errors import ConfigError
 from arena.untrusted import load_untrusted_yaml, short_repr
 
 __all__ = ["BotSpec", "Entry", "bot_tree", "changed_files", "file_digests", "load_bot", "owns", "python_literal"]
 
-_MANIFEST_KEYS = {"command", "version", "env", "supports", "limits"}
+_MANIFEST_KEYS = {"command", "version", "env", "supports", "limits", "view"}
 
 
 @dataclass(frozen=True)
@@ -57,6 +57,7 @@ class BotSpec:
     runtime: tuple[str, ...] = ()  # program bots: host paths its program needs (arena.botfile.runtime)
     limits: Mapping[str, int] = field(default_factory=dict)  # raises it asks for (manifest limits / LIMITS)
     digests: Mapping[str, str] = field(default_factory=dict)  # each entry of bot_tree() by path: its digest
+    view: tuple[str, ...] = ()  # program bots: system paths added to its file view (manifest `view`)
 
     def files(self) -> tuple[Path, ...]:
         """What the sandbox shows the bot of its folder, read-only: its own
@@ -317,7 +318,37 @@ def _load_manifest(p: Path, folder: Path, own: tuple[Path, ...], sha: str, diges
         digests=digests,
         supports=Supports.from_data(data.get("supports"), f"{where}: supports"),
         limits=_limits(data.get("limits"), f"{where}: limits"),
+        view=_view_paths(data.get("view"), f"{where}: view"),
     )
+
+
+def _view_paths(value: Any, where: str) -> tuple[str, ...]:
+    """The manifest's ``view`` list: system files or folders (under /usr, /bin,
+    /lib..., or a file of /etc) the bot needs besides its runtime's closure;
+    each is copied into its file view (docs/sandbox.md, "The file view")."""
+    if value is None:
+        return ()
+    if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
+        raise ConfigError(
+            f"{where} must be a list of absolute paths, e.g. view: [/usr/bin/awk]; got {short_repr(value)}"
+        )
+    out = []
+    for v in value:
+        norm = os.path.normpath(v)
+        if (
+            not os.path.isabs(v)
+            or norm != v.rstrip("/")
+            or not (is_system(norm) or inside(norm, "/etc"))
+            or norm == "/etc"
+        ):
+            raise ConfigError(
+                f"{where}: {short_repr(v)} must be an absolute path without '..' under the system folders "
+                f"({', '.join(SYSTEM_DIRS)}) or a file of /etc (the bot's own files are in its view already)"
+            )
+        if not os.path.lexists(norm):
+            raise ConfigError(f"{where}: {short_repr(v)} does not exist on this machine")
+        out.append(norm)
+    return tuple(dict.fromkeys(out))
 
 
 def _argument(part: str, folder: Path, name: str, owns: Callable[[str], bool], where: str) -> str:

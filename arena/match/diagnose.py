@@ -88,9 +88,12 @@ def causes(
     m = re.search(r"error while loading shared libraries: (\S+?):", text)
     if m:
         out.append(
-            f"the library {_safe(m.group(1))} is not visible inside the sandbox: only the system's "
-            f"libraries and the bot's own files are (put it in the bot's own folder)"
+            f"the library {_safe(m.group(1))} is not visible inside the sandbox: only the libraries its "
+            f"runtime and its own programs need and the bot's own files are (put it in the bot's own "
+            f"folder, or list its system path in the manifest's view: docs/sandbox.md, 'The file view')"
         )
+    if program:  # a manifest bot: what its file view lacks (arena/sandbox/programview.py)
+        out += _view_misses(text)
     if "Error loading java.security file" in text:
         out.append(
             "the JVM could not read its configuration (conf/security/java.security, on Debian a link "
@@ -119,6 +122,36 @@ def causes(
             f"(keep node_modules in the bot's own folder)"
         )
     return list(dict.fromkeys(out))
+
+
+_MISSING_COMMAND = re.compile(r"^[^\n]{0,200}?: (?:line \d+: |\d+: )?([\w.+-]{1,100}): (?:command )?not found$", re.M)
+_MISSING_PATH = re.compile(
+    r"((?:/usr|/bin|/sbin|/lib|/lib64|/etc)/[\w./+-]{1,400})'?: (?:cannot open shared object file: )?"
+    r"No such file or directory|No such file or directory: '((?:/usr|/bin|/sbin|/lib|/lib64|/etc)/[^'\n]{1,400})'"
+)
+
+
+def _view_misses(text: str) -> list[str]:
+    """A command a script ran, or a system file the program opened, that the
+    program bot's file view lacks (it holds the runtime's closure only)."""
+    out = []
+    what = None
+    m = _MISSING_COMMAND.search(text)
+    if m:
+        what = f"the command {_safe(m.group(1))}"
+        example = f"/usr/bin/{_safe(m.group(1))}"
+    else:
+        m = _MISSING_PATH.search(text)
+        if m:
+            path = m.group(1) or m.group(2)
+            what, example = f"the file {_safe(path)}", _safe(path)
+    if what is not None:
+        out.append(
+            f"{what} is not in the bot's file view: a program bot sees only what its runtime needs of the "
+            f"system (docs/sandbox.md, 'The file view'); list what else it needs in its manifest, "
+            f"e.g. view: [{example}]"
+        )
+    return out
 
 
 def process_limit(processes: int, max_processes: int) -> str:

@@ -42,7 +42,7 @@ def describe_sandbox(limits: SandboxLimits = SandboxLimits()) -> str:
         parts.append(
             f"files from the host's disk, caches shared ({no_view})"
             if no_view
-            else "Python bots' files and every bot's own files served from memory"
+            else "every file a bot reads served from memory (the Python host's view, program bots' runtimes)"
         )
     elif m.unshare:
         parts = ["unshare (pid + net namespaces; files NOT hidden)"]

@@ -21,7 +21,7 @@ import arena
 from arena.botfile.runtime import host_python
 from arena.botfile.spec import BotSpec
 from arena.errors import SandboxError
-from arena.sandbox import quotas
+from arena.sandbox import programview, quotas
 from arena.sandbox import view as fileview
 from arena.sandbox.limits import SandboxLimits
 
@@ -98,10 +98,7 @@ def python_view_args() -> tuple[tuple[str, ...], str, tuple[str, ...], tuple[str
     # which holds all of its site-packages.)
     stdlib = os.path.realpath(paths["stdlib"])
     parts = (*runtime, exe, *([stdlib] if os.path.isfile(os.path.join(stdlib, "os.py")) else []))
-    # The quota launcher, and a POSIX shell: subprocess.run(..., shell=True), os.system and
-    # /bin/sh -c are the standard library's own way to run a command (an honest bot's).
-    programs = tuple(p for p in (quotas.PRLIMIT, "/bin/sh") if p and os.path.lexists(p))
-    return tuple(dict.fromkeys(parts)), os.path.realpath(os.path.join(pkg, "arena")), sites, programs
+    return tuple(dict.fromkeys(parts)), os.path.realpath(os.path.join(pkg, "arena")), sites, sandbox_programs()
 
 
 def python_view() -> fileview.View:
@@ -109,14 +106,28 @@ def python_view() -> fileview.View:
     return fileview.python_view(*python_view_args())
 
 
+def sandbox_programs() -> tuple[str, ...]:
+    """What the sandbox itself runs before the bot: the quota launcher, and a
+    POSIX shell (subprocess.run(..., shell=True), os.system and /bin/sh -c
+    are the standard library's own way to run a command, an honest bot's)."""
+    return tuple(p for p in (quotas.PRLIMIT, "/bin/sh") if p and os.path.lexists(p))
+
+
+def system_view(spec: BotSpec) -> fileview.View:
+    """The view of the system and runtime for ``spec``: the Python bot host's,
+    or a program bot's runtime closure (:mod:`arena.sandbox.programview`)."""
+    if spec.kind == "python":
+        return python_view()
+    return programview.program_view(spec, sandbox_programs())
+
+
 def views(spec: BotSpec) -> tuple[fileview.View | None, fileview.View | None]:
     """(the system view, the bot's own files' view) for ``spec``: ``None``
-    where the host's files are bound instead. Program bots (manifests) read
-    the host's system and runtime (their own files come from memory)."""
+    where the host's files are bound instead (no tmpfs can hold a view)."""
     if fileview.unavailable() is not None:
         return None, None
     for _ in range(2):
-        system = python_view() if spec.kind == "python" else None
+        system = system_view(spec) if spec.command or spec.kind == "python" else None
         own = fileview.bot_view(spec)
         # Touched at every start, so that no other referee collects a view in
         # use; one collected while this process kept it is made again.
@@ -124,6 +135,7 @@ def views(spec: BotSpec) -> tuple[fileview.View | None, fileview.View | None]:
             break
         fileview.python_view.cache_clear()
         fileview.forget_bot_views()
+        programview.forget()
     return system, own
 
 
@@ -245,10 +257,13 @@ def system_args(limits: SandboxLimits, *, new_session: bool = True, view: filevi
         for e in SYSTEM_ETC:
             a += ["--ro-bind-try", e, e]
     else:
-        for e in fileview.VIEW_ETC:
-            src = view.source(e)
+        # Every /etc entry the view holds: VIEW_ETC, and the links a program
+        # is reached through (/usr/bin/java -> /etc/alternatives/java).
+        etc = sorted({n for root in view.roots if os.path.isdir(root + "/etc") for n in os.listdir(root + "/etc")})
+        for name in etc:
+            src = view.source("/etc/" + name)
             if src is not None:
-                a += ["--ro-bind", src, e]
+                a += ["--ro-bind", src, "/etc/" + name]
     a += ["--proc", "/proc"]
     for name in PROC_MASKED:
         if os.path.exists(f"/proc/{name}"):
@@ -303,7 +318,7 @@ def view_args(spec: BotSpec, system: fileview.View | None = None, own: fileview.
     for b in sorted(dict.fromkeys(binds)):
         if b in SYSTEM_ETC or not os.path.lexists(b):
             continue
-        view = own if b in mine else system if spec.kind == "python" else None
+        view = own if b in mine else system
         src = b if view is None else view.source(b)
         if src is None:
             raise SandboxError(

@@ -376,7 +376,12 @@ def _copy(paths: Iterable[str], dest: str) -> int:
         elif stat.S_ISDIR(st.st_mode):
             os.mkdir(target, 0o755)
         elif stat.S_ISREG(st.st_mode):
-            shutil.copyfile(p, target, follow_symlinks=False)
+            try:
+                shutil.copyfile(p, target, follow_symlinks=False)
+            except PermissionError:
+                # Unreadable to the referee, so to its bots too (the same user, or root): left out,
+                # as a bind would have shown it unreadable.
+                continue
             os.chmod(target, (st.st_mode & 0o555) | 0o444)
             # Python checks a cached .pyc against its source's mtime: a new
             # mtime would make every start compile the whole import again.
