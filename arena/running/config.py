@@ -24,13 +24,14 @@ from arena.botfile.spec import BotSpec, load_bot
 from arena.engine.rules import KEYS, PRESETS, Rules
 from arena.errors import ArenaError, ConfigError, RulesError
 from arena.match.process import TimeControl
+from arena.running import backends
 from arena.running.schedule import seat_plan
 from arena.running.sprt import SprtParams
 from arena.sandbox import SandboxLimits
 
 FORMATS = ("league", "round-robin", "gauntlet", "sprt")
 SEATINGS = ("roll", "rotate")
-BACKENDS = ("local", "ray")
+BACKENDS = backends.names()  # the modules of arena/running/backends/
 BUILTIN_BOTS = Path(arena.__file__).resolve().parent.parent / "bots"  # the project's bots/ folder
 TOP_KEYS = (
     "name",
