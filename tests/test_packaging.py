@@ -5,6 +5,7 @@ plays the default league from a folder with no ``bots/`` of its own; a
 
 from __future__ import annotations
 
+import importlib.machinery
 import json
 import os
 import shutil
@@ -14,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from arena import compiled
 from arena.botfile import builtin
 from arena.botfile.spec import load_bot
 from arena.running.config import load_config
@@ -112,3 +114,21 @@ def test_a_built_package_plays_the_default_league(tmp_path: Path) -> None:
     for b in bots:  # the shipped copy, byte for byte the project's bot
         assert Path(b["path"]).parent == lib / "arena" / "bots"
         assert b["sha256"] == load_bot(ROOT / "bots" / Path(b["path"]).name).sha256
+
+
+def test_an_installed_package_runs_its_compiled_modules(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # pip writes a wheel's files in any order: a source a moment after its
+    # compiled module. Only a checkout's source is edited after its build.
+    suffix = importlib.machinery.EXTENSION_SUFFIXES[0]
+    for name in (*compiled.MODULES, compiled.GROUP + "__mypyc"):
+        stem = tmp_path.joinpath(*name.split("."))
+        stem.parent.mkdir(parents=True, exist_ok=True)
+        Path(str(stem) + suffix).write_bytes(b"")
+        source = Path(str(stem) + ".py")
+        source.write_text("")
+        os.utime(source, (2e9, 2e9))  # newer than its compiled module
+    monkeypatch.delenv("ARENA_PURE_PYTHON", raising=False)
+    monkeypatch.setattr(compiled, "_ROOT", str(tmp_path))
+    assert compiled._why_pure() is None  # installed: the compiled modules run
+    (tmp_path / "pyproject.toml").write_text("")
+    assert "arena/engine/dice.py changed after it was compiled" in str(compiled._why_pure())
