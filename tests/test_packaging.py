@@ -19,6 +19,7 @@ from arena import compiled
 from arena.botfile import builtin
 from arena.botfile.spec import load_bot
 from arena.running.config import load_config
+from arena.sandbox import view as fileview
 
 ROOT = Path(__file__).resolve().parent.parent
 BOTS = sorted(p.stem for p in (ROOT / "bots").iterdir() if p.suffix in (".py", ".yaml"))
@@ -132,3 +133,27 @@ def test_an_installed_package_runs_its_compiled_modules(tmp_path: Path, monkeypa
     assert compiled._why_pure() is None  # installed: the compiled modules run
     (tmp_path / "pyproject.toml").write_text("")
     assert "arena/engine/dice.py changed after it was compiled" in str(compiled._why_pure())
+
+
+@pytest.mark.skipif(fileview.unavailable() is not None, reason=f"no view: {fileview.unavailable()}")
+def test_the_python_view_binds_a_package_installed_in_site_packages(tmp_path: Path) -> None:
+    # Installed with pip install ., the arena package lies inside a
+    # site-packages folder, which the Python view binds read-only (with the
+    # host's packages only): it must hold the package's folder as the mount
+    # point for the package's own view, and serve the package from that view.
+    # (Before, bwrap failed every Python bot: "Can't mkdir .../site-packages/arena".)
+    interpreter = tmp_path / "python" / "bin" / "python3"
+    interpreter.parent.mkdir(parents=True)
+    interpreter.write_text("")
+    site = tmp_path / "site-packages"
+    package = site / "arena"
+    shutil.copytree(ROOT / "arena", package, ignore=shutil.ignore_patterns("__pycache__", "*.so", "*.pyc"))
+    (site / "numpy").mkdir()
+    (site / "numpy" / "__init__.py").write_text("")
+    view = fileview.python_view((str(interpreter),), str(package), (str(site),))
+    system, own = view.roots
+    assert os.path.isdir(system + str(package)) and not os.listdir(system + str(package))  # a bare mount point
+    assert view.source(str(site)) == system + str(site)
+    assert view.source(str(site / "numpy" / "__init__.py")) == system + str(site / "numpy" / "__init__.py")
+    assert view.source(str(package)) == own + str(package)
+    assert view.source(str(package / "errors.py")) == own + str(package / "errors.py")
