@@ -111,6 +111,19 @@ def test_one_list_of_round_keys() -> None:
     assert described == "two players, dice=5, wild_ones=true, ones=rank_high, open_on_ones=true, penalty=one"
 
 
+def test_a_rule_keys_values_are_listed_in_the_engine_only() -> None:
+    # arena check's fuzzer draws them from KEYS: a value added to a key is fuzzed too.
+    listed = {k.name: "(" + ", ".join(f'"{c}"' for c in k.choices) + ")" for k in KEYS.values() if len(k.choices) >= 2}
+    again = [
+        f"{name}: {key}"
+        for name, text in sources()
+        if name != "arena/engine/rules.py"
+        for key, lit in listed.items()
+        if lit in text
+    ]
+    assert again == []
+
+
 # -- the Elo scale and the 95% z, in arena/elo.py ------------------------------
 
 
