@@ -14,6 +14,7 @@ from __future__ import annotations
 import compileall
 import os
 import runpy
+import shutil
 
 from setuptools import setup
 from setuptools.command.build_py import build_py
@@ -38,7 +39,13 @@ def ext_modules() -> list[object]:
 
 
 class BuildPy(build_py):  # type: ignore[misc]  # setuptools ships no types
-    """In an editable install, the bytecode of every module of the package.
+    """In a built package, the built-in bots; in an editable install, the
+    bytecode of every module of the package.
+
+    The built-in bots are the project's ``bots/`` folder, found beside the
+    package in a checkout; a wheel (``pip install .``) carries a copy as
+    ``arena/bots/`` (arena/botfile/builtin.py looks there first). Copied as
+    files, not declared as a package: they are what a sandbox runs.
 
     pip byte-compiles what it installs into site-packages, but an editable
     install leaves the package where it is, and where PYTHONDONTWRITEBYTECODE
@@ -52,6 +59,16 @@ class BuildPy(build_py):  # type: ignore[misc]  # setuptools ships no types
         super().run()
         if getattr(self, "editable_mode", False):
             compileall.compile_dir(os.path.join(HERE, "arena"), quiet=1)
+        else:
+            shipped = os.path.join(self.build_lib, "arena", "bots")
+            shutil.rmtree(shipped, ignore_errors=True)  # no bot removed since the last build lingers
+            shutil.copytree(
+                os.path.join(HERE, "bots"),
+                shipped,
+                symlinks=True,
+                ignore=shutil.ignore_patterns("__pycache__", "*.pyc"),
+                dirs_exist_ok=True,
+            )
 
 
 setup(ext_modules=ext_modules(), cmdclass={"build_py": BuildPy})

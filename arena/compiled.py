@@ -12,9 +12,12 @@ cannot be trusted to be that source:
   debugger, a profiler that wants Python frames, or to compare the two;
 - they were not built (installed without a C compiler, or with
   ``ARENA_PURE_PYTHON=1`` at install time);
-- a source file is newer than its compiled module (edited, or changed by a
-  ``git pull``, since the last ``pip install -e .``): the compiled modules
-  call each other directly, so one stale module would mix old and new code.
+- in a checkout (an editable install), a source file is newer than its
+  compiled module (edited, or changed by a ``git pull``, since the last
+  ``pip install -e .``): the compiled modules call each other directly, so
+  one stale module would mix old and new code. (Not in an installed
+  package: pip writes its files in any order, a source a moment after its
+  compiled module, and nothing edits them in place.)
 
 It is all or nothing, and decided once per process, before any of these
 modules is imported (:mod:`arena` installs it on import). :func:`status`
@@ -54,6 +57,11 @@ GROUP = "arena._native"  # the shared library's module: arena/_native__mypyc.*.s
 _ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
+def _checkout() -> bool:
+    """Whether the package runs from its source tree (pyproject.toml beside it)."""
+    return os.path.isfile(os.path.join(_ROOT, "pyproject.toml"))
+
+
 def _source(name: str) -> str:
     return os.path.join(_ROOT, *name.split(".")) + ".py"
 
@@ -77,12 +85,13 @@ def _why_pure() -> str | None:
         return "ARENA_PURE_PYTHON is set"
     if _built(GROUP + "__mypyc") is None:
         return "not compiled (installed without a C compiler, or with ARENA_PURE_PYTHON=1)"
+    checkout = _checkout()
     for name in MODULES:
         built = _built(name)
         if built is None:
             return f"{name} was not compiled"
         source = _source(name)
-        if os.path.getmtime(source) > os.path.getmtime(built):
+        if checkout and os.path.getmtime(source) > os.path.getmtime(built):
             return (
                 f"{os.path.relpath(source, _ROOT)} changed after it was compiled (`pip install -e .` compiles it again)"
             )

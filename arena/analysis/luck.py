@@ -53,7 +53,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import cache
 
+from arena.elo import Z95
 from arena.engine.records import MatchRecord
+from arena.engine.rules import aces_wild
 from arena.errors import ArenaError
 
 __all__ = [
@@ -72,7 +74,6 @@ __all__ = [
 ]
 
 FACES = (1, 2, 3, 4, 5, 6)
-Z95 = 1.959963984540054  # the two-sided 95% normal quantile
 
 
 class LuckError(ArenaError):
@@ -171,11 +172,10 @@ def match_luck(record: MatchRecord, model: LuckModel = MODEL) -> float:
             f"match {record.match}: {len(record.bots)} players; the luck estimator "
             "covers heads-up matches (2 players) only"
         )
-    wild = record.rules.wild_ones
     luck = 0.0
     for rnd in record.rounds:
         h0, h1 = rnd.dice
-        luck += round_luck(h0, h1, wild and not rnd.palifico, model)
+        luck += round_luck(h0, h1, aces_wild(record.rules, rnd.palifico), model)
     return luck
 
 

@@ -27,14 +27,13 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
+from arena.elo import ELO_PER_NAT, score_of_elo
 from arena.errors import RatingError
 
 Ranking = Sequence[int]
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.int64]
 
-ELO_PER_NAT = 400.0 / math.log(10.0)
-"""Elo points per unit of natural log-strength: Elo uses 400 * log10(strength)."""
 
 PRIOR_SD_ELO = 400.0
 """Default prior standard deviation of a rating around the mean, in Elo.
@@ -590,12 +589,7 @@ def sequential_elo(
         moves = [
             step
             * _row_sum(
-                [
-                    0.0
-                    if a == b
-                    else (1.0 if a < b else 0.0) - 1.0 / (1.0 + 10.0 ** ((ratings[b] - ratings[a]) / 400.0))
-                    for b in range(n)
-                ]
+                [0.0 if a == b else (1.0 if a < b else 0.0) - score_of_elo(ratings[a] - ratings[b]) for b in range(n)]
             )
             for a in range(n)
         ]

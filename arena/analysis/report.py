@@ -50,6 +50,7 @@ from arena.analysis.stats import (
 )
 from arena.analysis.viewer import SCRIPT_HASH, viewer_html
 from arena.analysis.viewer import STYLE as VIEWER_STYLE
+from arena.elo import Z95
 from arena.engine.replay import render
 from arena.errors import ArenaError, RunError
 from arena.running.store import RunFolder, write_text
@@ -565,7 +566,7 @@ def _integrity(report: RatingReport) -> str:
     lines = check.lines(untestable=True)
     flagged = {c.bot for c in check.flagged}
     rows = [
-        (c.bot, c.deals, _fmt(c.gain, "+.3f"), _fmt(1.96 * c.se, ".3f"), f"{c.p:.2g}", "FLAGGED" if c.flagged else "")
+        (c.bot, c.deals, _fmt(c.gain, "+.3f"), _fmt(Z95 * c.se, ".3f"), f"{c.p:.2g}", "FLAGGED" if c.flagged else "")
         for c in check.checks
     ]
     css = "warn" if flagged else "muted"

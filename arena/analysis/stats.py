@@ -403,7 +403,7 @@ def rate_results(
 
 @functools.cache
 def _z(level: float) -> float:
-    """The normal quantile of a two-sided interval at ``level`` (1.96 at 95%)."""
+    """The normal quantile of a two-sided interval at ``level`` (arena.elo.Z95 at 95%)."""
     return float(_special().ndtri(0.5 + level / 2))  # scipy.stats.norm.ppf's very ufunc
 
 

@@ -25,7 +25,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from arena.engine.records import MatchRecord
-from arena.engine.rules import Bid, count_matching
+from arena.engine.rules import Bid, aces_count_as, count_matching
 
 __all__ = ["SCRIPT_HASH", "match_data", "viewer_html"]
 
@@ -54,7 +54,7 @@ def match_data(rec: MatchRecord, why: str) -> dict[str, Any]:
         if rnd.count is not None:
             entry["count"] = rnd.count
         elif standing is not None and rnd.fault is None:
-            wild = rec.rules.wild_ones and not rnd.palifico and standing.face != 1
+            wild = aces_count_as(rec.rules, rnd.palifico, standing.face)
             entry["count"] = count_matching(rnd.dice, standing.face, wild)
         if rnd.change is not None:
             entry["change"] = {"seat": rnd.change.seat, "delta": rnd.change.delta}

@@ -46,7 +46,7 @@ from typing import Any
 from arena.botfile.supports import ADMIN_KEYS, OPT_IN_KEYS, Supports
 from arena.engine.dice import roll_table
 from arena.engine.records import derive_seed
-from arena.engine.rules import PRESETS, Bid, Rules, State, apply, deal, legal_actions, new_match, why_illegal
+from arena.engine.rules import KEYS, PRESETS, Bid, Rules, State, apply, deal, legal_actions, new_match, why_illegal
 from arena.errors import ArenaError, BotFault, ConfigError, FaultKind, ProtocolError
 from arena.match.referee import first_opener
 from arena.protocol.messages import (
@@ -491,14 +491,14 @@ def fuzz_rules(rng: random.Random, index: int, space: FuzzSpace = FULL_SPACE) ->
         over["dice"] = rng.randint(2, 5)
     if not space.fixed_rules:  # a declared preset is played as it is, but for the dice and the opener
         if base.calza:
-            over["calza_reward"] = rng.choice(("regain", "bidder_loses"))
+            over["calza_reward"] = rng.choice(KEYS["calza_reward"].choices)
             over["calza_min_players"] = rng.randint(2, 4)
         if base.palifico:
             over["palifico_change_face"] = rng.random() < 0.3
             over["palifico_min_players"] = rng.randint(2, 4)
         if rng.random() < 0.2:
             over["penalty"] = "difference"
-    over["first"] = rng.choice(("roll", "seat0"))
+    over["first"] = rng.choice(KEYS["first"].choices)
     # The protocol 2 variants, for a bot that declares them (drawn only then, so
     # a bot without them fuzzes the matches it always did): half the matches.
     for key in OPT_IN_KEYS:
@@ -507,7 +507,7 @@ def fuzz_rules(rng: random.Random, index: int, space: FuzzSpace = FULL_SPACE) ->
             if key == "dead_mans_calza":
                 over["dead_mans_dice"] = rng.randint(1, 3)
             else:
-                over["veteran_from"] = rng.choice(("own", "any"))
+                over["veteran_from"] = rng.choice(KEYS["veteran_from"].choices)
     rules = Rules.preset(preset, _forced(space.supports, preset, rng, over))
     if space.supports.why_not(rules.to_dict(), players) is not None:
         # A drawn key the declaration rules out in a way _forced cannot mend (a

@@ -27,6 +27,8 @@ import click
 
 from arena import __version__, compiled
 from arena.errors import ArenaError
+from arena.running import backends
+from arena.running.backends import names as backend_names
 from arena.running.store import RATINGS, REPORT, VARIANT_STATS
 from arena.untrusted import printable
 
@@ -198,7 +200,7 @@ class _StepProgress:
     metavar="KEY=VALUE",
     help="Override a config key; dotted keys reach into maps (time.budget_ms=500).",
 )
-@click.option("--backend", type=click.Choice(["local", "ray"]), help="Where to play (default: the config's).")
+@click.option("--backend", type=click.Choice(backend_names()), help="Where to play (default: the config's).")
 @click.option("--address", help="Ray cluster address (auto or HOST:PORT), with --backend ray.")
 @click.option(
     "--new",
@@ -360,8 +362,7 @@ def _run_and_report(
 
         if ahead is None:
             import arena.analysis.commands  # noqa: F401
-        if cfg.backend == "local":
-            import arena.running.backends.local  # noqa: F401
+        backends.load(cfg.backend)
 
     # Records are not kept in memory: parsing each line here would take CPU from the
     # workers while they play, and the Elo table reads the tables the run writes as it stops.

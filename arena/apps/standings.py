@@ -40,6 +40,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from arena.analysis.ratings import bootstrap, design, fit_design, to_elo
+from arena.elo import Z95
 from arena.errors import ArenaError
 from arena.running.integrity import IntegrityCollector
 from arena.running.observe import ARENA_FAULT, Finished
@@ -255,7 +256,7 @@ class LiveStandings:
         theta = fit_design(d)
         boot = bootstrap(d, theta, resamples=RESAMPLES, seed=len(self.rankings))
         elo = to_elo(theta)
-        half = 1.96 * to_elo(boot).std(axis=0, ddof=1)
+        half = Z95 * to_elo(boot).std(axis=0, ddof=1)
         self.fit_seconds += time.perf_counter() - t0
         self.shown += 1
         return labels, elo, half

@@ -155,6 +155,11 @@ KEYS: Final[dict[str, KeySpec]] = {
 # (arena/botfile/supports.py, OPT_IN_KEYS).
 OPTIONAL_KEYS: Final = ("dead_mans_calza", "dead_mans_dice", "veteran_palifico", "veteran_from")
 
+# The keys that shape one round between two players (no calza, no palifico
+# with two in): what a solved policy is keyed by (arena/solve/policy.py,
+# arena/sdk/policy.py) and what arena exploit describes.
+ROUND_KEYS: Final = ("wild_ones", "ones", "open_on_ones", "penalty")
+
 PRESETS: Final[dict[str, dict[str, Any]]] = {
     "classic": {},
     "lizumo": {"dice": 3, "calza": False, "palifico": False, "open_on_ones": False},
@@ -453,6 +458,20 @@ def _ladder(ones: str, total: int) -> _Ladder:
 def _column(face: int, total: int) -> tuple[Bid, ...]:
     """The bids on one face, 1..total: the palifico raises once the face is fixed."""
     return tuple(bid(q, face) for q in range(1, total + 1))
+
+
+def aces_wild(rules: Rules, palifico: bool) -> bool:
+    """Whether aces count as the bid's face this round: wild aces, and not a
+    palifico round. The one statement of the rule; everything that counts a
+    round's dice (the engine, the run's tables, the viewer, the SDK, the
+    browser table) asks here."""
+    return rules.wild_ones and not palifico
+
+
+def aces_count_as(rules: Rules, palifico: bool, face: int) -> bool:
+    """Whether aces add to the count of ``face`` this round: :func:`aces_wild`,
+    and ``face`` is not aces themselves (what :func:`count_matching` takes)."""
+    return face != 1 and rules.wild_ones and not palifico
 
 
 def count_matching(dice: Sequence[Sequence[int]], face: int, wild: bool) -> int:
@@ -850,9 +869,8 @@ def apply(state: State, action: object) -> State:
     else:
         _refuse(state, action)
     bidder, (q, f) = hist[-1]
-    # Aces count as the bid face when wild, except on aces and in palifico.
     count = 0
-    if f != 1 and r.wild_ones and not pal:
+    if aces_count_as(r, pal, f):
         for hand in dice:  # type: ignore[union-attr]
             count += hand.count(f) + hand.count(1)
     else:
@@ -922,7 +940,7 @@ def _dead_man(state: State, action: object) -> State:
     if type(action) is not Calza or not hist:
         _refuse(state, action)
     q, f = hist[-1][1]
-    count = count_matching(dice, f, f != 1 and r.wild_ones and not pal)  # type: ignore[arg-type]  # dealt
+    count = count_matching(dice, f, aces_count_as(r, pal, f))  # type: ignore[arg-type]  # dealt
     now = min(r.dead_mans_dice, r.dice) if count == q else 0
     result = RoundResult(rnd, opener, pal, dice, hist, (seat, "calza"), count, (seat, now), None)  # type: ignore[arg-type]
     spent = spent[:seat] + (True,) + spent[seat + 1 :]

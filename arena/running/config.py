@@ -19,19 +19,19 @@ from typing import Any
 
 import yaml
 
-import arena
+from arena.botfile.builtin import BUILTIN_BOTS
 from arena.botfile.spec import BotSpec, load_bot
 from arena.engine.rules import KEYS, PRESETS, Rules
 from arena.errors import ArenaError, ConfigError, RulesError
 from arena.match.process import TimeControl
+from arena.running import backends
 from arena.running.schedule import seat_plan
 from arena.running.sprt import SprtParams
 from arena.sandbox import SandboxLimits
 
 FORMATS = ("league", "round-robin", "gauntlet", "sprt")
 SEATINGS = ("roll", "rotate")
-BACKENDS = ("local", "ray")
-BUILTIN_BOTS = Path(arena.__file__).resolve().parent.parent / "bots"  # the project's bots/ folder
+BACKENDS = backends.names()  # the modules of arena/running/backends/
 TOP_KEYS = (
     "name",
     "seed",
@@ -303,6 +303,18 @@ def _is_glob(text: str) -> bool:
     return any(c in text for c in "*?[")
 
 
+def _in_bots(item: str) -> str:
+    """``bots/...`` as the built-in bots where the current folder has no
+    ``bots/`` of its own (an installed package run outside a checkout), so
+    that the default league's ``bots/*.py`` plays the built-in bots there; a
+    ``bots/`` folder here always wins, and in a checkout it is the built-in
+    bots' folder itself."""
+    parts = Path(item).parts
+    if len(parts) > 1 and parts[0] == "bots" and not os.path.lexists("bots"):
+        return str(BUILTIN_BOTS.joinpath(*parts[1:]))
+    return item
+
+
 def resolve_bots(path: Path, data: Any) -> tuple[Entrant, ...]:
     """Expand ``bots``: paths, globs, built-in names; a bot listed twice is two entrants."""
 
@@ -317,7 +329,7 @@ def resolve_bots(path: Path, data: Any) -> tuple[Entrant, ...]:
         if _is_glob(item):
             hits = sorted(
                 _bot_path(Path(h))
-                for h in globmod.glob(os.path.expanduser(item))
+                for h in globmod.glob(_in_bots(os.path.expanduser(item)))
                 if Path(h).suffix in (".py", ".yaml", ".yml") and not Path(h).name.startswith("_")
             )
             if not hits:
@@ -327,7 +339,7 @@ def resolve_bots(path: Path, data: Any) -> tuple[Entrant, ...]:
                     files.append(h)
                     globbed.add(h)
             continue
-        candidate = Path(os.path.expanduser(item))
+        candidate = Path(_in_bots(os.path.expanduser(item)))
         if "/" in item or candidate.suffix:
             if not candidate.is_file():
                 raise _fail(path, "bots", f"{item!r}: no such bot file (from {Path.cwd()})")

@@ -52,6 +52,8 @@ from collections import defaultdict
 from collections.abc import Hashable, Iterable, Sequence
 from dataclasses import dataclass
 
+from arena.elo import Z95
+
 ALPHA = 0.01  # the family-wise false-alarm rate per run (Holm over the bots tested)
 MIN_DEALS = 10  # deals in mirrored strata before a bot can be flagged
 
@@ -92,7 +94,7 @@ class BotCheck:
     def words(self, alpha: float, tested: int) -> str:
         return (
             f"{self.bot} did better on later plays of a deal than on its first "
-            f"(placement score {self.gain:+.2f} ± {1.96 * self.se:.2f} over {self.deals} deals, "
+            f"(placement score {self.gain:+.2f} ± {Z95 * self.se:.2f} over {self.deals} deals, "
             f"p = {self.p:.1g}; flagged at alpha {alpha:g} over {tested} bot{'s' * (tested != 1)})"
         )
 

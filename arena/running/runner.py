@@ -21,7 +21,7 @@ from arena.botfile.spec import RAISABLE
 from arena.engine.records import MatchSpec
 from arena.errors import ArenaError, BotFault, RunError
 from arena.match.process import BotProcess
-from arena.running.backends import Backend
+from arena.running import backends
 from arena.running.config import Entrant, RunConfig
 from arena.running.league import PoolPlan
 from arena.running.observe import Finished, Observer
@@ -147,29 +147,6 @@ def preflight(config: RunConfig, meanwhile: Callable[[], object] | None = None) 
         raise RunError("; ".join(problems))
 
 
-def make_backend(config: RunConfig) -> Backend:
-    """The config's backend."""
-    entrants = [(e.label, e.spec) for e in config.entrants]
-    if config.backend == "ray":
-        try:
-            from arena.running.backends.ray import RayBackend
-        except ImportError as exc:
-            raise RunError(f"backend ray needs Ray: pip install -e '.[ray]' (import failed: {exc})") from None
-        return RayBackend(
-            entrants,
-            config.sandbox,
-            config.time,
-            workers=config.workers,
-            address=config.address,
-            fresh_process=config.fresh_process,
-        )
-    from arena.running.backends.local import LocalBackend
-
-    return LocalBackend(
-        entrants, config.sandbox, config.time, workers=config.workers, fresh_process=config.fresh_process
-    )
-
-
 def run(
     config: RunConfig,
     *,
@@ -287,7 +264,7 @@ def run(
     backend = None
     try:
         with terminate_as_interrupt() as claim:
-            backend = make_backend(config)
+            backend = backends.make(config)
             claim()
             if progress:
                 progress(result.skipped, result.total, 0.0)

@@ -33,6 +33,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from arena.elo import Z95, elo_of_score, score_of_elo
 from arena.engine.records import MatchSpec, derive_seed, match_id
 from arena.errors import ConfigError
 from arena.running.integrity import IntegrityReport, Play, check_plays
@@ -42,16 +43,6 @@ SCORES = (0.0, 0.5, 1.0)  # a pair: A below B, level, above
 REGULARIZE = 1e-3  # the count given to an empty outcome class
 DEFAULTS = {"elo0": 0.0, "elo1": 20.0, "alpha": 0.05, "beta": 0.05}
 INTEGRITY_ALPHA = 0.01  # the integrity check's false-alarm rate for A (docs/sprt.md, Integrity)
-
-
-def score_of_elo(elo: float) -> float:
-    """The expected score of a player ``elo`` logistic Elo stronger."""
-    return 1.0 / (1.0 + math.pow(10.0, -elo / 400.0))
-
-
-def elo_of_score(score: float) -> float:
-    score = min(max(score, 1e-9), 1 - 1e-9)
-    return float(-400.0 * math.log10(1.0 / score - 1.0))
 
 
 def wald_bounds(alpha: float, beta: float) -> tuple[float, float]:
@@ -106,7 +97,7 @@ def elo_estimate(counts: Sequence[float]) -> tuple[float, float, float]:
     mean = sum(c * v for c, v in zip(counts, SCORES)) / n
     var = sum(c * (v - mean) ** 2 for c, v in zip(counts, SCORES)) / n
     se = math.sqrt(var / n) if n > 1 else 0.5
-    return elo_of_score(mean), elo_of_score(mean - 1.96 * se), elo_of_score(mean + 1.96 * se)
+    return elo_of_score(mean), elo_of_score(mean - Z95 * se), elo_of_score(mean + Z95 * se)
 
 
 @dataclass(frozen=True)

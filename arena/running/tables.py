@@ -18,7 +18,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from arena.engine.records import MatchRecord, SeatOutcome
-from arena.engine.rules import Bid, count_matching
+from arena.engine.rules import Bid, aces_count_as, count_matching
 
 MATCH_COLUMNS = (
     "match",
@@ -163,13 +163,12 @@ def play_rows(rec: MatchRecord) -> tuple[list[Row], list[PlayedAction], int, int
     rounds: list[Row] = []
     actions: list[PlayedAction] = []
     decisions = palifico_rounds = 0
-    wild_ones = rec.rules.wild_ones
+    rules = rec.rules
     for rnd in rec.rounds:
         r = rnd.round
         bids = 0
         # Whether each bid was true when made: the round's count of its face (all hands are recorded).
         counts: dict[int, int] = {}
-        wild = wild_ones and not rnd.palifico
         standing: tuple[int, Bid] | None = None
         call: str | None = None
         caller: int | None = None
@@ -179,7 +178,7 @@ def play_rows(rec: MatchRecord) -> tuple[list[Row], list[PlayedAction], int, int
                 standing = (seat, action)
                 face = action.face
                 if face not in counts:
-                    counts[face] = count_matching(rnd.dice, face, wild and face != 1)
+                    counts[face] = count_matching(rnd.dice, face, aces_count_as(rules, rnd.palifico, face))
                 actions.append((r, index, seat, "bid", action.quantity, face, counts[face] >= action.quantity))
             else:
                 call, caller = str(action), seat

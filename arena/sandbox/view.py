@@ -108,11 +108,15 @@ class View:
     """A view on the tmpfs: each of ``roots`` holds copied host paths at their
     own absolute paths below it (``root + "/usr/lib/..."``), the first that has
     a path serving it; a bot's view holds its files relative to its
-    ``folder`` (the same bot is the same copy wherever it lies)."""
+    ``folder`` (the same bot is the same copy wherever it lies). The Python
+    view's ``package`` (the arena package) is served by its last root, its
+    own view: an installed package's folder is also in the first, as the
+    mount point it is bound on."""
 
-    def __init__(self, *roots: str, folder: str = "") -> None:
+    def __init__(self, *roots: str, folder: str = "", package: str = "") -> None:
         self.roots = roots
         self.folder = folder
+        self.package = package
 
     @property
     def root(self) -> str:
@@ -138,7 +142,10 @@ class View:
             if os.path.dirname(host_path) != self.folder:
                 return None
             real = "/" + os.path.basename(host_path)  # a bot's own entry: at the top of its folder
-        for root in self.roots:
+        roots = self.roots
+        if self.package and (real == self.package or real.startswith(self.package + "/")):
+            roots = roots[::-1]
+        for root in roots:
             if os.path.lexists(root + real):
                 return root + real
         return None
@@ -481,9 +488,15 @@ def python_view(runtime: tuple[str, ...], package: str, sites: tuple[str, ...], 
         sources = _python_sources(runtime, sites, programs)
         arena = [package, *_walk(package)]
         ldcache = "/etc/ld.so.cache"  # changes whenever a system library is installed
-        key = "py-" + _key(sources, extra=_key([ldcache]))[:24]
+        # An installed package (pip install .) lies in a site-packages folder,
+        # which is bound read-only from this view before the package's own
+        # view is bound into it: its folder must be there as a mount point.
+        mount = [package] if any(os.path.commonpath([package, site]) == site for site in sites) else []
+        key = "py-" + _key(sources, extra=_key([ldcache]) + "".join(mount))[:24]
 
         def build(tmp: str) -> None:
+            for m in mount:
+                os.makedirs(tmp + m, mode=0o755, exist_ok=True)
             size = _copy(sources, tmp) + _copy(_elf_closure(sources + arena), tmp)
             log.info("made the Python bots' file view: %d MB in %s", size >> 20, tmp)
 
@@ -491,7 +504,7 @@ def python_view(runtime: tuple[str, ...], package: str, sites: tuple[str, ...], 
             _copy(arena, tmp)
 
         system = _publish(key, build)
-        return View(system, _publish("arena-" + _key(arena)[:24], build_package))
+        return View(system, _publish("arena-" + _key(arena)[:24], build_package), package=package)
 
 
 def bot_view(spec: BotSpec) -> View | None:

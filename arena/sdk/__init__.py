@@ -35,7 +35,20 @@ from arena.engine.odds import (
     probability,
     probability_exact,
 )
-from arena.engine.rules import CALZA, DUDO, PASS, Action, Bid, Calza, Dudo, Pass, Rules, bid, parse_action
+from arena.engine.rules import (
+    CALZA,
+    DUDO,
+    PASS,
+    Action,
+    Bid,
+    Calza,
+    Dudo,
+    Pass,
+    Rules,
+    aces_wild,
+    bid,
+    parse_action,
+)
 
 __all__ = [
     "Action",
@@ -164,7 +177,7 @@ class Turn:
     @property
     def wild(self) -> bool:
         """Aces count as the bid face this round (not in palifico, not on aces)."""
-        return self.match.rules.wild_ones and not self.palifico
+        return aces_wild(self.match.rules, self.palifico)
 
     # --- the odds (arena.engine.odds) for this turn: your dice, the unseen dice, this round's wilds ---
 

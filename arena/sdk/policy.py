@@ -37,13 +37,12 @@ import os
 from collections.abc import Callable
 from typing import Any, Protocol
 
-from arena.engine.rules import DUDO, Action, Bid, bid
+from arena.engine.rules import DUDO, ROUND_KEYS, Action, Bid, bid
 from arena.sdk import Turn
 
 __all__ = ["SolvedPolicies", "SolvedRound", "policy_key", "ROUND_KEYS"]
 
 FORMAT, VERSION = "dudo-arena-policy", 1
-ROUND_KEYS = ("wild_ones", "ones", "open_on_ones", "penalty")
 
 RoundRules = tuple[Any, ...]
 

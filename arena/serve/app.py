@@ -35,10 +35,10 @@ from starlette.responses import FileResponse, JSONResponse, PlainTextResponse, R
 from starlette.routing import Route, WebSocketRoute
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
+from arena.botfile.builtin import BUILTIN_BOTS
 from arena.botfile.spec import BotSpec
 from arena.engine.rules import PRESETS, Rules
 from arena.errors import ArenaError, RunError
-from arena.running.config import BUILTIN_BOTS
 from arena.serve.live import RunWatch
 from arena.serve.records import TableRecords
 from arena.serve.seating import check_name, refuse_undeclared, resolve_opponents, seat_names

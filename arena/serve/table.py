@@ -37,7 +37,7 @@ from typing import Any
 from arena.botfile.spec import BotSpec
 from arena.engine import dice as dice_mod
 from arena.engine.records import MatchRecord
-from arena.engine.rules import Rules, parse_action
+from arena.engine.rules import Rules, aces_wild, parse_action
 from arena.errors import ArenaError, BotFault, FaultKind, InvalidAction, RunError, StateError
 from arena.match.referee import MatchOutcome
 from arena.protocol.messages import Notification, ReadyMessage, TurnMessage, ready_message, reply_message
@@ -495,7 +495,7 @@ class Table:
             "history": [list(h) for h in msg["history"]],
             "dice": [sorted(h) for h in msg["dice"]],
             "counts": list(msg["counts"]),
-            "wild": self.rules.wild_ones and not msg["palifico"],
+            "wild": aces_wild(self.rules, bool(msg["palifico"])),
         }
         for key in ("bid", "count"):
             if key in msg:

@@ -43,6 +43,7 @@ from arena.engine.rules import (
     Bid,
     Rules,
     State,
+    aces_count_as,
     apply,
     bid,
     bid_key,
@@ -337,7 +338,7 @@ def _outcomes(
     true = np.zeros((n_bids, len(h0), len(h1)), dtype=bool)
     loss = np.ones((n_bids, len(h0), len(h1)), dtype=np.int64)
     for t, b in enumerate(ladder):
-        wild = rules.wild_ones and b.face != 1
+        wild = aces_count_as(rules, False, b.face)  # a solved round is never palifico
         for i, a in enumerate(h0):
             for j, c in enumerate(h1):
                 count = count_matching((a, c), b.face, wild)

@@ -59,7 +59,7 @@ from typing import Any
 
 import numpy as np
 
-from arena.engine.rules import Rules
+from arena.engine.rules import ROUND_KEYS, Rules
 from arena.solve.abstract import AbstractGame, AbstractProfile, AbstractSolver
 from arena.solve.cfr import Profile, RoundSolver, _segsum, best_response_value, expected_value
 from arena.solve.fullbr import best_response_full
@@ -85,7 +85,6 @@ __all__ = [
 FORMAT = "dudo-arena-policy"
 VERSION = 1
 PRUNE = 1e-4  # probabilities below this are dropped (the figures written are after this)
-ROUND_KEYS = ("wild_ones", "ones", "open_on_ones", "penalty")
 
 
 def rules_key(rules: Rules) -> dict[str, Any]:

@@ -26,7 +26,7 @@ import sys
 import time
 import traceback
 from collections.abc import Iterator, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import multiprocess as mp
 import multiprocess.pool
@@ -36,6 +36,9 @@ from arena.errors import RunError
 from arena.match.process import TimeControl
 from arena.running.worker import Drained, Entrants, PlayResult, Worker
 from arena.sandbox import SandboxLimits, cgroups, die_with_parent
+
+if TYPE_CHECKING:  # a type only: a worker never reads a config
+    from arena.running.config import RunConfig
 
 _worker: Worker | None = None
 _init_error: str | None = None
@@ -345,3 +348,11 @@ class LocalBackend:
         stopper = threading.Thread(target=self.pool.terminate, daemon=True)
         stopper.start()
         stopper.join(timeout=5.0)
+
+
+def make(config: RunConfig) -> LocalBackend:
+    """The backend registry's entry (arena.running.backends): this pool for ``config``."""
+    entrants = [(e.label, e.spec) for e in config.entrants]
+    return LocalBackend(
+        entrants, config.sandbox, config.time, workers=config.workers, fresh_process=config.fresh_process
+    )

@@ -19,7 +19,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from arena.botfile.spec import BotSpec, bot_tree, load_bot
 from arena.engine.records import MatchSpec
@@ -27,6 +27,9 @@ from arena.errors import RunError
 from arena.match.process import TimeControl
 from arena.running.worker import Drained, Entrants, PlayResult, Worker
 from arena.sandbox import SandboxLimits
+
+if TYPE_CHECKING:  # a type only: a worker never reads a config
+    from arena.running.config import RunConfig
 
 Packed = tuple[str, str, str, list[tuple[str, str, bool, bytes]]]  # label, file, sha256, entries
 
@@ -205,3 +208,20 @@ class RayBackend:
         self.actors = []
         if self.owns and self.ray.is_initialized():
             self.ray.shutdown()
+
+
+def make(config: RunConfig) -> RayBackend:
+    """The backend registry's entry (arena.running.backends): Ray actors for ``config``,
+    or why Ray cannot be used here."""
+    try:
+        import ray  # noqa: F401 - only whether it can be
+    except ImportError as exc:
+        raise RunError(f"backend ray needs Ray: pip install '.[ray]' (import failed: {exc})") from None
+    return RayBackend(
+        [(e.label, e.spec) for e in config.entrants],
+        config.sandbox,
+        config.time,
+        workers=config.workers,
+        address=config.address,
+        fresh_process=config.fresh_process,
+    )
