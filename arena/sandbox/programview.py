@@ -5,7 +5,7 @@ A program bot used to see the host's whole ``/usr`` and its runtime through
 bind mounts, so the kernel's page cache and dentry cache of those files were
 the machine's: a bot timed a read of a rarely read page, or a lookup of a
 missing name, to learn what another process of it had read (the timing
-channels of issue 33, which no system-call filter can refuse). Here it sees
+channels docs/sandbox.md lists, which no system-call filter can refuse). Here it sees
 copies on the tmpfs view store (:mod:`arena.sandbox.view`) of what its
 program needs and nothing else:
 
