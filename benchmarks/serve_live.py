@@ -1,4 +1,4 @@
-"""What the live page of a run (``arena serve RUN_FOLDER``) costs to look at.
+"""What the live page of a run (``arena serve RUN_FOLDER``) and its match list cost to look at.
 
     python benchmarks/serve_live.py [--matches 100000] [--distinct 200] [--append 100]
 
@@ -11,6 +11,13 @@ records were appended (what each two-second refresh costs while a run
 plays), each the median of ``--trials`` fresh readers; the first look's CPU
 time beside its wall time (on a machine shared with other work the wall
 time is mostly waiting for a core).
+
+Then the folder as a finished run leaves it, with its tables
+(``tables/*.parquet``, made from the same records): timed, each with a
+fresh reader, the match list's first page (what ``/api/matches`` answers
+when the page opens: the tables read, no record parsed), a filtered page
+(one bot's matches with a fault), and the record of the last match (what
+the viewer opens), each the median of ``--trials``.
 """
 
 from __future__ import annotations
@@ -30,8 +37,51 @@ sys.path.insert(0, str(ROOT / "tests"))
 import orjson  # noqa: E402
 import synth_records  # noqa: E402
 
+from arena.engine.records import MatchRecord  # noqa: E402
 from arena.engine.rules import Rules  # noqa: E402
+from arena.running.store import write_tables  # noqa: E402
+from arena.running.tablefiles import RecordTables, arrow_tables, record_tables  # noqa: E402
 from arena.serve.live import RunWatch  # noqa: E402
+
+
+def _renamed(part: RecordTables, match: str) -> RecordTables:
+    """A record's table rows under another match id (the same play)."""
+
+    def rows(rs: list[tuple[object, ...]]) -> list[tuple[object, ...]]:
+        return [(match, *r[1:]) for r in rs]
+
+    return RecordTables(
+        match, part.variant, (match, *part.matches[1:]), rows(part.seats), part.rounds, part.actions, rows(part.faults)
+    )
+
+
+def tables_timing(folder: Path, base: list[dict[str, object]], n: int, trials: int) -> str:
+    """The match list of the finished run: its tables written, then timed."""
+    parts = [record_tables(MatchRecord.from_json(orjson.dumps(rec))) for rec in base]
+    assert all(p is not None for p in parts)
+    write_tables(folder, arrow=arrow_tables([_renamed(parts[i % len(parts)], f"m-{i:07d}") for i in range(n)]))  # type: ignore[arg-type]
+    bot = str(base[0]["bots"][0])  # type: ignore[index]
+    first, filtered, record = [], [], []
+    for _ in range(trials):
+        watch = RunWatch(folder)
+        t = time.perf_counter()
+        page = watch.matches()
+        first.append(time.perf_counter() - t)
+        assert page["recorded"] == n and len(page["rows"]) == 50, page["recorded"]
+        t = time.perf_counter()
+        some = watch.matches(bot=bot, page=3)
+        filtered.append(time.perf_counter() - t)
+        assert some["total"] > 0
+        t = time.perf_counter()
+        rec = watch.record(f"m-{n - 1:07d}")
+        record.append(time.perf_counter() - t)
+        assert rec is not None
+    med = statistics.median
+    return (
+        f"the match list of {n} matches from the run's tables: first page median {med(first):.2f} s "
+        f"(of {', '.join(f'{x:.2f}' for x in first)}); one bot's matches, page 4: "
+        f"{1000 * med(filtered):.0f} ms; the last match's record: {1000 * med(record):.0f} ms"
+    )
 
 
 def main() -> None:
@@ -72,6 +122,8 @@ def main() -> None:
             state = watch.snapshot()
             later.append(time.perf_counter() - t)
             assert state["recorded"] == args.matches + args.append
+        (folder / "games.jsonl").write_text("".join(lines[: args.matches]))
+        listed = tables_timing(folder, base, args.matches, args.trials)
     print(
         f"$ python benchmarks/serve_live.py --matches {args.matches} --distinct {args.distinct} "
         f"--append {args.append} --trials {args.trials}"
@@ -82,6 +134,7 @@ def main() -> None:
         f"a look after {args.append} more: "
         f"median {1000 * statistics.median(later):.1f} ms"
     )
+    print(listed)
 
 
 if __name__ == "__main__":

@@ -243,7 +243,17 @@ def test_the_live_page_rates_every_bot_with_intervals_and_shows_variant_statisti
     assert by["classic"]["matches"] == 60 and by["classic"]["rounds"][0] == pytest.approx(mean)
     assert by["classic"]["rounds"][1] < mean < by["classic"]["rounds"][2]
     won = sum(r["placements"][r["first"]] == 1 for r in classic)
-    assert by["classic"]["first_wins"][0] == pytest.approx(won / 60)
+    from arena.analysis.stats import wilson
+
+    assert by["classic"]["first_wins"] == pytest.approx(list(wilson(won, 60)), abs=1e-12)
+    # The server's figures need no pandas (its import alone is half a second of a run's CPU).
+    code = (
+        "import sys; from pathlib import Path; from arena.serve.live import RunWatch; "
+        f"s = RunWatch(Path({str(folder)!r})).snapshot(); assert s['elo'] and s['variants']; "
+        "print('pandas' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False", out.stderr
     # One bot faulting in most of its matches is warned about, with the command that says why.
     faulty = _records(40, seed=3, bots=("random", "sharp"))
     for r in faulty:

@@ -23,6 +23,7 @@ first look at a finished run of 100,000 matches takes about a second.
 from __future__ import annotations
 
 import csv
+import math
 import mmap
 import re
 import threading
@@ -294,11 +295,15 @@ class RunWatch:
                 "seats": ["match", "bot", "place"],
                 "faults": ["match", "seat", "round", "kind", "detail"],
             }
+            # Fresh or not from the files' metadata alone: reading a table imports
+            # pandas (pyarrow reads its schema's pandas metadata), which a run
+            # still playing, whose tables are stale, should not pay for.
+            for name in wanted:
+                if (pq.read_metadata(self.paths.table(name)).metadata or {}).get(GAMES_BYTES) != str(size).encode():
+                    return False
             t = {}
             for name, cols in wanted.items():
                 table = pq.read_table(self.paths.table(name), columns=cols)
-                if (table.schema.metadata or {}).get(GAMES_BYTES) != str(size).encode():
-                    return False
                 t[name] = {c: table.column(c).to_pylist() for c in cols}
         except Exception:  # noqa: BLE001 - an unreadable or older table: the records are read instead
             return False
@@ -421,8 +426,6 @@ class RunWatch:
         for name, v in sorted(self._variants.items()):
             if v.matches < MIN_VARIANT:
                 continue
-            from arena.analysis.stats import wilson
-
             row: dict[str, Any] = {"variant": name, "matches": v.matches}
             if v.with_rounds >= 2:
                 mean = v.rounds / v.with_rounds
@@ -430,8 +433,8 @@ class RunWatch:
                 half = 1.96 * (var / v.with_rounds) ** 0.5
                 row["rounds"] = [mean, mean - half, mean + half]
             if v.with_first:
-                row["first_wins"] = list(wilson(v.first_won, v.with_first))
-            row["faulted"] = list(wilson(v.faulted, v.matches))
+                row["first_wins"] = list(_wilson(v.first_won, v.with_first))
+            row["faulted"] = list(_wilson(v.faulted, v.matches))
             out.append(row)
         return out
 
@@ -561,6 +564,17 @@ class RunWatch:
         except (OSError, ArenaError, ValueError):
             pass
         return read_matches(self.folder, [match]).get(match)
+
+
+def _wilson(successes: int, n: int) -> tuple[float, float, float]:
+    """(share, low, high): the 95% Wilson score interval, as
+    :func:`arena.analysis.stats.wilson` gives it (which would import pandas
+    into the server for eight lines of arithmetic)."""
+    z = 1.959963984540054
+    p = successes / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z / (1 + z * z / n) * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n))
+    return p, max(0.0, centre - half), min(1.0, centre + half)
 
 
 def _find_line(path: Path, match: str) -> bytes | None:
