@@ -69,10 +69,14 @@ def browser() -> Iterator[Any]:
 HOSTILE = '<img src=x onerror="document.title=9">'
 
 
+HOSTILE_DETAIL = '<b id="pwned">stderr</b><script>document.title=7</script>'
+
+
 def _records(n: int, seed: int = 1, bots: tuple[str, ...] = ("random", "sharp", "cautious", HOSTILE)) -> list[Any]:
+    """Records played by the engine, every seventh with a fault whose reason is markup."""
     rng = random.Random(seed)
     rules = Rules.preset("classic")
-    return [
+    out = [
         synth_records.play(
             f"m-{i:05d}",
             "classic" if i % 3 else "palifico",
@@ -84,6 +88,13 @@ def _records(n: int, seed: int = 1, bots: tuple[str, ...] = ("random", "sharp", 
         )
         for i in range(n)
     ]
+    for rec in out:
+        for f in rec["faults"]:
+            f["detail"] = HOSTILE_DETAIL
+        for r in rec["rounds"]:
+            if "fault" in r:
+                r["fault"]["detail"] = HOSTILE_DETAIL
+    return out
 
 
 def _folder(path: Path, records: list[Any], *, status: str = "complete") -> Path:
@@ -330,12 +341,15 @@ def test_the_viewer_steps_through_a_match_as_its_record_holds(run_server: Any, b
     q = Page(browser, link, width=800)
     q.page.wait_for_selector("#reveal-box:not([hidden])")
     assert rec.rounds[fr].fault is not None
-    assert (q.page.text_content("#reveal-text") or "").startswith(f"Fault: {rec.bots[rec.rounds[fr].fault.seat]}")
+    shown = q.page.text_content("#reveal-text") or ""
+    assert shown.startswith(f"Fault: {rec.bots[rec.rounds[fr].fault.seat]}") and HOSTILE_DETAIL in shown
+    assert q.page.locator("#pwned").count() == 0
     q.page.screenshot(path=str(SHOTS / "viewer-800.png"), full_page=True)
     page.keyboard.press("End")
     assert page.locator("#over-box").is_visible()
     order = sorted(range(rec.players), key=lambda s: rec.placements[s])
     assert page.locator("#placements li").all_text_contents() == [f"{rec.placements[s]}. {rec.bots[s]}" for s in order]
+    assert HOSTILE_DETAIL in (page.text_content("#faults") or "") and page.locator("#pwned").count() == 0
     assert page.evaluate("location.hash") == f"#step={sum(len(r.actions) + 2 for r in rec.rounds)}"
     assert page.locator("img").count() == 0 and page.title() == "Dudo Arena: " + rec.match
     assert not p.problems and not q.problems, p.problems + q.problems
@@ -381,6 +395,8 @@ def test_the_live_page_shows_elo_with_intervals_and_variant_statistics(run_serve
         assert cells[0] == want["bot"] and cells[1] == f"{want['elo']:.0f}" and cells[2] == f"± {want['half']:.0f}"
     assert page.locator("#variants tbody tr").count() == 2
     assert page.locator("#faults a").first.get_attribute("href", timeout=5000).startswith("/match/m-")
+    assert HOSTILE_DETAIL in (page.text_content("#faults") or "") and page.locator("#pwned").count() == 0
+    assert page.title() == "Dudo Arena: a run"
     assert page.locator("img").count() == 0 and not p.problems, p.problems
     page.screenshot(path=str(SHOTS / "run-1400.png"), full_page=True)
     page.set_viewport_size({"width": 800, "height": 1000})
