@@ -211,7 +211,7 @@ def test_the_match_list_filters_pages_and_opens_every_record(tmp_path: Path, sou
     assert row["faults"] == [{"bot": raw["bots"][f["seat"]], "kind": f["kind"]} for f in raw["faults"]]
     assert row["rounds"] == raw["rounds_played"]
     # The biggest upsets first: the winner furthest below the best-rated player at its table.
-    elo = {r["bot"]: r["elo"] for r in watch.snapshot()["elo"]["rows"]}
+    elo = {r["bot"]: r["elo"] for r in watch.snapshot(wait_fit=True)["elo"]["rows"]}
     ups = [r["upset"] for p in range(3) for r in watch.matches(order="upset", page=p)["rows"]]
     assert ups == sorted(ups, reverse=True) and len(ups) == 130
     assert ups[0] == round(
@@ -230,10 +230,31 @@ def test_the_match_list_filters_pages_and_opens_every_record(tmp_path: Path, sou
     assert watch.record("m-late") == MatchRecord.from_json(orjson.dumps(more))
 
 
+def test_a_finished_runs_tables_give_what_its_lines_give(tmp_path: Path) -> None:
+    """The columns read from the tables and the rows read line by line: the
+    same standings, faults, statistics, Elo table, list pages and records."""
+    records = _records(120, seed=6)
+    for r in records[::11]:
+        r["faults"].append({"seat": 1, "round": 1, "kind": "arena", "detail": "the host failed"})
+    done = RunWatch(_folder(tmp_path / "done", records))
+    live = RunWatch(_folder(tmp_path / "live", records, status="running"))
+    a, b = done.snapshot(wait_fit=True), live.snapshot(wait_fit=True)
+    assert done._base is not None and live._base is None
+    for key in ("recorded", "standings", "fault_kinds", "faults", "warnings", "variants"):
+        assert a[key] == b[key], key
+    assert [(r["bot"], round(r["elo"], 6)) for r in a["elo"]["rows"]] == [
+        (r["bot"], round(r["elo"], 6)) for r in b["elo"]["rows"]
+    ]
+    for kw in ({}, {"bot": "sharp", "page": 1}, {"fault": "any", "order": "upset"}, {"variant": "palifico"}):
+        x, y = done.matches(**kw), live.matches(**kw)  # type: ignore[arg-type]
+        assert x == y, kw
+    assert done.record("m-00042") == live.record("m-00042")
+
+
 def test_the_live_page_rates_every_bot_with_intervals_and_shows_variant_statistics(tmp_path: Path) -> None:
     records = _records(90, seed=2)
     folder = _folder(tmp_path / "run", records, status="running")
-    state = RunWatch(folder).snapshot()
+    state = RunWatch(folder).snapshot(wait_fit=True)
     elo = state["elo"]
     assert elo["after"] == 90 and {r["bot"] for r in elo["rows"]} == {"random", "sharp", "cautious", HOSTILE}
     assert [r["elo"] for r in elo["rows"]] == sorted((r["elo"] for r in elo["rows"]), reverse=True)
@@ -260,7 +281,7 @@ def test_the_live_page_rates_every_bot_with_intervals_and_shows_variant_statisti
     # The server's figures need no pandas (its import alone is half a second of a run's CPU).
     code = (
         "import sys; from pathlib import Path; from arena.serve.live import RunWatch; "
-        f"s = RunWatch(Path({str(folder)!r})).snapshot(); assert s['elo'] and s['variants']; "
+        f"s = RunWatch(Path({str(folder)!r})).snapshot(wait_fit=True); assert s['elo'] and s['variants']; "
         "print('pandas' in sys.modules)"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
@@ -483,7 +504,11 @@ def test_arena_run_serve_follows_the_run_then_stays_until_ctrl_c(tmp_path: Path)
             if state["status"] == "complete":
                 break
             time.sleep(0.3)
-        assert state["recorded"] == state["total"] == 4 and state["elo"] is not None
+        while state["elo"] is None:  # fitted in the background: the next look has it
+            assert time.monotonic() < deadline
+            time.sleep(0.3)
+            state = json.loads(get(base + "/api/run")[1])
+        assert state["recorded"] == state["total"] == 4
         listed = json.loads(get(base + "/api/matches")[1])
         assert listed["total"] == 4
         rec = json.loads(get(base + "/api/match/" + listed["rows"][0]["match"])[1])

@@ -151,6 +151,90 @@ class _Variant:
     faulted: int = 0
 
 
+class _Base:
+    """The matches of a finished run as read from its tables, kept as columns
+    (numpy arrays over codes) rather than a row object each: 100,000 matches
+    are read, counted and filtered in a fraction of a second. Rows are made
+    only for the page shown (:meth:`row`)."""
+
+    def __init__(self, m: dict[str, Any], s: dict[str, Any], faults: list[tuple[Any, ...]]) -> None:
+        self.ids: list[str] = m["match"]
+        self.n = len(self.ids)
+        self.pos = {mid: i for i, mid in enumerate(self.ids)}
+        self.variant_names: list[str] = m["variant_names"]
+        self.variant = m["variant"]  # code per match
+        self.first = m["first"]  # -1: none
+        self.rounds = m["rounds"]  # -1: none
+        self.bot_names: list[str] = s["bot_names"]
+        self.seat_bot = s["bot"]  # code per seat row, rows in match then seat order
+        self.seat_place = s["place"]
+        self.seat_match = s["match"]  # the match of each seat row
+        self.players = np.bincount(self.seat_match, minlength=self.n)
+        self.start = np.concatenate([[0], np.cumsum(self.players)[:-1]]).astype(np.int64)
+        self.faults: dict[int, list[_Fault]] = {}
+        for mid, seat, rnd, kind, detail in faults:
+            at = self.pos.get(mid)
+            if at is not None and 0 <= seat < self.players[at]:
+                self.faults.setdefault(at, []).append(_Fault(seat, str(kind), rnd, str(detail)))
+
+    def row(self, i: int) -> MatchRow:
+        a, b = int(self.start[i]), int(self.start[i] + self.players[i])
+        first, rounds = int(self.first[i]), int(self.rounds[i])
+        return MatchRow(
+            self.ids[i],
+            self.variant_names[int(self.variant[i])],
+            tuple(self.bot_names[c] for c in self.seat_bot[a:b].tolist()),
+            tuple(self.seat_place[a:b].tolist()),
+            first if first >= 0 else None,
+            rounds if rounds >= 0 else None,
+            tuple(self.faults.get(i, ())),
+            None,
+        )
+
+    def rankings(self, code: list[int]) -> list[list[int]]:
+        """Each match's bots best place first, as codes of the watch's index (``code``: ours to its)."""
+        order = np.lexsort((self.seat_place, self.seat_match))
+        flat = np.asarray(code, dtype=np.int64)[self.seat_bot[order]].tolist()
+        starts, ends = self.start.tolist(), (self.start + self.players).tolist()
+        return [flat[a:b] for a, b in zip(starts, ends, strict=True)]
+
+    def select(self, bot: str, variant: str, fault: str, q: str) -> np.ndarray:
+        """The positions of the matches that pass the filter (as :meth:`RunWatch.matches` reads it)."""
+        keep = np.ones(self.n, dtype=bool)
+        if bot:
+            has = np.zeros(self.n, dtype=bool)
+            if bot in self.bot_names:
+                has[self.seat_match[self.seat_bot == self.bot_names.index(bot)]] = True
+            keep &= has
+        if variant:
+            keep &= (
+                self.variant == self.variant_names.index(variant)
+                if variant in self.variant_names
+                else np.zeros(self.n, dtype=bool)
+            )
+        if fault:
+            has = np.zeros(self.n, dtype=bool)
+            hit = [i for i, fs in self.faults.items() if fault == "any" or any(f.kind == fault for f in fs)]
+            has[np.asarray(hit, dtype=np.int64)] = True
+            keep &= has
+        if q:
+            keep &= np.fromiter((q in mid for mid in self.ids), dtype=bool, count=self.n)
+        return np.flatnonzero(keep)
+
+    def upsets(self, elo: dict[str, float], at: np.ndarray) -> np.ndarray:
+        """:meth:`MatchRow.upset` of the matches at ``at`` (NaN where a bot is not rated)."""
+        rating = np.array([elo.get(b, np.nan) for b in self.bot_names], dtype=np.float64)
+        if not self.n:
+            return np.zeros(0)
+        seat_elo = rating[self.seat_bot]
+        best: np.ndarray = np.maximum.reduceat(seat_elo, self.start)
+        winner = np.full(self.n, np.nan)
+        won = self.seat_place == 1
+        winner[self.seat_match[won]] = seat_elo[won]
+        out: np.ndarray = (best - winner)[at]
+        return out
+
+
 class RunWatch:
     """What a page shows of one run folder, brought up to date on each look."""
 
@@ -171,7 +255,8 @@ class RunWatch:
         self._size_seen = 0
         self._read_gz = False
         self._tables_tried = False
-        self._rows: list[MatchRow] = []
+        self._base: _Base | None = None  # a finished run's matches, from its tables
+        self._rows: list[MatchRow] = []  # every other match, as read from its line
         self._by_id: dict[str, int] = {}
         self._bots: dict[str, _Tally] = {}
         self._kinds: dict[str, int] = {}
@@ -185,16 +270,17 @@ class RunWatch:
         self._fit_seconds = 0.0
         self._fits = 0
         self._next_fit = 0.0
+        self._fitting = False
 
     @property
     def _count(self) -> int:
-        return len(self._rows)
+        return len(self._rows) + (self._base.n if self._base is not None else 0)
 
     # -- reading ---------------------------------------------------------------
 
     def _add(self, row: MatchRow) -> None:
-        if row.match in self._by_id:  # a repeated record (a resumed run's): the first counts, as read_records
-            return
+        if row.match in self._by_id or (self._base is not None and row.match in self._base.pos):
+            return  # a repeated record (a resumed run's): the first counts, as read_records
         self._by_id[row.match] = len(self._rows)
         self._rows.append(row)
         own = {f.seat: f.kind for f in row.faults if f.kind != ARENA_FAULT}
@@ -243,6 +329,60 @@ class RunWatch:
                 None,
             )
         )
+
+    def _add_base(self, base: _Base) -> None:
+        """A finished run's matches from its tables: counted by columns."""
+        self._base = base
+        n_bots = len(base.bot_names)
+        for name in base.bot_names:
+            self._index.setdefault(name, len(self._index))
+        matches = np.bincount(base.seat_bot, minlength=n_bots)
+        wins = np.bincount(base.seat_bot, weights=base.seat_place == 1, minlength=n_bots)
+        places = np.bincount(base.seat_bot, weights=base.seat_place, minlength=n_bots)
+        for code, name in enumerate(base.bot_names):
+            if matches[code]:
+                self._bots[name] = _Tally(int(matches[code]), int(wins[code]), int(places[code]))
+        own_by_match: dict[int, dict[int, str]] = {}
+        for at in sorted(base.faults):
+            fs = base.faults[at]
+            own = {f.seat: f.kind for f in fs if f.kind != ARENA_FAULT}
+            if own:
+                own_by_match[at] = own
+            for seat, kind in own.items():
+                t = self._bots[base.bot_names[int(base.seat_bot[base.start[at] + seat])]]
+                t.faults += 1
+                t.kinds[kind] += 1
+            for f in fs:
+                self._kinds[f.kind] = self._kinds.get(f.kind, 0) + 1
+                self._faults.appendleft(
+                    {
+                        "match": base.ids[at],
+                        "bot": base.bot_names[int(base.seat_bot[base.start[at] + f.seat])],
+                        "kind": f.kind,
+                        "round": f.round,
+                        "detail": f.detail,
+                    }
+                )
+        faulted = np.zeros(base.n, dtype=bool)
+        faulted[np.asarray(list(own_by_match), dtype=np.int64)] = True
+        has_first = (base.first >= 0) & (base.first < base.players)
+        first_seat = base.start + np.where(has_first, base.first, 0)
+        first_won = has_first & (base.seat_place[np.minimum(first_seat, max(0, len(base.seat_place) - 1))] == 1)
+        has_rounds = base.rounds >= 0
+        rounds = np.where(has_rounds, base.rounds, 0)
+        k = len(base.variant_names)
+        counts = {
+            "matches": np.bincount(base.variant, minlength=k),
+            "rounds": np.bincount(base.variant, weights=rounds, minlength=k),
+            "rounds_sq": np.bincount(base.variant, weights=rounds * rounds, minlength=k),
+            "with_rounds": np.bincount(base.variant, weights=has_rounds, minlength=k),
+            "first_won": np.bincount(base.variant, weights=first_won, minlength=k),
+            "with_first": np.bincount(base.variant, weights=has_first, minlength=k),
+            "faulted": np.bincount(base.variant, weights=faulted, minlength=k),
+        }
+        for code, name in enumerate(base.variant_names):
+            if counts["matches"][code]:
+                self._variants[name] = _Variant(**{key: int(round(float(c[code]))) for key, c in counts.items()})
 
     def _add_line(self, line: bytes, offset: int | None = None) -> None:
         """One line of the games file, read for its row only (a full
@@ -301,30 +441,34 @@ class RunWatch:
             for name in wanted:
                 if (pq.read_metadata(self.paths.table(name)).metadata or {}).get(GAMES_BYTES) != str(size).encode():
                     return False
-            t = {}
-            for name, cols in wanted.items():
-                table = pq.read_table(self.paths.table(name), columns=cols)
-                t[name] = {c: table.column(c).to_pylist() for c in cols}
+            t = {name: pq.read_table(self.paths.table(name), columns=cols) for name, cols in wanted.items()}
+            m, st = t["matches"], t["seats"]
+            ids = m.column("match").to_pylist()
+            variant = m.column("variant").combine_chunks().dictionary_encode()
+            seat_match = st.column("match").combine_chunks().dictionary_encode()
+            bots = st.column("bot").combine_chunks().dictionary_encode()
+            # Seat rows come in match order, each match's together (arena/running/tablefiles.py).
+            if seat_match.dictionary.to_pylist() != ids:
+                return False
+            base = _Base(
+                {
+                    "match": ids,
+                    "variant_names": variant.dictionary.to_pylist(),
+                    "variant": variant.indices.to_numpy(zero_copy_only=False).astype(np.int64),
+                    "first": m.column("first").fill_null(-1).to_numpy().astype(np.int64),
+                    "rounds": m.column("rounds_played").fill_null(-1).to_numpy().astype(np.int64),
+                },
+                {
+                    "bot_names": bots.dictionary.to_pylist(),
+                    "bot": bots.indices.to_numpy(zero_copy_only=False).astype(np.int64),
+                    "place": st.column("place").fill_null(0).to_numpy().astype(np.int64),
+                    "match": seat_match.indices.to_numpy(zero_copy_only=False).astype(np.int64),
+                },
+                list(zip(*(t["faults"].column(c).to_pylist() for c in wanted["faults"]), strict=True)),
+            )
         except Exception:  # noqa: BLE001 - an unreadable or older table: the records are read instead
             return False
-        seats: dict[str, tuple[list[str], list[int]]] = {}
-        s = t["seats"]
-        for mid, bot, place in zip(s["match"], s["bot"], s["place"], strict=True):
-            entry = seats.get(mid)
-            if entry is None:
-                entry = seats[mid] = ([], [])
-            entry[0].append(bot)
-            entry[1].append(place)
-        faults: dict[str, list[_Fault]] = {}
-        f = t["faults"]
-        for mid, seat, rnd, kind, detail in zip(f["match"], f["seat"], f["round"], f["kind"], f["detail"], strict=True):
-            faults.setdefault(mid, []).append(_Fault(seat, str(kind), rnd, str(detail)))
-        m = t["matches"]
-        for mid, variant, first, rounds in zip(m["match"], m["variant"], m["first"], m["rounds_played"], strict=True):
-            bots, places = seats.get(mid, ([], []))
-            self._add(
-                MatchRow(mid, variant, tuple(bots), tuple(places), first, rounds, tuple(faults.get(mid, ())), None)
-            )
+        self._add_base(base)
         if games == self.paths.games:
             self._offset = self._size_seen = size  # what a resumed run appends is read as lines
         else:
@@ -363,8 +507,9 @@ class RunWatch:
 
     # -- the page's view -----------------------------------------------------------
 
-    def snapshot(self) -> dict[str, Any]:
-        """Everything the live page shows, as of now."""
+    def snapshot(self, *, wait_fit: bool = False) -> dict[str, Any]:
+        """Everything the live page shows, as of now; the Elo table is the last
+        fit's while a new one is made in the background (``wait_fit``: wait for it)."""
         with self._lock:
             self._read_new()
             now = self._clock()
@@ -404,8 +549,18 @@ class RunWatch:
                 "variants": self._variant_stats(),
                 "ratings": self._ratings(),
             }
-            labels, rankings, due = list(self._index), list(self._rankings), self._fit_due(now)
-        state["elo"] = self._fit(labels, rankings) if due else self._elo
+            if self._fit_due(now):
+                self._fitting = True
+                job = (list(self._index), self._base, list(self._rankings), self._count)
+                if wait_fit:
+                    self._lock.release()
+                    try:
+                        self._fit(*job)
+                    finally:
+                        self._lock.acquire()
+                else:  # a fit of a large run takes seconds: the page is answered meanwhile
+                    threading.Thread(target=self._fit, args=job, daemon=True).start()
+            state["elo"] = self._elo
         return state
 
     def _warnings(self) -> list[str]:
@@ -439,32 +594,27 @@ class RunWatch:
         return out
 
     def _fit_due(self, now: float) -> bool:
-        if self._count == self._fitted or len(self._index) < 2 or now < self._next_fit:
-            return False
-        # The next fit late enough that fitting stays under MAX_SHARE of the time.
-        self._next_fit = now + max(FIT_EVERY_S, self._fit_seconds / MAX_SHARE / max(1, self._fits))
-        return True
+        return not (self._fitting or self._count == self._fitted or len(self._index) < 2 or now < self._next_fit)
 
-    def _fit(self, labels: list[str], rankings: list[list[int]]) -> dict[str, Any] | None:
-        """The Elo table (mean 1500) with a rough 95% interval, outside the
-        reading lock (a fit of a large run takes a while; the list still answers)."""
+    def _fit(self, labels: list[str], base: _Base | None, rows: list[list[int]], count: int) -> None:
+        """The Elo table (mean 1500) with a rough 95% interval of the first
+        ``count`` matches, outside the reading lock (a fit of a large run takes
+        a while; the pages are answered meanwhile)."""
         from arena.analysis.ratings import bootstrap, design, fit_design, to_elo
 
-        with self._fit_lock:
-            t0 = time.perf_counter()
-            try:
-                d = design(len(labels), rankings)
-                theta = fit_design(d)
-                boot = bootstrap(d, theta, resamples=RESAMPLES, seed=len(rankings))
-            except (ArenaError, ValueError, np.linalg.LinAlgError):
-                return self._elo
+        t0 = time.perf_counter()
+        try:
+            rankings = (base.rankings([self._index[b] for b in base.bot_names]) if base is not None else []) + rows
+            d = design(len(labels), rankings)
+            theta = fit_design(d)
+            boot = bootstrap(d, theta, resamples=RESAMPLES, seed=len(rankings))
             elo = to_elo(theta)
             half = 1.96 * to_elo(boot).std(axis=0, ddof=1)
-            rows = []
+            out = []
             for i in np.argsort(-elo):
                 t = self._bots[labels[i]]
                 shown = t.matches >= MIN_INTERVAL and bool(np.isfinite(half[i]))
-                rows.append(
+                out.append(
                     {
                         "bot": labels[i],
                         "elo": float(elo[i]),
@@ -472,11 +622,19 @@ class RunWatch:
                         "matches": t.matches,
                     }
                 )
-            self._elo = {"after": len(rankings), "rows": rows, "resamples": RESAMPLES}
-            self._fitted = len(rankings)
-            self._fit_seconds += time.perf_counter() - t0
+            table: dict[str, Any] | None = {"after": count, "rows": out, "resamples": RESAMPLES}
+        except (ArenaError, ValueError, KeyError, np.linalg.LinAlgError):
+            table = None
+        spent = time.perf_counter() - t0
+        with self._fit_lock:
+            if table is not None:
+                self._elo = table
+            self._fitted = count
+            self._fit_seconds += spent
             self._fits += 1
-            return self._elo
+            # The next fit late enough that fitting stays under MAX_SHARE of the time.
+            self._next_fit = self._clock() + max(FIT_EVERY_S, self._fit_seconds / MAX_SHARE / self._fits)
+            self._fitting = False
 
     def _ratings(self) -> list[dict[str, str]] | None:
         """The run's Elo table with its intervals (``ratings.csv``), once the run wrote it."""
@@ -506,9 +664,11 @@ class RunWatch:
         ``variant``, ``fault`` (a kind, or ``any``), ``q`` in its id; ``order``
         ``upset``: the biggest upsets first (by the live Elo table), else as recorded."""
         if order == "upset" and self._elo is None:
-            self.snapshot()  # the first Elo fit, which upsets are measured by
+            self.snapshot(wait_fit=True)  # the first Elo fit, which upsets are measured by
         with self._lock:
             self._read_new()
+            base = self._base
+            at = base.select(bot, variant, fault, q) if base is not None else np.zeros(0, dtype=np.int64)
             rows = self._rows
             elo = {r["bot"]: r["elo"] for r in self._elo["rows"]} if self._elo else None
             if bot:
@@ -521,14 +681,24 @@ class RunWatch:
                 rows = [r for r in rows if any(f.kind == fault for f in r.faults)]
             if q:
                 rows = [r for r in rows if q in r.match]
+            # Positions in (the base's matches at `at`, then `rows`), in the order shown.
+            order_of = np.arange(len(at) + len(rows))
             if order == "upset" and elo:
-                ups = [(r.upset(elo), i) for i, r in enumerate(rows)]
-                rows = [rows[i] for u, i in sorted(ups, key=lambda ui: (-(ui[0] or 0.0), ui[1]))]
-            pages = max(1, -(-len(rows) // size))
+                ups = np.concatenate(
+                    [
+                        base.upsets(elo, at) if base is not None else np.zeros(0),
+                        np.array([r.upset(elo) for r in rows], dtype=np.float64),
+                    ]
+                )
+                order_of = np.argsort(-np.nan_to_num(ups, nan=0.0), kind="stable")
+            total = len(order_of)
+            pages = max(1, -(-total // size))
             page = min(max(0, page), pages - 1)
-            shown = rows[page * size : (page + 1) * size]
+            shown = []
+            for k in order_of[page * size : (page + 1) * size].tolist():
+                shown.append(base.row(int(at[k])) if k < len(at) and base is not None else rows[k - len(at)])
             return {
-                "total": len(rows),
+                "total": total,
                 "recorded": self._count,
                 "page": page,
                 "pages": pages,
@@ -547,6 +717,8 @@ class RunWatch:
             self._read_new()
             at = self._by_id.get(match)
             row = self._rows[at] if at is not None else None
+            if row is None and self._base is not None and match in self._base.pos:
+                row = self._base.row(self._base.pos[match])
         if row is None:
             return None
         try:
