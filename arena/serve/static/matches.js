@@ -11,7 +11,7 @@ function el(tag, cls, text) {
 }
 function clear(node) { while (node.firstChild) node.removeChild(node.firstChild); }
 const FIELDS = ["q", "bot", "variant", "fault", "order"];
-let page = 0, pages = 1;
+let page = 0, pages = 1, asked = 0;
 
 function options(select, values) {
   const keep = new Set(Array.from(select.options).map((o) => o.value));
@@ -64,12 +64,13 @@ function draw(s) {
 }
 
 async function load() {
-  const p = query();
+  const p = query(), mine = ++asked;  // a later request's answer wins, whatever order they arrive in
   history.replaceState(null, "", "/matches" + (p.toString() ? "?" + p : ""));
   $("status").textContent = "loading...";
   try {
     const resp = await fetch("/api/matches?" + p, { cache: "no-store" });
     const body = await resp.json();
+    if (mine !== asked) return;
     if (!resp.ok) { $("status").textContent = body.error || ("the server answered " + resp.status); return; }
     draw(body);
     $("status").textContent = "";
