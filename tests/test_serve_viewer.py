@@ -424,6 +424,14 @@ def test_the_live_page_shows_elo_with_intervals_and_variant_statistics(run_serve
     page.screenshot(path=str(SHOTS / "run-1400.png"), full_page=True)
     page.set_viewport_size({"width": 800, "height": 1000})
     page.screenshot(path=str(SHOTS / "run-800.png"), full_page=True)
+    # A bot's name opens its matches in the list.
+    page.locator("#elo tbody a", has_text=HOSTILE).click()
+    from playwright.sync_api import expect
+
+    want = _expected(records, bot=HOSTILE)
+    expect(page.locator("#count")).to_have_text(f"{len(want)} of 150 matches recorded")
+    assert page.input_value("#bot") == HOSTILE and page.locator("img").count() == 0
+    assert not p.problems, p.problems
     p.context.close()
 
 

@@ -15,6 +15,12 @@ function interval(v, digits, scale, unit) {
   const f = (x) => (scale * x).toFixed(digits);
   return f(v[0]) + (unit || "") + " [" + f(v[1]) + ", " + f(v[2]) + "]";
 }
+function botCell(name) {  // a bot's matches in the list
+  const td = el("td"), a = el("a", null, name);
+  a.href = "/matches?" + new URLSearchParams({ bot: name });
+  td.appendChild(a);
+  return td;
+}
 function matchLink(id) {
   const a = el("a", null, id);
   a.href = "/match/" + encodeURIComponent(id);
@@ -29,7 +35,8 @@ function drawElo(s) {
     "interval from " + s.elo.resamples + " bootstrap fits; refitted as matches arrive. arena ratings gives the full table.";
   for (const r of s.elo.rows) {
     const tr = el("tr");
-    cells(tr, [r.bot, r.elo.toFixed(0), r.half === null ? "\u00b1 ?" : "\u00b1 " + r.half.toFixed(0), r.matches]);
+    tr.appendChild(botCell(r.bot));
+    cells(tr, [r.elo.toFixed(0), r.half === null ? "\u00b1 ?" : "\u00b1 " + r.half.toFixed(0), r.matches]);
     body.appendChild(tr);
   }
 }
@@ -56,16 +63,15 @@ function draw(s) {
   $("status").textContent = "status: " + s.status;
   const of = s.total ? " of " + s.total : "";
   $("progress").textContent = s.recorded + of + " matches recorded · " + s.per_second.toFixed(1) + " matches/s";
-  const pct = s.total ? Math.min(100, Math.round(100 * s.recorded / s.total)) : 0;
+  const pct = s.total ? Math.min(100, Math.round(100 * s.recorded / s.total)) : (s.status === "complete" ? 100 : 0);
   $("bar-fill").dataset.pct = String(pct);
   $("bar-fill").style.width = pct + "%";  // CSSOM, allowed by the page's policy (no inline style attribute)
   const body = $("standings").querySelector("tbody");
   clear(body);
   for (const r of s.standings) {
     const tr = el("tr");
-    for (const v of [r.bot, r.matches, r.wins, (100 * r.win_rate).toFixed(1) + "%", r.mean_place.toFixed(2), r.faults]) {
-      tr.appendChild(el("td", null, v));
-    }
+    tr.appendChild(botCell(r.bot));
+    cells(tr, [r.matches, r.wins, (100 * r.win_rate).toFixed(1) + "%", r.mean_place.toFixed(2), r.faults]);
     body.appendChild(tr);
   }
   $("ratings-box").hidden = !s.ratings;
