@@ -17,8 +17,9 @@ Then the folder as a finished run leaves it, with its tables
 (``tables/*.parquet``, made from the same records): timed, each with a
 fresh reader, the match list's first page (what ``/api/matches`` answers
 when the page opens: the tables read, no record parsed), a filtered page
-(one bot's matches with a fault), and the record of the last match (what
-the viewer opens), each the median of ``--trials``.
+(one bot's matches), and the record of the last match (what the viewer
+opens), each the median of ``--trials``; and the list asked for over HTTP
+from a server just started on the folder (what opening ``/matches`` waits for).
 """
 
 from __future__ import annotations
@@ -77,12 +78,45 @@ def tables_timing(folder: Path, base: list[dict[str, object]], n: int, trials: i
         rec = watch.record(f"m-{n - 1:07d}")
         record.append(time.perf_counter() - t)
         assert rec is not None
+    http = [_over_http(folder) for _ in range(trials)]
     med = statistics.median
     return (
         f"the match list of {n} matches from the run's tables: first page median {med(first):.2f} s "
         f"(of {', '.join(f'{x:.2f}' for x in first)}); one bot's matches, page 4: "
-        f"{1000 * med(filtered):.0f} ms; the last match's record: {1000 * med(record):.0f} ms"
+        f"{1000 * med(filtered):.0f} ms; the last match's record: {1000 * med(record):.0f} ms; "
+        f"through a fresh arena serve, GET /api/matches: median {med(http):.2f} s "
+        f"(of {', '.join(f'{x:.2f}' for x in http)})"
     )
+
+
+def _over_http(folder: Path) -> float:
+    """Seconds from asking a freshly started server for the match list to its answer."""
+    import socket
+    import threading
+    import urllib.request
+
+    import uvicorn
+
+    from arena.serve.app import ServeOptions, make_app
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = int(sock.getsockname()[1])
+    with tempfile.TemporaryDirectory() as out:
+        app = make_app(ServeOptions(port=port, run=folder, out=Path(out) / "tables"))
+        server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
+        thread = threading.Thread(target=server.run, daemon=True)
+        thread.start()
+        while not server.started:
+            time.sleep(0.01)
+        try:
+            t = time.perf_counter()
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/api/matches", timeout=60) as resp:
+                assert len(orjson.loads(resp.read())["rows"]) == 50
+            return time.perf_counter() - t
+        finally:
+            server.should_exit = True
+            thread.join(10)
 
 
 def main() -> None:
