@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import csv
 import math
-import mmap
 import re
 import threading
 import time
@@ -38,9 +37,11 @@ import orjson
 
 from arena.engine.records import MatchRecord
 from arena.errors import ArenaError, RunError
+from arena.running.observe import ARENA_FAULT
 from arena.running.store import GAMES_BYTES, RunFolder, iter_records, read_matches, read_run_json
+from arena.serve.matchlist import Fault, MatchColumns, MatchRow, find_line
 
-__all__ = ["MatchRow", "RunWatch"]
+__all__ = ["RunWatch"]
 
 RECENT_FAULTS = 20  # the latest faults shown, newest first
 RATE_WINDOW_S = 60.0  # matches per second over about this long
@@ -52,7 +53,6 @@ MIN_INTERVAL = 5  # matches a bot plays before its interval is shown
 MIN_VARIANT = 30  # matches of a variant before its statistics are shown
 WARN_AFTER = 20  # matches a bot plays before its fault rate can warn (as arena run's live standings)
 WARN_RATE = 0.2  # share of a bot's matches with a fault of its own that warns
-ARENA_FAULT = "arena"  # the arena's own failures are not the bot's
 
 
 # A record's keys around its rounds (docs/records.md): match ... bots, first, then
@@ -88,49 +88,6 @@ def _outline(line: bytes) -> dict[str, Any] | None:
     return obj if isinstance(obj, dict) else None
 
 
-@dataclass(frozen=True, slots=True)
-class _Fault:
-    seat: int
-    kind: str
-    round: Any
-    detail: str
-
-
-@dataclass(frozen=True, slots=True)
-class MatchRow:
-    """One recorded match, as the match list shows it and finds its record."""
-
-    match: str
-    variant: str
-    bots: tuple[str, ...]
-    placements: tuple[int, ...]
-    first: int | None  # the seat that opened the match
-    rounds: int | None
-    faults: tuple[_Fault, ...]
-    offset: int | None  # where its line starts in games.jsonl; None: read from the tables or a .gz
-
-    def public(self, elo: dict[str, float] | None = None) -> dict[str, Any]:
-        winner = self.placements.index(1) if 1 in self.placements else None
-        out: dict[str, Any] = {
-            "match": self.match,
-            "variant": self.variant,
-            "players": [{"bot": b, "place": p} for b, p in zip(self.bots, self.placements, strict=True)],
-            "winner": self.bots[winner] if winner is not None else None,
-            "rounds": self.rounds,
-            "faults": [{"bot": self.bots[f.seat], "kind": f.kind} for f in self.faults],
-        }
-        upset = self.upset(elo) if elo else None
-        if upset is not None:
-            out["upset"] = round(upset)
-        return out
-
-    def upset(self, elo: dict[str, float]) -> float | None:
-        """How far (Elo) the winner stood below the best-rated player at the table."""
-        if 1 not in self.placements or any(b not in elo for b in self.bots):
-            return None
-        return max(elo[b] for b in self.bots) - elo[self.bots[self.placements.index(1)]]
-
-
 @dataclass
 class _Tally:
     matches: int = 0
@@ -149,90 +106,6 @@ class _Variant:
     first_won: int = 0
     with_first: int = 0
     faulted: int = 0
-
-
-class _Base:
-    """The matches of a finished run as read from its tables, kept as columns
-    (numpy arrays over codes) rather than a row object each: 100,000 matches
-    are read, counted and filtered in a fraction of a second. Rows are made
-    only for the page shown (:meth:`row`)."""
-
-    def __init__(self, m: dict[str, Any], s: dict[str, Any], faults: list[tuple[Any, ...]]) -> None:
-        self.ids: list[str] = m["match"]
-        self.n = len(self.ids)
-        self.pos = {mid: i for i, mid in enumerate(self.ids)}
-        self.variant_names: list[str] = m["variant_names"]
-        self.variant = m["variant"]  # code per match
-        self.first = m["first"]  # -1: none
-        self.rounds = m["rounds"]  # -1: none
-        self.bot_names: list[str] = s["bot_names"]
-        self.seat_bot = s["bot"]  # code per seat row, rows in match then seat order
-        self.seat_place = s["place"]
-        self.seat_match = s["match"]  # the match of each seat row
-        self.players = np.bincount(self.seat_match, minlength=self.n)
-        self.start = np.concatenate([[0], np.cumsum(self.players)[:-1]]).astype(np.int64)
-        self.faults: dict[int, list[_Fault]] = {}
-        for mid, seat, rnd, kind, detail in faults:
-            at = self.pos.get(mid)
-            if at is not None and 0 <= seat < self.players[at]:
-                self.faults.setdefault(at, []).append(_Fault(seat, str(kind), rnd, str(detail)))
-
-    def row(self, i: int) -> MatchRow:
-        a, b = int(self.start[i]), int(self.start[i] + self.players[i])
-        first, rounds = int(self.first[i]), int(self.rounds[i])
-        return MatchRow(
-            self.ids[i],
-            self.variant_names[int(self.variant[i])],
-            tuple(self.bot_names[c] for c in self.seat_bot[a:b].tolist()),
-            tuple(self.seat_place[a:b].tolist()),
-            first if first >= 0 else None,
-            rounds if rounds >= 0 else None,
-            tuple(self.faults.get(i, ())),
-            None,
-        )
-
-    def rankings(self, code: list[int]) -> list[list[int]]:
-        """Each match's bots best place first, as codes of the watch's index (``code``: ours to its)."""
-        order = np.lexsort((self.seat_place, self.seat_match))
-        flat = np.asarray(code, dtype=np.int64)[self.seat_bot[order]].tolist()
-        starts, ends = self.start.tolist(), (self.start + self.players).tolist()
-        return [flat[a:b] for a, b in zip(starts, ends, strict=True)]
-
-    def select(self, bot: str, variant: str, fault: str, q: str) -> np.ndarray:
-        """The positions of the matches that pass the filter (as :meth:`RunWatch.matches` reads it)."""
-        keep = np.ones(self.n, dtype=bool)
-        if bot:
-            has = np.zeros(self.n, dtype=bool)
-            if bot in self.bot_names:
-                has[self.seat_match[self.seat_bot == self.bot_names.index(bot)]] = True
-            keep &= has
-        if variant:
-            keep &= (
-                self.variant == self.variant_names.index(variant)
-                if variant in self.variant_names
-                else np.zeros(self.n, dtype=bool)
-            )
-        if fault:
-            has = np.zeros(self.n, dtype=bool)
-            hit = [i for i, fs in self.faults.items() if fault == "any" or any(f.kind == fault for f in fs)]
-            has[np.asarray(hit, dtype=np.int64)] = True
-            keep &= has
-        if q:
-            keep &= np.fromiter((q in mid for mid in self.ids), dtype=bool, count=self.n)
-        return np.flatnonzero(keep)
-
-    def upsets(self, elo: dict[str, float], at: np.ndarray) -> np.ndarray:
-        """:meth:`MatchRow.upset` of the matches at ``at`` (NaN where a bot is not rated)."""
-        rating = np.array([elo.get(b, np.nan) for b in self.bot_names], dtype=np.float64)
-        if not self.n:
-            return np.zeros(0)
-        seat_elo = rating[self.seat_bot]
-        best: np.ndarray = np.maximum.reduceat(seat_elo, self.start)
-        winner = np.full(self.n, np.nan)
-        won = self.seat_place == 1
-        winner[self.seat_match[won]] = seat_elo[won]
-        out: np.ndarray = (best - winner)[at]
-        return out
 
 
 class RunWatch:
@@ -255,7 +128,7 @@ class RunWatch:
         self._size_seen = 0
         self._read_gz = False
         self._tables_tried = False
-        self._base: _Base | None = None  # a finished run's matches, from its tables
+        self._base: MatchColumns | None = None  # a finished run's matches, from its tables
         self._rows: list[MatchRow] = []  # every other match, as read from its line
         self._by_id: dict[str, int] = {}
         self._bots: dict[str, _Tally] = {}
@@ -325,12 +198,12 @@ class RunWatch:
                 tuple(rec.placements),
                 rec.first,
                 rec.rounds_played,
-                tuple(_Fault(f.seat, str(f.kind.value), f.round, f.detail) for f in rec.faults),
+                tuple(Fault(f.seat, str(f.kind.value), f.round, f.detail) for f in rec.faults),
                 None,
             )
         )
 
-    def _add_base(self, base: _Base) -> None:
+    def _add_base(self, base: MatchColumns) -> None:
         """A finished run's matches from its tables: counted by columns."""
         self._base = base
         n_bots = len(base.bot_names)
@@ -405,7 +278,7 @@ class RunWatch:
         faults = []
         for f in obj.get("faults") or ():
             if isinstance(f, dict) and type(f.get("seat")) is int and 0 <= f["seat"] < len(bots):
-                faults.append(_Fault(f["seat"], str(f.get("kind")), f.get("round"), str(f.get("detail", ""))))
+                faults.append(Fault(f["seat"], str(f.get("kind")), f.get("round"), str(f.get("detail", ""))))
         first, rounds = obj.get("first"), obj.get("rounds_played")
         self._add(
             MatchRow(
@@ -450,7 +323,7 @@ class RunWatch:
             # Seat rows come in match order, each match's together (arena/running/tablefiles.py).
             if seat_match.dictionary.to_pylist() != ids:
                 return False
-            base = _Base(
+            base = MatchColumns(
                 {
                     "match": ids,
                     "variant_names": variant.dictionary.to_pylist(),
@@ -596,7 +469,7 @@ class RunWatch:
     def _fit_due(self, now: float) -> bool:
         return not (self._fitting or self._count == self._fitted or len(self._index) < 2 or now < self._next_fit)
 
-    def _fit(self, labels: list[str], base: _Base | None, rows: list[list[int]], count: int) -> None:
+    def _fit(self, labels: list[str], base: MatchColumns | None, rows: list[list[int]], count: int) -> None:
         """The Elo table (mean 1500) with a rough 95% interval of the first
         ``count`` matches, outside the reading lock (a fit of a large run takes
         a while; the pages are answered meanwhile)."""
@@ -728,7 +601,7 @@ class RunWatch:
                     rec = MatchRecord.from_json(fh.readline())
                 if rec.match == match:
                     return rec
-            found = _find_line(self.paths.games, match) if self.paths.games.exists() else None
+            found = find_line(self.paths.games, match) if self.paths.games.exists() else None
             if found is not None:
                 rec = MatchRecord.from_json(found)
                 if rec.match == match:
@@ -747,20 +620,3 @@ def _wilson(successes: int, n: int) -> tuple[float, float, float]:
     centre = (p + z * z / (2 * n)) / (1 + z * z / n)
     half = z / (1 + z * z / n) * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n))
     return p, max(0.0, centre - half), min(1.0, centre + half)
-
-
-def _find_line(path: Path, match: str) -> bytes | None:
-    """The line of the games file that starts with ``match``'s id, as the
-    store writes records (compact JSON, ``match`` first), found without
-    parsing a line: a memory map searched for the bytes."""
-    needle = b'\n{"match":' + orjson.dumps(match) + b","
-    with open(path, "rb") as fh:
-        if fh.seek(0, 2) == 0:
-            return None
-        with mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as mm:
-            at = 0 if mm[: len(needle) - 1] == needle[1:] else mm.find(needle)
-            if at < 0:
-                return None
-            start = at + 1 if mm[at : at + 1] == b"\n" else at
-            end = mm.find(b"\n", start)
-            return bytes(mm[start : end if end >= 0 else len(mm)])
