@@ -535,3 +535,43 @@ def test_arena_run_serve_follows_the_run_then_stays_until_ctrl_c(tmp_path: Path)
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+
+
+def test_the_viewer_draws_every_step_of_palifico_and_dead_mans_rounds(tmp_path: Path, browser: Any) -> None:
+    """Every step of matches with palifico rounds and dead men's calls and
+    passes (a seat with no dice acting), stepped through to the end: no
+    error, the palifico banner exactly on those rounds, a dead man's odds."""
+    rules = Rules.preset("classic", {"dead_mans_calza": True})
+    rng = random.Random(9)
+    raws = [
+        synth_records.play(f"d-{i:03d}", "dead", rules, ["random", "sharp", "cautious"], rng.randrange(2**31))
+        for i in range(40)
+    ]
+    recs = [MatchRecord.from_json(orjson.dumps(r)) for r in raws]
+
+    def dead_acts(rec: MatchRecord) -> int:
+        return sum(1 for rnd in rec.rounds for seat, _ in rnd.actions if not rnd.dice[seat])
+
+    rec = max(recs, key=lambda r: (any(rnd.palifico for rnd in r.rounds), dead_acts(r)))
+    assert dead_acts(rec) and any(rnd.palifico for rnd in rec.rounds)
+    folder = tmp_path / "run"
+    synth_records.write_run(folder, [], {"dead": rules.to_dict()}, status="running")
+    (folder / "games.jsonl").write_bytes(b"".join(orjson.dumps(r) + b"\n" for r in raws))
+    srv = Server(tmp_path / "tables", run=folder)
+    try:
+        p = Page(browser, srv.base + "/match/" + rec.match)
+        page = p.page
+        page.wait_for_selector("#seats .seat")
+        seen_dead = False
+        for ri, rnd in enumerate(rec.rounds):
+            for step in range(len(rnd.actions) + 2):
+                assert page.locator("#palifico").is_visible() == rnd.palifico, (ri, step)
+                if 0 < step <= len(rnd.actions) and not rnd.dice[rnd.actions[step - 1][0]]:
+                    assert "none (out: a dead man's call)" in (page.text_content("#odds") or "")
+                    seen_dead = True
+                page.keyboard.press("ArrowRight")
+        assert seen_dead and page.locator("#over-box").is_visible()
+        assert not p.problems, p.problems
+        p.context.close()
+    finally:
+        srv.stop()
