@@ -244,11 +244,7 @@ def make_app(opts: ServeOptions) -> ASGIApp:
         )
 
     async def run_page(request: Request) -> Response:
-        if opts.run is None:
-            return PlainTextResponse(
-                "this server follows no run: arena serve RUN_FOLDER", status_code=404, headers=HEADERS
-            )
-        return _page("run.html", opts, request)
+        return _run_page("run.html", opts, request)
 
     async def run_state(request: Request) -> Response:
         if opts.run is None:
@@ -259,18 +255,10 @@ def make_app(opts: ServeOptions) -> ASGIApp:
         return JSONResponse(await asyncio.to_thread(watch.snapshot), headers=HEADERS)
 
     async def matches_page(request: Request) -> Response:
-        if opts.run is None:
-            return PlainTextResponse(
-                "this server follows no run: arena serve RUN_FOLDER", status_code=404, headers=HEADERS
-            )
-        return _page("matches.html", opts, request)
+        return _run_page("matches.html", opts, request)
 
     async def match_page(request: Request) -> Response:
-        if opts.run is None:
-            return PlainTextResponse(
-                "this server follows no run: arena serve RUN_FOLDER", status_code=404, headers=HEADERS
-            )
-        return _page("match.html", opts, request)
+        return _run_page("match.html", opts, request)
 
     async def matches_state(request: Request) -> Response:
         watch = run_watch()
@@ -302,7 +290,7 @@ def make_app(opts: ServeOptions) -> ASGIApp:
             return JSONResponse(
                 {"error": f"no match {mid[:80]!r} is recorded in this run (yet)"}, status_code=404, headers=HEADERS
             )
-        return JSONResponse(view_data(rec), headers=HEADERS)
+        return JSONResponse(await asyncio.to_thread(view_data, rec), headers=HEADERS)
 
     async def report_page(request: Request) -> Response:
         path = opts.run / REPORT if opts.run is not None else None
@@ -310,11 +298,10 @@ def make_app(opts: ServeOptions) -> ASGIApp:
             return PlainTextResponse(
                 "no report yet: arena report RUN_FOLDER writes it", status_code=404, headers=HEADERS
             )
-        from arena.analysis.report import CSP as REPORT_CSP  # pandas and all: only when asked
-
         # The report's own policy (its one script allowed by its hash, its plots as data: images).
+        csp = await asyncio.to_thread(_report_csp)
         return FileResponse(
-            path, media_type="text/html; charset=utf-8", headers={**HEADERS, "Content-Security-Policy": REPORT_CSP}
+            path, media_type="text/html; charset=utf-8", headers={**HEADERS, "Content-Security-Policy": csp}
         )
 
     async def table_socket(ws: WebSocket) -> None:
@@ -400,6 +387,19 @@ def _table_from(
         sandbox=opts.sandbox,
         fallback=fallback,
     )
+
+
+def _run_page(name: str, opts: ServeOptions, request: Request) -> Response:
+    """A page of the run followed (the live page, the match list, the viewer)."""
+    if opts.run is None:
+        return PlainTextResponse("this server follows no run: arena serve RUN_FOLDER", status_code=404, headers=HEADERS)
+    return _page(name, opts, request)
+
+
+def _report_csp() -> str:
+    from arena.analysis.report import CSP  # pandas and all: imported only when the report is asked for
+
+    return CSP
 
 
 def _starting(folder: Path) -> dict[str, Any]:
