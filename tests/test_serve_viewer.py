@@ -336,6 +336,7 @@ def test_the_viewer_steps_through_a_match_as_its_record_holds(run_server: Any, b
     page.keyboard.press("ArrowRight")
     page.keyboard.press("ArrowRight")
     assert page.evaluate("location.hash") == "#step=3"
+    assert page.locator(".seat.to-act .seat-name").text_content() == rec.bots[first.actions[1][0]]
     seat, action = first.actions[1]
     odds = view_data(rec)["rounds"][0]["actions"][1]["odds"]
     assert page.locator("#odds-title").text_content() == f"What {rec.bots[seat]} faced"

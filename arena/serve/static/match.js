@@ -52,10 +52,9 @@ function actionNode(a) {
   return li;
 }
 
-function toAct(r, s) {
-  if (s.reveal) return null;
-  if (s.shown < r.actions.length) return r.actions[s.shown].seat;
-  return null;
+function toAct(r, s) {  // the seat whose decision this step shows (at the deal: the first to act)
+  if (s.reveal || !r.actions.length) return null;
+  return r.actions[Math.max(0, s.shown - 1)].seat;
 }
 
 function drawSeats(r, s, final) {
