@@ -576,3 +576,17 @@ def test_the_viewer_draws_every_step_of_palifico_and_dead_mans_rounds(tmp_path: 
         p.context.close()
     finally:
         srv.stop()
+
+
+def test_a_runs_pages_and_data_need_the_key_when_the_server_has_one(tmp_path: Path) -> None:
+    folder = _folder(tmp_path / "run", _records(12))
+    srv = Server(tmp_path / "tables", key="sekrit-key", run=folder)
+    try:
+        for path in ("/run", "/matches", "/match/m-00003", "/api/run", "/api/matches", "/api/match/m-00003"):
+            status, body, _ = get(srv.base + path)
+            assert status == 403 and "needs its key" in body, path
+            status, body, headers = get(srv.base + path + "?key=sekrit-key")
+            assert status == 200 and "script-src 'self'" in headers["content-security-policy"], path
+        assert json.loads(get(srv.base + "/api/match/m-00003?key=sekrit-key")[1])["match"] == "m-00003"
+    finally:
+        srv.stop()
