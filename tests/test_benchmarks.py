@@ -70,6 +70,7 @@ RUNS: dict[str, tuple[list[str], str | tuple[str, ...]]] = {
         ["serve_live.py", "--matches", "300", "--distinct", "20", "--append", "10", "--trials", "1"],
         "first look at 300 records",
     ),
+    "serve_cost": (["serve_cost.py", "--matches", "4", "--trials", "1"], "median ratio with/without the live page"),
     "serve_latency": (
         ["serve_latency.py", "--matches", "1", "--dice", "2"],
         "from the referee's hands to the page's socket",
@@ -103,6 +104,7 @@ def _needs(name: str) -> str | None:
             "live_standings",
             "paired_play",
             "host_stalls",
+            "serve_cost",
         )
         and available().bwrap is None
     ):

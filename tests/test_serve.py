@@ -820,10 +820,7 @@ def test_the_live_page_follows_a_run_as_its_records_arrive(tmp_path: Path, brows
         assert state["fault_kinds"] == {"timeout": 1} and state["faults"][0]["match"] == "m-003"
         cells = p.page.locator("#standings td").all_text_contents()
         assert hostile in cells and p.page.locator("img").count() == 0
-        assert p.page.title() == "Dudo Arena: a run"
-        p.page.screenshot(path=str(SHOTS / "run-1400.png"), full_page=True)
-        p.page.set_viewport_size({"width": 800, "height": 1000})
-        p.page.screenshot(path=str(SHOTS / "run-800.png"), full_page=True)
+        assert p.page.title() == "Dudo Arena: a run"  # (its screenshots: tests/test_serve_viewer.py, a larger run)
         assert not p.problems, p.problems
         p.context.close()
     finally:

@@ -68,6 +68,7 @@ RESAMPLES = 200  # bootstrap resamples for the Elo intervals (as `arena ratings`
 DPI = 96
 
 _CSP = f"default-src 'none'; img-src data:; style-src 'unsafe-inline'; script-src '{SCRIPT_HASH}'"
+CSP = _CSP  # the report's policy, as arena serve sends it with the page (docs/serve.md)
 _STYLE = """
 body{font-family:system-ui,-apple-system,"Segoe UI",sans-serif;margin:0;color:#1d232a;background:#f6f7f9}
 main{max-width:1100px;margin:0 auto;padding:24px}

@@ -12,7 +12,10 @@ The viewer shows one match at a time: a step is a round's deal (hands
 hidden, dice counts shown), then each bid or call in order, then the reveal
 (every hand, the count of the standing bid's face, who lost or regained a
 die, or the fault that voided the round). Prev/next buttons, the left and
-right arrow keys (or j/k) step; Home/End jump to the ends.
+right arrow keys (or j/k) step; Home/End jump to the ends. When the report
+is served by ``arena serve RUN`` (``/report``), a link opens the step shown
+in the server's match viewer (``/match/ID#step=N``, the same steps); opened
+as a file, the report has no such link and stays self-contained.
 """
 
 from __future__ import annotations
@@ -84,6 +87,8 @@ _SCRIPT = r"""
   var stage = document.getElementById("viewer-stage");
   var where = document.getElementById("viewer-where");
   var current = 0, steps = [], at = 0;
+  // Served by arena serve (over http), the same step opens in the browser viewer; as a file, not.
+  var served = /^https?:$/.test(location.protocol) ? document.getElementById("viewer-served") : null;
 
   function el(tag, cls, text) {
     var e = document.createElement(tag);
@@ -154,6 +159,10 @@ _SCRIPT = r"""
       }
     }
     where.textContent = m.match + " (" + m.variant + "): step " + (at + 1) + " of " + steps.length;
+    if (served) {
+      served.href = "/match/" + encodeURIComponent(m.match) + "#step=" + (at + 1);
+      served.hidden = false;
+    }
   }
   function open(i) {
     current = i; steps = build(data[i]); at = 0;
@@ -203,7 +212,8 @@ def viewer_html(matches: Sequence[tuple[MatchRecord, str]]) -> str:
         '<div id="viewer-pick"></div>'
         '<p><button type="button" id="viewer-prev">&larr; prev</button> '
         '<button type="button" id="viewer-next">next &rarr;</button> '
-        '<span id="viewer-where" class="muted"></span></p>'
+        '<span id="viewer-where" class="muted"></span> '
+        '<a id="viewer-served" hidden>open this step in the match viewer</a></p>'
         '<div id="viewer-stage"></div>'
         '<p class="muted">Click the viewer, then step with the left/right arrow keys (or j/k; Home/End).</p></div>'
         f'<script type="application/json" id="viewer-data">{_json_for_script(data)}</script>'

@@ -230,6 +230,16 @@ class _StepProgress:
     help="Keep BOT in the live standings whatever its rank (repeat it for more).",
 )
 @click.option("--live-every", type=click.FloatRange(min=0.5), help="Seconds between live standings.")
+@click.option(
+    "--serve",
+    "serve_page",
+    is_flag=True,
+    help="Serve the run's live page and match viewer (arena serve RUN) while it plays; "
+    "after the run it stays until Ctrl-C (docs/serve.md).",
+)
+@click.option(
+    "--serve-port", type=click.IntRange(1, 65535), default=8000, show_default=True, help="The live page's port."
+)
 @_friendly
 def run_cmd(
     config: str,
@@ -247,6 +257,8 @@ def run_cmd(
     no_live: bool = False,
     follow: tuple[str, ...] = (),
     live_every: float | None = None,
+    serve_page: bool = False,
+    serve_port: int = 8000,
 ) -> None:
     """Play every match of CONFIG not yet in its run folder (resumes a stopped run, adds new bots to a league)."""
     from arena.running.config import load_config
@@ -309,6 +321,12 @@ def run_cmd(
     # or worker exists (arena/apps/ahead.py): it imports pandas while the bots are
     # checked and rates the run while this process writes the analysis tables.
     ahead = EloAhead.start(cfg.out)
+    page = None
+    if serve_page:
+        from arena.apps.livepage import LivePage
+
+        page = LivePage.start(cfg.out, serve_port)
+        _echo(f"live page: {page.link} (every match: /matches)", err=True)
     try:
         _run_and_report(
             cfg,
@@ -324,7 +342,11 @@ def run_cmd(
             resume=resume,
             html_report=html_report,
         )
+        if page is not None:
+            page.stay(lambda text: _echo(text, err=True))
     finally:
+        if page is not None:
+            page.close()
         if ahead is not None:
             ahead.close()
 
@@ -967,7 +989,7 @@ def play_cmd(
 
 
 @main.command("serve")
-@click.argument("run", required=False, type=click.Path(file_okay=False, exists=True))
+@click.argument("run", required=False, type=click.Path(file_okay=False))
 @click.option(
     "--host",
     default="127.0.0.1",
@@ -994,9 +1016,17 @@ def play_cmd(
     show_default=True,
     help="The bot that takes a gone person's seat ('none': the seat forfeits instead).",
 )
+@click.option("--run-pending", is_flag=True, hidden=True, help="RUN may not be written yet (arena run --serve).")
 @_friendly
 def serve_cmd(
-    run: str | None, host: str, port: int, token: str | None, out: str | None, away: float, fallback: str
+    run: str | None,
+    host: str,
+    port: int,
+    token: str | None,
+    out: str | None,
+    away: float,
+    fallback: str,
+    run_pending: bool = False,
 ) -> None:
     """Play at a table in the browser, with sandboxed bots and other people; with
     RUN, also follow that run folder as it plays (docs/serve.md)."""
@@ -1013,6 +1043,10 @@ def serve_cmd(
                 f"arena serve needs {exc.name}, which is not installed: pip install -e '.[serve]'"
             ) from None
         raise
+    if run is not None and not run_pending and not Path(run).is_dir():
+        raise click.BadParameter(
+            f"{run}: no such folder; give the folder a run writes (results/NAME)", param_hint="RUN"
+        )
     key = token or (None if host in LOOPBACK else secrets.token_urlsafe(16))
     opts = ServeOptions(
         host=host,
@@ -1022,6 +1056,7 @@ def serve_cmd(
         away_s=away,
         fallback=None if fallback.lower() == "none" else fallback,
         run=Path(run) if run else None,
+        run_pending=run_pending,
     )
     try:
         serve(opts, _echo)

@@ -39,12 +39,14 @@ from arena.botfile.builtin import BUILTIN_BOTS
 from arena.botfile.spec import BotSpec
 from arena.engine.rules import PRESETS, Rules
 from arena.errors import ArenaError, RunError
+from arena.running.store import REPORT, RunFolder
 from arena.serve.live import RunWatch
+from arena.serve.matchview import view_data
 from arena.serve.records import TableRecords
 from arena.serve.seating import check_name, refuse_undeclared, resolve_opponents, seat_names
 from arena.serve.table import AWAY_S, Event, Table, TableSeat
 
-__all__ = ["LOOPBACK", "ServeOptions", "bot_files", "make_app", "serve"]
+__all__ = ["LOOPBACK", "ServeOptions", "bot_files", "can_listen", "make_app", "serve"]
 
 STATIC = Path(__file__).resolve().parent / "static"
 ASSETS = {
@@ -52,6 +54,8 @@ ASSETS = {
     "table.js": "text/javascript",
     "dice.js": "text/javascript",
     "run.js": "text/javascript",
+    "matches.js": "text/javascript",
+    "match.js": "text/javascript",
     "style.css": "text/css",
     "favicon.svg": "image/svg+xml",
 }
@@ -90,6 +94,7 @@ class ServeOptions:
     sandbox: Any = None  # arena.sandbox.SandboxLimits; None = the defaults
     bots_dirs: tuple[Path, ...] = (Path("bots"), BUILTIN_BOTS)
     run: Path | None = None  # a run folder to follow on /run
+    run_pending: bool = False  # the run folder may not be written yet (arena run --serve)
     tables: dict[str, Table] = field(default_factory=dict)
 
     @property
@@ -166,7 +171,17 @@ def make_app(opts: ServeOptions) -> ASGIApp:
     """The web app: pages, assets, the table API and each table's WebSocket."""
     records = TableRecords(opts.out)
     records.check()
-    watch = RunWatch(opts.run) if opts.run is not None else None
+    watches: list[RunWatch] = []
+    if opts.run is not None and not opts.run_pending:
+        watches.append(RunWatch(opts.run))  # not a run folder: refused now, in one line
+
+    def run_watch() -> RunWatch | None:
+        """The run followed; with ``run_pending`` (``arena run --serve``), made
+        once the run has written its folder."""
+        if not watches and opts.run is not None and RunFolder(opts.run).is_run():
+            watches.append(RunWatch(opts.run))
+        return watches[0] if watches else None
+
     bots = bot_files(opts.bots_dirs)
     fallback = None
     if opts.fallback is not None:
@@ -229,16 +244,65 @@ def make_app(opts: ServeOptions) -> ASGIApp:
         )
 
     async def run_page(request: Request) -> Response:
-        if watch is None:
-            return PlainTextResponse(
-                "this server follows no run: arena serve RUN_FOLDER", status_code=404, headers=HEADERS
-            )
-        return _page("run.html", opts, request)
+        return _run_page("run.html", opts, request)
 
     async def run_state(request: Request) -> Response:
-        if watch is None:
+        if opts.run is None:
             return JSONResponse({"error": "this server follows no run"}, status_code=404, headers=HEADERS)
+        watch = run_watch()
+        if watch is None:
+            return JSONResponse(_starting(opts.run), headers=HEADERS)
         return JSONResponse(await asyncio.to_thread(watch.snapshot), headers=HEADERS)
+
+    async def matches_page(request: Request) -> Response:
+        return _run_page("matches.html", opts, request)
+
+    async def match_page(request: Request) -> Response:
+        return _run_page("match.html", opts, request)
+
+    async def matches_state(request: Request) -> Response:
+        watch = run_watch()
+        if watch is None:
+            return JSONResponse({"error": "no match recorded yet"}, status_code=404, headers=HEADERS)
+        query = request.query_params
+        try:
+            page = int(query.get("page", "0"))
+        except ValueError:
+            return JSONResponse({"error": "page: give a whole number"}, status_code=400, headers=HEADERS)
+        got = await asyncio.to_thread(
+            watch.matches,
+            page=page,
+            bot=query.get("bot", ""),
+            variant=query.get("variant", ""),
+            fault=query.get("fault", ""),
+            q=query.get("q", "")[:200],
+            order=query.get("order", ""),
+        )
+        return JSONResponse(got, headers=HEADERS)
+
+    async def match_state(request: Request) -> Response:
+        watch = run_watch()
+        if watch is None:
+            return JSONResponse({"error": "no match recorded yet"}, status_code=404, headers=HEADERS)
+        mid = request.path_params["mid"]
+        rec = await asyncio.to_thread(watch.record, mid)
+        if rec is None:
+            return JSONResponse(
+                {"error": f"no match {mid[:80]!r} is recorded in this run (yet)"}, status_code=404, headers=HEADERS
+            )
+        return JSONResponse(await asyncio.to_thread(view_data, rec), headers=HEADERS)
+
+    async def report_page(request: Request) -> Response:
+        path = opts.run / REPORT if opts.run is not None else None
+        if path is None or not path.is_file():
+            return PlainTextResponse(
+                "no report yet: arena report RUN_FOLDER writes it", status_code=404, headers=HEADERS
+            )
+        # The report's own policy (its one script allowed by its hash, its plots as data: images).
+        csp = await asyncio.to_thread(_report_csp)
+        return FileResponse(
+            path, media_type="text/html; charset=utf-8", headers={**HEADERS, "Content-Security-Policy": csp}
+        )
 
     async def table_socket(ws: WebSocket) -> None:
         await _serve_socket(ws, opts)
@@ -252,6 +316,11 @@ def make_app(opts: ServeOptions) -> ASGIApp:
             Route("/api/tables", new_table, methods=["POST"]),
             Route("/run", run_page),
             Route("/api/run", run_state),
+            Route("/matches", matches_page),
+            Route("/match/{mid}", match_page),
+            Route("/api/matches", matches_state),
+            Route("/api/match/{mid}", match_state),
+            Route("/report", report_page),
             WebSocketRoute("/ws/{tid}", table_socket),
         ]
     )
@@ -318,6 +387,37 @@ def _table_from(
         sandbox=opts.sandbox,
         fallback=fallback,
     )
+
+
+def _run_page(name: str, opts: ServeOptions, request: Request) -> Response:
+    """A page of the run followed (the live page, the match list, the viewer)."""
+    if opts.run is None:
+        return PlainTextResponse("this server follows no run: arena serve RUN_FOLDER", status_code=404, headers=HEADERS)
+    return _page(name, opts, request)
+
+
+def _report_csp() -> str:
+    from arena.analysis.report import CSP  # pandas and all: imported only when the report is asked for
+
+    return CSP
+
+
+def _starting(folder: Path) -> dict[str, Any]:
+    """The live page's state before the run has written its folder."""
+    return {
+        "name": folder.name,
+        "status": "starting",
+        "recorded": 0,
+        "total": None,
+        "per_second": 0.0,
+        "standings": [],
+        "fault_kinds": {},
+        "faults": [],
+        "warnings": [],
+        "variants": [],
+        "ratings": None,
+        "elo": None,
+    }
 
 
 def _forget_old(opts: ServeOptions) -> None:
@@ -388,7 +488,7 @@ async def _serve_socket(ws: WebSocket, opts: ServeOptions) -> None:
         table.leave(entrant, listener)
 
 
-def _can_listen(opts: ServeOptions) -> None:
+def can_listen(opts: ServeOptions) -> None:
     """Refuse an address or port the server cannot listen on, in one line
     (uvicorn would log it and exit)."""
     import socket
@@ -414,7 +514,7 @@ def serve(opts: ServeOptions, announce: Callable[[str], None]) -> None:
     import uvicorn
 
     app = make_app(opts)
-    _can_listen(opts)
+    can_listen(opts)
     host = f"[{opts.host}]" if ":" in opts.host else opts.host
     link = f"http://{host}:{opts.port}/" + (f"?key={opts.key}" if opts.key else "")
     if not opts.loopback:
