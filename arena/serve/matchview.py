@@ -22,7 +22,7 @@ from typing import Any
 from arena.analysis.viewer import match_data
 from arena.engine.odds import probability, probability_exact
 from arena.engine.records import MatchRecord
-from arena.engine.rules import Bid
+from arena.engine.rules import Bid, aces_wild
 
 __all__ = ["decision_odds", "view_data"]
 
@@ -67,7 +67,7 @@ def view_data(rec: MatchRecord) -> dict[str, Any]:
     data = match_data(rec, "")
     del data["why"]
     for entry, rnd, odds in zip(data["rounds"], rec.rounds, decision_odds(rec), strict=True):
-        entry["wild"] = bool(rec.rules.wild_ones and not rnd.palifico)
+        entry["wild"] = aces_wild(rec.rules, rnd.palifico)
         for act, o in zip(entry["actions"], odds, strict=True):
             act["odds"] = o
     data["end"] = rec.end.value
