@@ -35,6 +35,7 @@ from typing import Any
 import numpy as np
 import orjson
 
+from arena.elo import Z95
 from arena.engine.records import MatchRecord
 from arena.errors import ArenaError, RunError
 from arena.running.observe import ARENA_FAULT
@@ -458,7 +459,7 @@ class RunWatch:
             if v.with_rounds >= 2:
                 mean = v.rounds / v.with_rounds
                 var = max(0.0, (v.rounds_sq - v.with_rounds * mean * mean) / (v.with_rounds - 1))
-                half = 1.96 * (var / v.with_rounds) ** 0.5
+                half = Z95 * (var / v.with_rounds) ** 0.5
                 row["rounds"] = [mean, mean - half, mean + half]
             if v.with_first:
                 row["first_wins"] = list(_wilson(v.first_won, v.with_first))
@@ -482,7 +483,7 @@ class RunWatch:
             theta = fit_design(d)
             boot = bootstrap(d, theta, resamples=RESAMPLES, seed=len(rankings))
             elo = to_elo(theta)
-            half = 1.96 * to_elo(boot).std(axis=0, ddof=1)
+            half = Z95 * to_elo(boot).std(axis=0, ddof=1)
             out = []
             for i in np.argsort(-elo):
                 t = self._bots[labels[i]]
@@ -615,7 +616,7 @@ def _wilson(successes: int, n: int) -> tuple[float, float, float]:
     """(share, low, high): the 95% Wilson score interval, as
     :func:`arena.analysis.stats.wilson` gives it (which would import pandas
     into the server for eight lines of arithmetic)."""
-    z = 1.959963984540054
+    z = Z95
     p = successes / n
     centre = (p + z * z / (2 * n)) / (1 + z * z / n)
     half = z / (1 + z * z / n) * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n))
