@@ -347,19 +347,36 @@ def _mean_half(values: Sequence[float]) -> tuple[float, float]:
 def head_to_head(records: Iterable[MatchRecord], model: LuckModel | None = None) -> list[HeadToHead]:
     """Every pair of entrants that met heads up, sorted by name: ``a``'s win share
     against ``b`` (``a`` < ``b``), plain and reduced, with intervals over deals.
-    Records of more than two players are skipped."""
-    by_pair: dict[tuple[str, str], dict[int, list[tuple[float, float]]]] = defaultdict(lambda: defaultdict(list))
+    Records of more than two players are skipped.
+
+    Reduced by default with :class:`Regression` on :func:`match_features`, deal
+    by deal in the order of their first match id (each deal's coefficients
+    from the deals before it); with a linear ``model``, by that model's luck
+    subtracted as it is."""
+    # pair -> deal seed -> [(match id, a's result, a's features)]
+    by_pair: dict[tuple[str, str], dict[int, list[tuple[str, float, tuple[float, ...]]]]] = defaultdict(
+        lambda: defaultdict(list)
+    )
     for rec in records:
         if len(rec.bots) != 2 or rec.bots[0] == rec.bots[1]:
             continue
-        s = scores(rec, model)
-        i = 0 if s.bots[0] < s.bots[1] else 1
-        pair = (s.bots[i], s.bots[1 - i])
-        by_pair[pair][s.seed].append((s.plain[i], s.reduced[i]))
+        i = 0 if rec.bots[0] < rec.bots[1] else 1
+        pair = (rec.bots[i], rec.bots[1 - i])
+        won = 1.0 if rec.placements[i] == 1 else 0.0
+        sign = 1.0 if i == 0 else -1.0
+        feats = (match_luck(rec, model),) if model is not None else match_features(rec)
+        by_pair[pair][rec.seed].append((rec.match, won, tuple(sign * f for f in feats)))
     rows = []
     for (a, b), deals in sorted(by_pair.items()):
-        plain = [sum(p for p, _ in ms) / len(ms) for ms in deals.values()]
-        reduced = [sum(r for _, r in ms) / len(ms) for ms in deals.values()]
+        ordered = sorted(deals.values(), key=lambda ms: min(m for m, _, _ in ms))
+        plain = [sum(w for _, w, _ in ms) / len(ms) for ms in ordered]
+        k = len(ordered[0][0][2])
+        mean_feats = [[sum(f[j] for _, _, f in ms) / len(ms) for j in range(k)] for ms in ordered]
+        if model is not None:
+            reduced = [p - f[0] for p, f in zip(plain, mean_feats)]
+        else:
+            reg = Regression(k)
+            reduced = [reg.reduce(p, f) for p, f in zip(plain, mean_feats)]
         m, h = _mean_half(plain)
         mr, hr = _mean_half(reduced)
         rows.append(HeadToHead(a, b, sum(map(len, deals.values())), len(deals), m, h, mr, hr))
@@ -375,7 +392,8 @@ def head_to_head_text(rows: Sequence[HeadToHead]) -> str:
             f"(the estimator, {luck_table.NAME}, covers 2-player matches only)"
         )
     lines = [
-        f"Heads-up win share with the luck of the deal removed (model {luck_table.NAME}; 95% intervals over deals)",
+        "Heads-up win share with the luck of the deal removed (regression on the dice features, coefficients "
+        "from earlier deals only; 95% intervals over deals)",
         f"{'A':<20} {'B':<20} {'matches':>7} {'deals':>6}  {'A share plain':>17}  "
         f"{'A share reduced':>17}  {'factor':>6}",
     ]
