@@ -345,7 +345,7 @@ def main() -> None:
     if args.calibrate_table:
         calibrate_table(rules, args.matches)
         return
-    print(f"$ python benchmarks/luck.py --matches {args.matches} --seed {args.seed}")
+    print(f"$ python benchmarks/luck.py --matches {args.matches} --seed {args.seed} --pairs {args.pairs}")
     print(
         f"model {luck.luck_table.NAME}; linear model {luck.MODEL.name} (strength {luck.MODEL.strength}, "
         f"cross {luck.MODEL.cross}); classic, heads up\n"
