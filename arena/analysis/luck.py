@@ -73,6 +73,7 @@ __all__ = [
     "HeadToHead",
     "head_to_head",
     "FEATURES",
+    "FEATURE_PRIOR",
     "match_features",
     "Regression",
     "match_value",
@@ -375,7 +376,7 @@ def head_to_head(records: Iterable[MatchRecord], model: LuckModel | None = None)
         if model is not None:
             reduced = [p - f[0] for p, f in zip(plain, mean_feats)]
         else:
-            reg = Regression(k)
+            reg = Regression(k, prior=FEATURE_PRIOR)
             reduced = [reg.reduce(p, f) for p, f in zip(plain, mean_feats)]
         m, h = _mean_half(plain)
         mr, hr = _mean_half(reduced)
@@ -413,6 +414,10 @@ def head_to_head_text(rows: Sequence[HeadToHead]) -> str:
 # Features for the regression estimator: each a sum over rounds of terms that are zero in
 # expectation given everything before the round's deal, like the luck itself.
 FEATURES = ("table", "strength", "cross")
+# The coefficients the regression starts from and is shrunk towards: the table model at
+# face value (what it was counted to be), the linear features not at all. Fixed here,
+# before any run: a prior never chosen on the data it reduces keeps the mean unchanged.
+FEATURE_PRIOR = (1.0, 0.0, 0.0)
 
 
 def match_features(record: MatchRecord) -> tuple[float, float, float]:
@@ -446,8 +451,9 @@ class Regression:
     """A control-variate coefficient learnt only from earlier observations.
 
     :meth:`reduce` returns ``y - c . f`` where ``c`` is the ridge least-squares
-    coefficient of ``y`` on ``f`` over the observations *before* this one (0
-    before ``warmup`` of them), then records ``(y, f)``. Since the features of an
+    coefficient of ``y`` on ``f`` over the observations *before* this one,
+    shrunk towards ``prior`` (zeros unless given; ``prior`` itself before
+    ``warmup`` observations), then records ``(y, f)``. Since the features of an
     observation are zero in expectation whatever came before (each is a sum of
     deal luck, and a deal is drawn after the earlier matches), and ``c`` is
     fixed before the observation is made, ``E[c . f] = E[c . E[f | past]] = 0``:
@@ -458,8 +464,18 @@ class Regression:
     observation it reduces.
     """
 
-    def __init__(self, k: int = len(FEATURES), *, warmup: int = 30, ridge: float = 1.0) -> None:
+    def __init__(
+        self,
+        k: int = len(FEATURES),
+        *,
+        warmup: int = 30,
+        ridge: float = 1.0,
+        prior: Sequence[float] | None = None,
+    ) -> None:
         self.k, self.warmup, self.ridge = k, warmup, ridge
+        self.prior = [float(x) for x in prior] if prior is not None else [0.0] * k
+        if len(self.prior) != k:
+            raise ValueError(f"prior has {len(self.prior)} coefficients, not {k}")
         self.n = 0
         self._sy = 0.0
         self._sf = [0.0] * k
@@ -469,11 +485,11 @@ class Regression:
     def coefficients(self) -> list[float]:
         """The coefficients the next observation will be reduced with."""
         if self.n < max(self.warmup, 2):
-            return [0.0] * self.k
+            return list(self.prior)
         n, mf = self.n, [x / self.n for x in self._sf]
         my = self._sy / n
         cov = np.array([[self._sff[i][j] - n * mf[i] * mf[j] for j in range(self.k)] for i in range(self.k)])
-        cy = np.array([self._sfy[i] - n * mf[i] * my for i in range(self.k)])
+        cy = np.array([self._sfy[i] - n * mf[i] * my + self.ridge * self.prior[i] for i in range(self.k)])
         return [float(x) for x in np.linalg.solve(cov + self.ridge * np.eye(self.k), cy)]
 
     def reduce(self, y: float, f: Sequence[float]) -> float:
@@ -498,8 +514,8 @@ class LuckSprt:
     reduced by :class:`Regression` (coefficients from earlier pairs only, so the
     mean is unchanged) and tested with :func:`arena.running.sprt.llr_normal`, whose
     mean and variance are those of the reduced scores. It decides nothing before
-    the regression's warm-up (those pairs are not reduced, and a variance of a
-    few pairs is too rough to stop on).
+    ``warmup`` pairs (reduced by :data:`FEATURE_PRIOR` until the regression has
+    that many; a variance of a few pairs is too rough to stop on).
     """
 
     def __init__(self, elo0: float, elo1: float, alpha: float, beta: float, *, warmup: int = 30) -> None:
@@ -507,7 +523,7 @@ class LuckSprt:
 
         self.elo0, self.elo1 = elo0, elo1
         self.lower, self.upper = wald_bounds(alpha, beta)
-        self.regression = Regression(warmup=warmup)
+        self.regression = Regression(warmup=warmup, prior=FEATURE_PRIOR)
         self.warmup = warmup
         self.n = 0
         self._s = 0.0
