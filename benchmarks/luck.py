@@ -108,7 +108,7 @@ def summary(deals: list[list[MatchRecord]]) -> dict[str, float]:
     plain = np.array([share(d, "plain") for d in deals])
     lin = np.array([share(d, luck.MODEL) for d in deals])
     red = np.array([share(d, None) for d in deals])
-    reg = luck.Regression(prior=luck.FEATURE_PRIOR)
+    reg = luck.Regression()  # as arena ratings --luck reduces (head_to_head)
     regressed = []
     for d in deals:  # in play order: each deal reduced with coefficients from the deals before it
         fs = [a_features(rec) for rec in d]

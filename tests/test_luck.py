@@ -245,7 +245,7 @@ def test_regression_centres_on_the_truth_where_the_dice_decide() -> None:
             concede = 2 / (1 + 10 ** (-20 / 400)) - 1
             truth = (1 - concede) / 2
             assert any(f.kind == "crash" for r in recs for f in r.faults)
-        reg = luck.Regression(prior=luck.FEATURE_PRIOR)
+        reg = luck.Regression()
         plain, reduced = [], []
         for rec in recs:
             seat = rec.bots.index("a")
