@@ -221,14 +221,6 @@ def test_regression_reduces_with_earlier_observations_only() -> None:
     before = reg.coefficients()
     assert before == pytest.approx([1.0])  # learnt from the three: y = 0.5 + f
     assert reg.reduce(0.0, [-0.5]) == pytest.approx(0.0 - before[0] * -0.5)
-    # A prior fixed in advance is used until the warm-up is over, then shrunk towards.
-    shrunk = luck.Regression(1, warmup=3, ridge=1e9, prior=[0.25])
-    assert shrunk.reduce(1.0, [0.5]) == pytest.approx(1.0 - 0.25 * 0.5)
-    for y in (0.0, 1.0, 0.0):
-        shrunk.reduce(y, [y - 0.5])
-    assert shrunk.coefficients() == pytest.approx([0.25], abs=1e-6)  # a huge ridge: the prior
-    with pytest.raises(ValueError, match="prior has 2 coefficients, not 3"):
-        luck.Regression(prior=[1.0, 0.0])
 
 
 def test_regression_centres_on_the_truth_where_the_dice_decide() -> None:

@@ -73,7 +73,6 @@ __all__ = [
     "HeadToHead",
     "head_to_head",
     "FEATURES",
-    "FEATURE_PRIOR",
     "match_features",
     "Regression",
     "match_value",
@@ -414,14 +413,6 @@ def head_to_head_text(rows: Sequence[HeadToHead]) -> str:
 # Features for the regression estimator: each a sum over rounds of terms that are zero in
 # expectation given everything before the round's deal, like the luck itself.
 FEATURES = ("table", "strength", "cross")
-# The coefficients the luck-reduced SPRT's regression starts from and is shrunk towards:
-# the table model at face value (what it was counted to be), the linear features not at
-# all. Fixed here, before any run: a prior never chosen on the data it reduces keeps the
-# mean unchanged. The SPRT compares close bots, where it reduces the first pairs too;
-# head_to_head starts from zeros, since in a league a lopsided pair (a share near 0 or 1,
-# where the deal explains nothing) over 100 deals lost more to the prior (factor 0.81
-# and 0.92 where zeros gave 0.96 and 1.08) than close pairs gained.
-FEATURE_PRIOR = (1.0, 0.0, 0.0)
 
 
 def match_features(record: MatchRecord) -> tuple[float, float, float]:
@@ -455,9 +446,8 @@ class Regression:
     """A control-variate coefficient learnt only from earlier observations.
 
     :meth:`reduce` returns ``y - c . f`` where ``c`` is the ridge least-squares
-    coefficient of ``y`` on ``f`` over the observations *before* this one,
-    shrunk towards ``prior`` (zeros unless given; ``prior`` itself before
-    ``warmup`` observations), then records ``(y, f)``. Since the features of an
+    coefficient of ``y`` on ``f`` over the observations *before* this one (0
+    before ``warmup`` of them), then records ``(y, f)``. Since the features of an
     observation are zero in expectation whatever came before (each is a sum of
     deal luck, and a deal is drawn after the earlier matches), and ``c`` is
     fixed before the observation is made, ``E[c . f] = E[c . E[f | past]] = 0``:
@@ -465,21 +455,15 @@ class Regression:
     features. The coefficient adapts to the bots at hand (a model of the dice
     that says nothing about them gets ``c`` near 0 and costs almost nothing),
     which no coefficient fixed in advance can do; what it may never see is the
-    observation it reduces.
+    observation it reduces. (Starting from the table model at face value rather
+    than 0 reduced the SPRT's first pairs too, 712 -> 470 matches against 566,
+    but its false alarms rose to 14 of 200 tests, above alpha: the test then
+    stops on rough early variances: benchmarks/luck.py --sprt 200 --seed s1 at
+    commit 019c261, the equal-bots case.)
     """
 
-    def __init__(
-        self,
-        k: int = len(FEATURES),
-        *,
-        warmup: int = 30,
-        ridge: float = 1.0,
-        prior: Sequence[float] | None = None,
-    ) -> None:
+    def __init__(self, k: int = len(FEATURES), *, warmup: int = 30, ridge: float = 1.0) -> None:
         self.k, self.warmup, self.ridge = k, warmup, ridge
-        self.prior = [float(x) for x in prior] if prior is not None else [0.0] * k
-        if len(self.prior) != k:
-            raise ValueError(f"prior has {len(self.prior)} coefficients, not {k}")
         self.n = 0
         self._sy = 0.0
         self._sf = [0.0] * k
@@ -489,11 +473,11 @@ class Regression:
     def coefficients(self) -> list[float]:
         """The coefficients the next observation will be reduced with."""
         if self.n < max(self.warmup, 2):
-            return list(self.prior)
+            return [0.0] * self.k
         n, mf = self.n, [x / self.n for x in self._sf]
         my = self._sy / n
         cov = np.array([[self._sff[i][j] - n * mf[i] * mf[j] for j in range(self.k)] for i in range(self.k)])
-        cy = np.array([self._sfy[i] - n * mf[i] * my + self.ridge * self.prior[i] for i in range(self.k)])
+        cy = np.array([self._sfy[i] - n * mf[i] * my for i in range(self.k)])
         return [float(x) for x in np.linalg.solve(cov + self.ridge * np.eye(self.k), cy)]
 
     def reduce(self, y: float, f: Sequence[float]) -> float:
@@ -518,8 +502,8 @@ class LuckSprt:
     reduced by :class:`Regression` (coefficients from earlier pairs only, so the
     mean is unchanged) and tested with :func:`arena.running.sprt.llr_normal`, whose
     mean and variance are those of the reduced scores. It decides nothing before
-    ``warmup`` pairs (reduced by :data:`FEATURE_PRIOR` until the regression has
-    that many; a variance of a few pairs is too rough to stop on).
+    the regression's warm-up (those pairs are not reduced, and a variance of a
+    few pairs is too rough to stop on).
     """
 
     def __init__(self, elo0: float, elo1: float, alpha: float, beta: float, *, warmup: int = 30) -> None:
@@ -527,7 +511,7 @@ class LuckSprt:
 
         self.elo0, self.elo1 = elo0, elo1
         self.lower, self.upper = wald_bounds(alpha, beta)
-        self.regression = Regression(warmup=warmup, prior=FEATURE_PRIOR)
+        self.regression = Regression(warmup=warmup)
         self.warmup = warmup
         self.n = 0
         self._s = 0.0
