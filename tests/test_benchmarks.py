@@ -76,6 +76,10 @@ RUNS: dict[str, tuple[list[str], str | tuple[str, ...]]] = {
         "from the referee's hands to the page's socket",
     ),
     "luck": (["luck.py", "--matches", "8", "--pairs", "bluffer:random"], "| bluffer v random, paired |"),
+    "luck_sprt": (
+        ["luck.py", "--sprt", "2", "--max-pairs", "40", "--cases", "tests/bots/jitter.py:tests/bots/jitter.py:0"],
+        "| jitter v jitter | 0 | 2 |",
+    ),
     "solver_recall": (["solver_recall.py", "neller", "1", "20", "10"], "neller,1-2,1,"),
     "solver_curve": (["solver_curve.py", "{tmp}/curve.png"], "curve.png"),
     "report_screenshots": (

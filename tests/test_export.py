@@ -114,3 +114,94 @@ def test_a_folder_that_is_not_a_run_is_one_error(tmp_path: Path) -> None:
         f"Error: {tmp_path}: not a run folder (no run.json or games.jsonl); name the folder "
         f"`arena run` wrote, e.g. results/league\n"
     )
+
+
+# PGN as Ordo and BayesElo read it (docs/ratings.md, Exporting results).
+
+STR = ("Event", "Site", "Date", "Round", "White", "Black", "Result")
+
+
+def read_pgn(text: str) -> list[dict[str, str]]:
+    """A strict reader of the PGN export format as those tools rely on it: every
+    game is the Seven Tag Roster in its order, each tag alone on its line, an
+    empty line, and the game termination equal to the Result tag."""
+    games = []
+    lines = text.split("\n")
+    i = 0
+    while i < len(lines) and lines[i]:
+        tags = {}
+        for name in STR:
+            line = lines[i]
+            assert line.startswith(f'[{name} "') and line.endswith('"]'), (name, line)
+            tags[name] = line[len(name) + 3 : -2]
+            i += 1
+        assert lines[i] == "" and lines[i + 1] == tags["Result"], lines[i : i + 2]
+        assert tags["Result"] in ("1-0", "0-1") and tags["Date"] == "????.??.??"
+        games.append(tags)
+        i += 3  # the empty line between games (or the text's final newline)
+    assert i >= len(lines) - 1, "text after the last game"
+    return games
+
+
+@pytest.fixture(scope="module")
+def heads_up(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    folder = tmp_path_factory.mktemp("export-hu")
+    cfg = folder / "hu.yaml"
+    cfg.write_text(
+        json.dumps(
+            {
+                "name": "hu",
+                "bots": ["probabilistic", "cautious", "bluffer", "calza"],
+                "players": 2,
+                "matches": 600,
+                "seed": 424242,
+                "variants": {"classic": {"preset": "classic"}},
+            }
+        )
+    )
+    proc = arena("run", str(cfg), "--out", "run", "--no-live", cwd=folder)
+    assert proc.returncode == 0, proc.stderr
+    return folder / "run"
+
+
+def test_pgn_is_the_seven_tag_roster_with_seat_colours(heads_up: Path) -> None:
+    records = {r.match: r for r in read_records(heads_up).records}
+    games = read_pgn(arena("export", str(heads_up), "--format", "pgn", cwd=heads_up).stdout)
+    assert len(games) == len(records) == 600
+    for g in games:
+        rec = records[g["Event"]]
+        assert (g["White"], g["Black"]) == rec.bots  # White is the bot in seat 0
+        winner = rec.bots[rec.placements.index(1)]
+        assert g["Result"] == ("1-0" if winner == g["White"] else "0-1")
+        assert g["Round"] == rec.variant
+
+
+def _ordo() -> str | None:
+    import shutil
+
+    return os.environ.get("ORDO") or shutil.which("ordo")
+
+
+@pytest.mark.skipif(_ordo() is None, reason="no ordo binary on the PATH or in $ORDO (github.com/michiguel/Ordo)")
+def test_ordo_reads_the_pgn_and_agrees_with_our_ratings(heads_up: Path, tmp_path: Path) -> None:
+    pgn = tmp_path / "hu.pgn"
+    assert arena("export", str(heads_up), "--format", "pgn", "-o", str(pgn), cwd=tmp_path).returncode == 0
+    out = tmp_path / "ordo.csv"
+    ordo = subprocess.run(
+        [str(_ordo()), "-q", "-p", str(pgn), "-a", "1500", "-z", "200.24", "-s", "300", "-c", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert ordo.returncode == 0, ordo.stderr
+    theirs = {row["PLAYER"]: row for row in csv.DictReader(io.StringIO(out.read_text()))}
+    ours = {
+        r["bot"]: r
+        for r in json.loads(arena("ratings", str(heads_up), "--json", "--no-write", cwd=heads_up).stdout)["ratings"]
+        if r["variant"] == "all"
+    }
+    assert set(theirs) == set(ours)
+    for bot, row in theirs.items():
+        rating, error = float(row["RATING"]), float(row["ERROR"])
+        assert abs(rating - ours[bot]["elo"]) <= error, (bot, rating, error, ours[bot]["elo"])
+        assert int(row["PLAYED"]) == ours[bot]["matches"]

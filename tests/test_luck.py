@@ -175,3 +175,113 @@ def test_arena_ratings_luck_prints_the_reduced_head_to_head(tmp_path: Path) -> N
     assert "Heads-up win share with the luck of the deal removed" in result.output
     refused = CliRunner().invoke(main, ["ratings", str(run), "--luck", "--json", "--no-write"])
     assert refused.exit_code != 0 and "--luck prints a text table" in refused.output
+
+
+# The table model and the regression estimator (issue 39).
+
+
+@pytest.mark.parametrize("wild", [True, False])
+@pytest.mark.parametrize("opener", [0, 1])
+@pytest.mark.parametrize("counts", [(1, 1), (1, 2), (2, 1), (2, 2), (3, 1), (2, 3)])
+def test_table_luck_averages_to_zero_over_every_deal(counts: tuple[int, int], opener: int, wild: bool) -> None:
+    # Every ordered deal (itertools.product), against the table's expectation taken over
+    # sorted hands with multinomial weights: two enumerations that must agree.
+    assert abs(luck.table_deal_expectation(*counts, opener, wild)) < 1e-12
+
+
+def test_table_luck_is_the_other_players_negative() -> None:
+    h, o = (6, 6, 1, 3), (2, 4, 5)
+    for opener in (0, 1):
+        assert luck.table_round_luck(h, o, opener, True) == pytest.approx(
+            -luck.table_round_luck(o, h, 1 - opener, True)
+        )
+    # The value is the calibration's cell for this round start and deal, less its exact mean.
+    wins2, n = luck.luck_table.CELLS[(4, 3, 0, 1, *luck.table_key(h, o, True))]
+    value = (wins2 / 2 + luck.PRIOR / 2) / (n + luck.PRIOR)
+    expected = (value - luck.table_expectation(4, 3, 0, True)) * luck.round_weight(4, 3)
+    assert luck.table_round_luck(h, o, 0, True) == pytest.approx(expected)
+    # Beyond the table's TABLE_DICE the linear model takes over, also centred.
+    big = (2,) * (luck.TABLE_DICE + 1)
+    assert luck.table_round_luck(big, o, 0, True) == luck.round_luck(big, o, True)
+
+
+def test_round_weight_is_what_the_round_is_worth_to_the_match() -> None:
+    assert luck.round_weight(1, 1) == 1.0  # the last round decides the match
+    assert luck.match_value(3, 3) == pytest.approx(0.5)
+    assert luck.round_weight(5, 5) == pytest.approx(luck.match_value(5, 4) - luck.match_value(4, 5))
+    assert 0 < luck.round_weight(5, 5) < luck.round_weight(2, 2) < 1
+
+
+def test_regression_reduces_with_earlier_observations_only() -> None:
+    """The coefficient an observation is reduced with is fixed before it is seen: a
+    feature equal to the result itself (the steering a peek would allow) is not
+    subtracted from the observation it describes, only learnt for the next ones."""
+    reg = luck.Regression(1, warmup=3, ridge=0.0)
+    assert [reg.reduce(y, [y - 0.5]) for y in (1.0, 0.0, 1.0)] == [1.0, 0.0, 1.0]  # the warm-up: nothing learnt
+    before = reg.coefficients()
+    assert before == pytest.approx([1.0])  # learnt from the three: y = 0.5 + f
+    assert reg.reduce(0.0, [-0.5]) == pytest.approx(0.0 - before[0] * -0.5)
+
+
+def test_regression_centres_on_the_truth_where_the_dice_decide() -> None:
+    """A dice-driven bot with random choices against its copy (truth 1/2), and the
+    same bot conceding a known share of matches (truth (1 - q) / 2): the regression
+    estimate centres on both, and it is tighter than the plain share."""
+    jitter = factory(ROOT / "tests" / "bots" / "jitter.py")
+    for other, truth, tag in (
+        (jitter, 0.5, "jitter"),
+        (factory(ROOT / "tests" / "bots" / "jitter_concede.py"), None, "jitter-concede"),
+    ):
+        recs = matches(other, jitter, 400, tag)
+        if truth is None:
+            concede = 2 / (1 + 10 ** (-20 / 400)) - 1
+            truth = (1 - concede) / 2
+            assert any(f.kind == "crash" for r in recs for f in r.faults)
+        reg = luck.Regression()
+        plain, reduced = [], []
+        for rec in recs:
+            seat = rec.bots.index("a")
+            sign = 1.0 if seat == 0 else -1.0
+            won = 1.0 if rec.placements[seat] == 1 else 0.0
+            plain.append(won)
+            reduced.append(reg.reduce(won, [sign * x for x in luck.match_features(rec)]))
+        m, se = mean_se(reduced)
+        assert abs(m - truth) < 4 * se, (tag, m, se, truth)
+        assert se < mean_se(plain)[1], tag
+
+
+def test_quitting_spoiled_rounds_cannot_steer_the_table_luck() -> None:
+    quitter = factory(ROOT / "tests" / "bots" / "luck_quitter.py")
+    recs = matches(quitter, PROB, 300, "quit-table")
+    feats = []
+    for rec in recs:
+        sign = 1.0 if rec.bots.index("a") == 0 else -1.0
+        feats.append([sign * x for x in luck.match_features(rec)])
+    for i, name in enumerate(luck.FEATURES):
+        m, se = mean_se([f[i] for f in feats])
+        assert abs(m) < 4 * se, (name, m, se)
+
+
+def test_luck_sprt_decides_sooner_on_the_same_pairs_when_the_luck_explains_them() -> None:
+    """Synthetic pairs with a known mean: the score is the truth plus luck the features
+    see plus noise they do not. The reduced test decides the right way, in fewer pairs
+    than the same test told nothing (features all zero)."""
+    import random
+
+    from arena.running.sprt import score_of_elo
+
+    told_pairs = blind_pairs = told_h1 = 0
+    for seed in range(20):
+        rng = random.Random(seed)
+        told, blind = luck.LuckSprt(0, 20, 0.05, 0.05), luck.LuckSprt(0, 20, 0.05, 0.05)
+        while told.verdict is None or blind.verdict is None:
+            f = rng.gauss(0, 0.3)  # the luck: variance 0.09, against 0.0225 of the rest
+            y = score_of_elo(20) + f + rng.gauss(0, 0.15)
+            told.add(y, [f, 0.0, 0.0])
+            blind.add(y, [0.0, 0.0, 0.0])
+        told_h1 += told.verdict == "H1"
+        assert told.decided_at is not None and blind.decided_at is not None
+        told_pairs += told.decided_at
+        blind_pairs += blind.decided_at
+    assert told_h1 >= 18  # beta 0.05: about one in twenty may end H0
+    assert 2 * told_pairs < blind_pairs, (told_pairs, blind_pairs)

@@ -22,6 +22,7 @@ from arena.running.sprt import (
     constrained_mle,
     elo_of_score,
     llr,
+    llr_normal,
     score_of_elo,
     sprt_schedule,
     wald_bounds,
@@ -58,6 +59,20 @@ def test_without_level_pairs_the_llr_is_wald_binomial_one() -> None:
         s0, s1 = score_of_elo(0), score_of_elo(20)
         exact = wins * math.log(s1 / s0) + losses * math.log((1 - s1) / (1 - s0))
         assert llr([losses, 0, wins], 0, 20) == pytest.approx(exact, abs=0.02)
+
+
+def test_the_normal_llr_approaches_the_trinomial_one_near_the_hypotheses() -> None:
+    """llr_normal (the luck-reduced test's, docs/sprt.md, Luck) on pair scores that are
+    still 0, 1/2 or 1 agrees with the trinomial GSPRT when the mean lies between
+    the hypotheses, where a test decides; and it has the trinomial's sign."""
+    for below, level, above in ((300, 420, 280), (280, 400, 320), (250, 500, 250), (310, 380, 310)):
+        n = below + level + above
+        mean = (0.5 * level + above) / n
+        var = (below * mean**2 + level * (0.5 - mean) ** 2 + above * (1 - mean) ** 2) / n
+        exact = llr([below, level, above], 0, 20)
+        approx = llr_normal(n, mean, var, 0, 20)
+        assert approx == pytest.approx(exact, rel=0.01, abs=0.01), (below, level, above)
+    assert llr_normal(1, 0.9, 0.1, 0, 20) == 0.0 and llr_normal(10, 0.5, 0.0, 0, 20) == 0.0
 
 
 def test_the_paired_schedule_puts_a_and_b_in_one_seat_of_one_deal() -> None:

@@ -8,19 +8,30 @@ Then the first lines of docs/running.md run on the league the README grew
 (again, --new, replay, ratings, stats). Two things are shortened so that the
 walkthrough takes a few minutes, and only these: `arena run` gets `--matches`
 (the same number every time, so the same command is still the same run) and
-`arena check` gets `--turns`. Ctrl-C and
-resume are tests/test_daily.py's, a read-only folder and a full disk
-tests/test_disk.py's.
+`arena check` gets `--turns`.
+
+Last, Ctrl-C as a user presses it: the league's command runs on a terminal
+(a pty that is its controlling terminal), the test types Ctrl-C (the
+terminal sends SIGINT to the foreground process group, arena's workers
+included), then pastes the printed `Resume with:` line into a shell: the run
+completes with every match once and every record written before the
+interrupt kept byte for byte. tests/test_daily.py checks the resume command's
+options; a read-only folder and a full disk are tests/test_disk.py's.
 """
 
 from __future__ import annotations
 
+import fcntl
 import os
+import pty
 import re
+import select
 import shlex
 import shutil
 import subprocess
 import sys
+import termios
+import time
 from pathlib import Path
 
 import pytest
@@ -115,3 +126,95 @@ def test_the_readme_walkthrough_adds_a_bot_to_the_league(tmp_path: Path) -> None
     assert "the earlier run was moved to results/league.old-" in done["arena run configs/league.yaml --new"][0].stderr
     assert "m-000042" in done["arena replay results/league m-000042"][0].stdout
     assert "Plackett-Luce Elo" in done["arena ratings results/league"][0].stdout
+
+
+def on_terminal(argv: list[str], cwd: Path, env: dict[str, str]) -> tuple[subprocess.Popen[bytes], int]:
+    """``argv`` with a new pty as its controlling terminal (stdin, stdout, stderr), as in
+    a terminal window; returns the process and the pty's master end."""
+    master, slave = pty.openpty()
+
+    def controlling_terminal() -> None:  # runs in the child, after setsid (start_new_session)
+        fcntl.ioctl(0, termios.TIOCSCTTY, 0)
+
+    proc = subprocess.Popen(
+        argv,
+        cwd=cwd,
+        env=env,
+        stdin=slave,
+        stdout=slave,
+        stderr=slave,
+        start_new_session=True,
+        preexec_fn=controlling_terminal,
+    )
+    os.close(slave)
+    return proc, master
+
+
+def drain(fd: int, proc: subprocess.Popen[bytes], until: float) -> bytes:
+    """What the terminal shows until the process ends (or the time is up)."""
+    chunks = []
+    while time.monotonic() < until:
+        ready, _, _ = select.select([fd], [], [], 0.2)
+        if ready:
+            try:
+                data = os.read(fd, 65536)
+            except OSError:  # EIO: every writer of the pty has closed it
+                break
+            if not data:
+                break
+            chunks.append(data)
+        elif proc.poll() is not None:
+            break
+    return b"".join(chunks)
+
+
+@pytest.mark.slow
+def test_ctrl_c_on_a_terminal_then_the_printed_line_loses_nothing(tmp_path: Path) -> None:
+    repo = fresh_copy(tmp_path / "repo")
+    env = {**os.environ, "PYTHONPATH": str(repo), "TERM": "xterm"}
+    league = repo / "results" / "league"
+    matches = 200  # long enough (several seconds) that Ctrl-C lands mid-run
+    argv = [sys.executable, "-m", "arena", "run", "configs/league.yaml", "--matches", str(matches)]
+    proc, master = on_terminal(argv, repo, env)
+    try:
+        deadline = time.monotonic() + 300
+        shown = b""
+        while time.monotonic() < deadline and proc.poll() is None:
+            shown += drain(master, proc, time.monotonic() + 0.2)
+            if (league / "games.jsonl").exists() and len(read_records(league).records) >= 20:
+                break
+        assert proc.poll() is None, shown.decode(errors="replace")
+        os.write(master, b"\x03")  # Ctrl-C, typed
+        shown += drain(master, proc, time.monotonic() + 120)
+    finally:
+        os.close(master)
+        proc.wait(timeout=120)
+    text = shown.decode("utf-8", "replace")
+    assert proc.returncode == 130, text
+    assert "Traceback" not in text, text
+    kept = (league / "games.jsonl").read_bytes()
+    before = [line for line in kept.split(b"\n") if line.strip()]
+    assert 20 <= len(before) < matches
+    assert read_run_json(league)["status"] == "interrupted"  # type: ignore[index]
+    m = re.search(r"Resume with: (.+?)\r?\n", text)
+    assert m, text
+    resume = m.group(1)
+    assert resume == f"arena run configs/league.yaml --matches {matches}", resume
+    # The line pasted into a shell, as printed (`arena` is the installed command).
+    bin_dir = str(Path(sys.executable).parent)
+    done = subprocess.run(
+        ["bash", "-c", resume],
+        cwd=repo,
+        env={**env, "PATH": bin_dir + os.pathsep + env.get("PATH", "")},
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
+    assert f"resumed: {len(before)} matches were already recorded" in done.stderr, done.stderr
+    after = (league / "games.jsonl").read_bytes()
+    lines = [line for line in after.split(b"\n") if line.strip()]
+    assert lines[: len(before)] == before  # nothing written before Ctrl-C changed
+    ids = [r.match for r in read_records(league).records]
+    assert len(ids) == len(set(ids)) == matches  # every match once
+    assert read_run_json(league)["status"] == "complete"  # type: ignore[index]

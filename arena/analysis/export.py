@@ -7,11 +7,17 @@
 - ``pairwise``: CSV ``match,variant,winner,loser``, one row for every two
   bots of a match (the one placed higher first): what pairwise tools
   (Bradley-Terry fits, choix's ``ilsr_pairwise``) read.
-- ``pgn``: the same pairs as PGN games, each with its match id and variant
-  as the ``Event`` and ``Round`` tags, colours by name (so no first-move
-  advantage hides in them): what Ordo and BayesElo read. Heads up a pair is the match itself; at a bigger table the pairs of
-  one match are not independent games, so those tools' intervals come out too
-  narrow (their Elo scale is the pairwise one, not Plackett-Luce's).
+- ``pgn``: the same pairs as PGN games: the Seven Tag Roster of the PGN
+  standard in its order (``Event`` the match id, ``Date`` unknown,
+  ``Round`` the variant), each tag on a line of its own, then the result
+  as the game's termination (no moves): what Ordo (which reads the
+  ``White``, ``Black`` and ``Result`` lines) and BayesElo (which reads the
+  roster, then skips to the termination) take. White is the bot seated
+  first at the table, so a rater's first-move advantage (Ordo's ``-W``)
+  measures the earlier seat's. Heads up a pair is the match itself; at a
+  bigger table the pairs of one match are not independent games, so those
+  tools' intervals come out too narrow (their Elo scale is the pairwise
+  one, not Plackett-Luce's).
 
 Every record of the folder is exported, in match-id order, each match once
 (the store's one reader); a match with a fault is exported as it was placed,
@@ -79,13 +85,13 @@ def export_text(run: str | Path, fmt: str) -> str:
     games = []
     for r in records:
         for winner, loser in _pairs(r):
-            # Colours by name, not by result: a rater that fits a first-move
-            # advantage (BayesElo does) must not find one in who won.
-            white, black = sorted((winner, loser))
+            # White is the bot seated first: colours carry the seat, never the
+            # result or the names (a name order would read as a colour advantage).
+            white, black = sorted((winner, loser), key=r.bots.index)
             result = "1-0" if white == winner else "0-1"
             games.append(
-                f'[Event "{_pgn_value(r.match)}"]\n[Site "Dudo Arena"]\n[Round "{_pgn_value(r.variant)}"]\n'
-                f'[White "{_pgn_value(white)}"]\n[Black "{_pgn_value(black)}"]\n[Result "{result}"]\n\n'
-                f"{result}\n"
+                f'[Event "{_pgn_value(r.match)}"]\n[Site "Dudo Arena"]\n[Date "????.??.??"]\n'
+                f'[Round "{_pgn_value(r.variant)}"]\n[White "{_pgn_value(white)}"]\n'
+                f'[Black "{_pgn_value(black)}"]\n[Result "{result}"]\n\n{result}\n'
             )
     return "\n".join(games)

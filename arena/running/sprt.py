@@ -88,6 +88,18 @@ def llr(counts: Sequence[float], elo0: float, elo1: float) -> float:
     return total * sum(p * math.log(b / a) for p, a, b in zip(probs, q0, q1))
 
 
+def llr_normal(n: int, mean: float, var: float, elo0: float, elo1: float) -> float:
+    """The generalized log-likelihood ratio of H1 (elo1) to H0 (elo0) for ``n`` pair
+    scores of any distribution on the line with sample ``mean`` and ``var``: the
+    normal approximation, ``n (mu1 - mu0) (2 mean - mu0 - mu1) / (2 var)``, which
+    the trinomial :func:`llr` approaches as the pairs grow. It is what a pair score
+    less its luck (:mod:`arena.analysis.luck`: no longer 0, 1/2 or 1) is tested with."""
+    if n < 2 or var <= 0:
+        return 0.0
+    mu0, mu1 = score_of_elo(elo0), score_of_elo(elo1)
+    return n * (mu1 - mu0) * (2 * mean - mu0 - mu1) / (2 * var)
+
+
 def elo_estimate(counts: Sequence[float]) -> tuple[float, float, float]:
     """A's Elo over B from the pair scores, with a 95% interval (normal
     approximation to the mean pair score, then the logistic transform)."""
