@@ -218,3 +218,19 @@ def test_the_trained_bot_plays_its_strategy_sandboxed(preset: str, dice: int) ->
         for p in procs:
             p.close()
     assert checked >= 10
+
+
+@pytest.mark.parametrize("preset,over", [("classic", {}), ("neller", {})])
+def test_the_trained_files_of_a_rule_set_read_within_a_turn(preset: str, over: dict[str, object]) -> None:
+    """The bot reads every file of the rules being played on its first covered
+    turn, inside that turn's 1 s of CPU: a third of it here (slack for a loaded machine)."""
+    import time
+
+    from arena.sdk.policy import ROUND_KEYS, SolvedPolicies
+
+    rules = Rules.preset(preset, {**over, "dice": 2})
+    t0 = time.process_time()
+    rounds = SolvedPolicies(str(BOTS / "trained")).rounds(tuple(getattr(rules, k) for k in ROUND_KEYS))
+    cpu = time.process_time() - t0
+    assert (2, 2) in rounds and (1, 1) in rounds
+    assert cpu < 0.33, f"{preset}: {cpu:.2f} s of CPU to read"
