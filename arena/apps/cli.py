@@ -1328,6 +1328,13 @@ def convert_cmd(policy: str, out: str) -> None:
     show_default=True,
     help="lbr: value (dice) of a raise the bot answers with a raise.",
 )
+@click.option(
+    "--depth",
+    type=click.IntRange(1, 2),
+    default=1,
+    show_default=True,
+    help="lbr: 2 values the bot's counter-raise by doubting it (or calza) where that beats --neutral.",
+)
 @click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True, help="Seed of the match seeds.")
 @click.option(
     "--time-ms",
@@ -1362,6 +1369,7 @@ def exploit_cmd(
     hands: int,
     raises: int,
     neutral: float,
+    depth: int,
     seed: int,
     time_ms: int,
     sandbox: str,
@@ -1432,6 +1440,7 @@ def exploit_cmd(
             hands=hands,
             raises=raises,
             neutral=neutral,
+            depth=depth,
             seed=seed,
             time_ms=time_ms,
             preset=preset,
