@@ -234,3 +234,23 @@ def test_the_trained_files_of_a_rule_set_read_within_a_turn(preset: str, over: d
     cpu = time.process_time() - t0
     assert (2, 2) in rounds and (1, 1) in rounds
     assert cpu < 0.33, f"{preset}: {cpu:.2f} s of CPU to read"
+
+
+def test_the_command_trains_resumes_and_writes_the_policy(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from arena.apps.cli import main
+
+    args = ["train", "neller", "--set", "dice=1", "--dir", str(tmp_path / "t"), "--iterations", "20", "--every", "10"]
+    first = CliRunner().invoke(main, args)
+    assert first.exit_code == 0, first.output
+    assert "round 1-1 (perfect recall; exact best response)  it     10" in first.output
+    assert "match: value to the first opener" in first.output
+    policy_bytes = (tmp_path / "t" / "policy.npz").read_bytes()
+    curve = (tmp_path / "t" / "curve.csv").read_text().splitlines()
+    assert curve[0].startswith("round,iterations") and len(curve) == 3
+    again = CliRunner().invoke(main, args)
+    assert again.exit_code == 0 and "round 1-1: resumed from iteration 20" in again.output
+    assert (tmp_path / "t" / "policy.npz").read_bytes() == policy_bytes
+    other = CliRunner().invoke(main, [*args[:-2], "--every", "5"])
+    assert other.exit_code != 0 and "every = 10, not 5" in other.output
