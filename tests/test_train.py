@@ -254,3 +254,43 @@ def test_the_command_trains_resumes_and_writes_the_policy(tmp_path: Path) -> Non
     assert (tmp_path / "t" / "policy.npz").read_bytes() == policy_bytes
     other = CliRunner().invoke(main, [*args[:-2], "--every", "5"])
     assert other.exit_code != 0 and "every = 10, not 5" in other.output
+
+
+@pytest.mark.slow
+def test_ctrl_c_then_the_same_command_gives_the_uninterrupted_bytes(tmp_path: Path) -> None:
+    """A real Ctrl-C (SIGINT) to ``arena train``: it says how to resume and exits
+    130; the same command resumes, and the policy is byte for byte that of a run
+    never interrupted."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    def args(folder: Path) -> list[str]:
+        return [sys.executable, "-m", "arena", "train", "neller", "--set", "dice=1", "--dir", str(folder)] + [
+            "--iterations",
+            "300",
+            "--every",
+            "20",
+            "--out",
+            str(folder / "p.json.gz"),
+        ]
+
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    cut = tmp_path / "cut"
+    proc = subprocess.Popen(args(cut), env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and not (cut / "curve.csv").exists():
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130, err
+    assert "run the same command to resume" in err
+    assert not (cut / "p.json.gz").exists()
+    resumed = subprocess.run(args(cut), env=env, capture_output=True, text=True, timeout=300)
+    assert resumed.returncode == 0, resumed.stderr
+    assert "resumed from iteration" in resumed.stderr
+    whole = subprocess.run(args(tmp_path / "whole"), env=env, capture_output=True, text=True, timeout=300)
+    assert whole.returncode == 0, whole.stderr
+    assert (cut / "p.json.gz").read_bytes() == (tmp_path / "whole" / "p.json.gz").read_bytes()
