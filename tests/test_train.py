@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from arena.engine.records import MatchSpec, derive_seed
-from arena.engine.rules import Rules
+from arena.engine.rules import Bid, Rules
 from arena.match.process import BotProcess, TimeControl
 from arena.match.referee import play_match
 from arena.sandbox import SandboxLimits
@@ -169,7 +169,7 @@ def _support(rules: Rules) -> dict[tuple[int, int], tuple[int, dict[str, dict[st
     return {k: (r, sets) for k, (_, r, sets) in best.items()}
 
 
-@pytest.mark.parametrize("preset,dice", [("classic", 3)])
+@pytest.mark.parametrize("preset,dice", [("neller", 1), ("classic", 3)])
 def test_the_trained_bot_plays_its_strategy_sandboxed(preset: str, dice: int) -> None:
     """A few real matches, the bot in the full sandbox against calza: no fault, and
     every decision it takes is in the support of the trained strategy there."""
@@ -186,7 +186,7 @@ def test_the_trained_bot_plays_its_strategy_sandboxed(preset: str, dice: int) ->
     try:
         for p in procs:
             p.start()
-        for i in range(4):
+        for i in range(12 if dice == 1 else 4):
             spec = MatchSpec(
                 index=i,
                 match=f"m-{i:06d}",
@@ -212,7 +212,7 @@ def test_the_trained_bot_plays_its_strategy_sandboxed(preset: str, dice: int) ->
                         key = policy_key(rnd.dice[me], bids, recall)
                         assert str(act.action) in sets[key], (counts, key, act)
                         checked += 1
-                    if act.action.__class__.__name__ == "Bid":
+                    if isinstance(act.action, Bid):
                         bids.append(act.action)
     finally:
         for p in procs:
