@@ -102,6 +102,12 @@ def test_resume_after_an_interrupt_writes_the_same_bytes(tmp_path: Path) -> None
 
     with pytest.raises(KeyboardInterrupt):
         Trainer(_config(), tmp_path / "cut", stop_after_two).train()
+    snap = Trainer(_config(), tmp_path / "cut")
+    snap.train(snapshot=True)  # the policy at the last checkpoint, without training
+    part = snap.policy(partial=True)["rounds"]["1-1"]
+    assert (part["iterations"], part["ran"]) == (40, 40) and "snapshot" in part["training"]
+    with pytest.raises(SolveError, match="not trained yet"):
+        snap.policy()
     again = Trainer(_config(), tmp_path / "cut")
     again.train()
     assert again.resumed_at == {"1-1": 40}

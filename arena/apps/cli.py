@@ -1188,6 +1188,12 @@ def solve_cmd(
     type=click.Path(dir_okay=False),
     help="Write the policy here at the end (.npz packed for a bot, .json, .json.gz); default DIR/policy.npz.",
 )
+@click.option(
+    "--snapshot",
+    is_flag=True,
+    help="Do not train: write the policy of DIR's last checkpoints now (a round still training at its "
+    "last checkpoint; rounds not reached are left out).",
+)
 @_friendly
 def train_cmd(
     preset: str,
@@ -1199,6 +1205,7 @@ def train_cmd(
     exact_upto: int,
     br_recall: int,
     out: str | None,
+    snapshot: bool,
 ) -> None:
     """Train a two-player strategy for PRESET (with --set overrides) by self-play CFR+ (docs/bots.md).
 
@@ -1233,7 +1240,7 @@ def train_cmd(
 
     trainer = Trainer(cfg, folder, progress)
     try:
-        trainer.train()
+        trainer.train(snapshot=snapshot)
     except KeyboardInterrupt:
         _echo(
             f"interrupted: the last checkpoint is saved in {folder}; run the same command to resume from it",
@@ -1241,9 +1248,9 @@ def train_cmd(
         )
         raise SystemExit(130) from None
     for name, at in trainer.resumed_at.items():
-        _echo(f"round {name}: resumed from iteration {at}", err=True)
+        _echo(f"round {name}: {'snapshot at' if snapshot else 'resumed from'} iteration {at}", err=True)
     target = out or str(Path(folder) / "policy.npz")
-    data = write_trained(trainer, target)
+    data = write_trained(trainer, target, partial=snapshot)
     for name, entry in data["rounds"].items():
         how = f", remembering the last {entry['recall']} bids" if "recall" in entry else ", perfect recall"
         if "ran" in entry:
@@ -1254,8 +1261,13 @@ def train_cmd(
             f"{entry['exploitability']:.6f}{bound} after {entry['iterations']} iterations "
             f"({len(entry['infosets'])} information sets written)"
         )
+    for name, why in data["unsolved"].items():
+        _echo(f"round {name}: {why}")
     bound = " (a lower bound)" if "exploitability_bound" in data else ""
-    _echo(f"match: value to the first opener {data['value']:+.6f}, exploitability {data['exploitability']:.6f}{bound}")
+    if "value" in data:
+        _echo(
+            f"match: value to the first opener {data['value']:+.6f}, exploitability {data['exploitability']:.6f}{bound}"
+        )
     _echo(f"policy: {target}", err=True)
 
 

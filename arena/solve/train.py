@@ -321,10 +321,13 @@ class Trainer:
 
     # -- training --------------------------------------------------------------------
 
-    def train(self) -> None:
-        """Train every round (resuming from the folder's checkpoints)."""
+    def train(self, snapshot: bool = False) -> None:
+        """Train every round (resuming from the folder's checkpoints); with ``snapshot``,
+        only load the rounds the folder has checkpoints of, up to the first it has none of."""
         cfg = self.config
         state = self._load_state()
+        if snapshot and state is None:
+            raise SolveError(f"{self.folder}: no training here to take a snapshot of")
         saved_rounds: dict[str, Any] = state["rounds"] if state else {}
         self.curve = [TrainCheckpoint.from_json(d) for d in state["curve"]] if state else []
         values: dict[tuple[int, int], float] = {}
@@ -353,6 +356,14 @@ class Trainer:
             r.curve = [cp for cp in self.curve if cp.counts == counts]
             if r.kept:
                 r.best = next(cp for cp in r.curve if cp.iterations == r.kept)
+            if snapshot:
+                if r.best is None:
+                    del self.rounds[counts]
+                    break
+                values[counts] = r.best.value
+                br_open[counts] = r.best.br_opener
+                br_other[counts] = r.best.br_other
+                continue
             pays = _br_payoffs(game, counts, br_open, br_other)
             step = cfg.every if cfg.every > 0 else cfg.iterations
             while solver.iterations < cfg.iterations:
@@ -380,9 +391,11 @@ class Trainer:
 
     # -- the policy file -------------------------------------------------------------
 
-    def policy(self, eps: float | None = None) -> dict[str, Any]:
+    def policy(self, eps: float | None = None, partial: bool = False) -> dict[str, Any]:
         """The trained strategy as a policy file's content: each round's kept strategy,
-        pruned, with every figure computed for what is written (rounds chained bottom-up)."""
+        pruned, with every figure computed for what is written (rounds chained bottom-up).
+        With ``partial`` (a snapshot), a round still training is written at its last
+        checkpoint (``ran`` says how far it has run) and rounds not reached are ``unsolved``."""
         cfg = self.config
         eps = policy.PRUNE if eps is None else eps
         values: dict[tuple[int, int], float] = {}
@@ -390,7 +403,7 @@ class Trainer:
         br_other: dict[tuple[int, int], float] = {}
         rounds: dict[str, Any] = {}
         for counts, r in self.rounds.items():
-            if not r.done:
+            if not r.done and not (partial and r.kept):
                 raise SolveError(f"round {counts[0]}-{counts[1]} is not trained yet")
             pays = _br_payoffs(r.game, counts, br_open, br_other)
             solver = AbstractSolver(r.ag, _cont(counts, values))
@@ -412,8 +425,10 @@ class Trainer:
                 entry["exploitability_bound"] = "lower"
                 entry["br_recall"] = self._fine_game(r).recall
             entry["iterations"] = r.kept
-            if r.kept != r.solver.iterations:
+            if r.kept != r.solver.iterations or not r.done:
                 entry["ran"] = r.solver.iterations
+            if not r.done:
+                entry["training"] = f"a snapshot: {r.solver.iterations} of {cfg.iterations} iterations run"
             entry["infosets"] = policy.abstract_infosets(solver, pruned)
             rounds[f"{counts[0]}-{counts[1]}"] = entry
             values[counts], br_open[counts], br_other[counts] = v, b0, b1
@@ -433,18 +448,23 @@ class Trainer:
                 "recall": cfg.recall,
                 "exact_upto": cfg.exact_upto,
             },
-            "value": rounds[top]["value"],
-            "exploitability": rounds[top]["exploitability"],
         }
-        if "exploitability_bound" in rounds[top]:
-            data["exploitability_bound"] = "lower"
+        if top in rounds:
+            data["value"] = rounds[top]["value"]
+            data["exploitability"] = rounds[top]["exploitability"]
+            if "exploitability_bound" in rounds[top]:
+                data["exploitability_bound"] = "lower"
         data["rounds"] = rounds
-        data["unsolved"] = {}
+        data["unsolved"] = {
+            f"{c[0]}-{c[1]}": "not trained yet (a snapshot)"
+            for c in round_states(cfg.rules.dice)
+            if f"{c[0]}-{c[1]}" not in rounds
+        }
         return data
 
 
-def write_trained(trainer: Trainer, out: str | Path) -> dict[str, Any]:
+def write_trained(trainer: Trainer, out: str | Path, partial: bool = False) -> dict[str, Any]:
     """Write the trained policy to ``out`` (``.json``, ``.json.gz`` or packed ``.npz``)."""
-    data = trainer.policy()
+    data = trainer.policy(partial=partial)
     policy.write_policy(out, data)
     return data
