@@ -175,7 +175,7 @@ def _support(rules: Rules) -> dict[tuple[int, int], tuple[int, dict[str, dict[st
     return {k: (r, sets) for k, (_, r, sets) in best.items()}
 
 
-@pytest.mark.parametrize("preset,dice", [("neller", 1), ("classic", 3)])
+@pytest.mark.parametrize("preset,dice", [("neller", 1), ("neller", 2), ("classic", 3)])
 def test_the_trained_bot_plays_its_strategy_sandboxed(preset: str, dice: int) -> None:
     """A few real matches, the bot in the full sandbox against calza: no fault, and
     every decision it takes is in the support of the trained strategy there."""
