@@ -229,17 +229,18 @@ def test_the_trained_bot_plays_its_strategy_sandboxed(preset: str, dice: int) ->
 @pytest.mark.parametrize("preset,over", [("classic", {}), ("neller", {})])
 def test_the_trained_files_of_a_rule_set_read_within_a_turn(preset: str, over: dict[str, object]) -> None:
     """The bot reads every file of the rules being played on its first covered
-    turn, inside that turn's 1 s of CPU: a third of it here (slack for a loaded machine)."""
+    turn, inside that turn's 1 s of CPU: under 0.8 s here (measured 0.40 to 0.54 s
+    for the three classic files, the 3-dice one 16.4 MB, numpy's import included)."""
     import time
 
     from arena.sdk.policy import ROUND_KEYS, SolvedPolicies
 
-    rules = Rules.preset(preset, {**over, "dice": 2})
+    rules = Rules.preset(preset, {**over, "dice": 3})
     t0 = time.process_time()
     rounds = SolvedPolicies(str(BOTS / "trained")).rounds(tuple(getattr(rules, k) for k in ROUND_KEYS))
     cpu = time.process_time() - t0
     assert (2, 2) in rounds and (1, 1) in rounds
-    assert cpu < 0.33, f"{preset}: {cpu:.2f} s of CPU to read"
+    assert cpu < 0.8, f"{preset}: {cpu:.2f} s of CPU to read"
 
 
 def test_the_command_trains_resumes_and_writes_the_policy(tmp_path: Path) -> None:
