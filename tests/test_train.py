@@ -301,3 +301,10 @@ def test_ctrl_c_then_the_same_command_gives_the_uninterrupted_bytes(tmp_path: Pa
     whole = subprocess.run(args(tmp_path / "whole"), env=env, capture_output=True, text=True, timeout=300)
     assert whole.returncode == 0, whole.stderr
     assert (cut / "p.json.gz").read_bytes() == (tmp_path / "whole" / "p.json.gz").read_bytes()
+
+
+def test_a_round_beyond_the_memory_budget_is_refused_before_any_training(tmp_path: Path) -> None:
+    cfg = TrainConfig(Rules.preset("classic", {"dice": 4}), 10, 10, recall=3)
+    with pytest.raises(SolveError, match=r"round 4-4: remembering 3 bids makes 48666 states of 126 x 126 hands"):
+        Trainer(cfg, tmp_path / "t").train()
+    assert not (tmp_path / "t").exists()

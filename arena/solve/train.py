@@ -333,16 +333,20 @@ class Trainer:
         values: dict[tuple[int, int], float] = {}
         br_open: dict[tuple[int, int], float] = {}
         br_other: dict[tuple[int, int], float] = {}
-        for counts in round_states(cfg.rules.dice):
+        built = {}
+        for counts in round_states(cfg.rules.dice):  # every round checked before any is trained
             game = round_game(cfg.rules, counts, tree=False)
             recall = game.n_bids if sum(counts) <= cfg.exact_upto else cfg.recall
             ag = abstract_game(game, recall)
             if _cells(ag) > MAX_STATE_CELLS:
                 raise SolveError(
                     f"round {counts[0]}-{counts[1]}: remembering {recall} bids makes {ag.n_nodes} states of "
-                    f"{len(game.hands[0])} x {len(game.hands[1])} hands, beyond this trainer's memory budget; "
-                    "give a smaller recall (or a smaller exact_upto)"
+                    f"{len(game.hands[0])} x {len(game.hands[1])} hands, beyond this trainer's memory budget "
+                    f"({MAX_STATE_CELLS * 8 / 1e9:.1f} GB of payoff matrices); give a smaller recall (or a smaller "
+                    "exact_upto)"
                 )
+            built[counts] = (game, ag)
+        for counts, (game, ag) in built.items():
             solver = AbstractSolver(ag, _cont(counts, values))
             r = _Round(counts, game, ag, solver)
             self.rounds[counts] = r
