@@ -149,6 +149,13 @@ def test_beyond_the_exact_best_response_a_lower_bound_is_logged(
     assert not short.curve[-1].exact
     data = short.policy()
     assert data["exploitability_bound"] == "lower" and data["rounds"]["1-1"]["br_recall"] == 2
+    # A responder whose finer states would not fit the memory budget remembers as much as the strategy.
+    game = round_game(Rules.preset("neller", {"dice": 1}), (1, 1), tree=False)
+    monkeypatch.setattr(train_module, "MAX_STATE_CELLS", train_module._cells(abstract_game(game, 2)))
+    capped = Trainer(_config(iterations=40, every=40, recall=2, exact_upto=1, br_recall=3), tmp_path / "capped")
+    capped.train()
+    assert capped.policy()["rounds"]["1-1"]["br_recall"] == 2
+    assert "a responder remembering 2 bids" in capped.describe(capped.rounds[(1, 1)])
     assert data["rounds"]["1-1"]["recall"] == 2
 
 

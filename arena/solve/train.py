@@ -291,7 +291,10 @@ class Trainer:
     def _fine_game(self, r: _Round) -> AbstractGame:
         got = self._fine.get(r.counts)
         if got is None:
-            got = self._fine[r.counts] = abstract_game(r.game, max(self.config.responder_recall, r.ag.recall))
+            got = abstract_game(r.game, max(self.config.responder_recall, r.ag.recall))
+            if _cells(got) > MAX_STATE_CELLS:
+                got = r.ag  # the responder's finer states would not fit: it remembers what the strategy does
+            self._fine[r.counts] = got
         return got
 
     def _figures(
@@ -313,9 +316,7 @@ class Trainer:
         exact = _exact_fits(r.game)
         how = "perfect recall" if r.perfect else f"last {r.ag.recall} bids"
         measure = (
-            "exact best response"
-            if exact
-            else f"lower bound: a responder remembering {max(self.config.responder_recall, r.ag.recall)} bids"
+            "exact best response" if exact else f"lower bound: a responder remembering {self._fine_game(r).recall} bids"
         )
         return f"round {r.counts[0]}-{r.counts[1]} ({how}; {measure})"
 
