@@ -1178,6 +1178,135 @@ def solve_cmd(
         _echo(f"curve: {curve}", err=True)
 
 
+@main.command("train")
+@click.argument("preset")
+@click.option("--set", "sets", multiple=True, metavar="KEY=VALUE", help="Override a rule key (dice=3).")
+@click.option(
+    "--dir",
+    "folder",
+    required=True,
+    type=click.Path(file_okay=False),
+    help="Training folder: checkpoints, the curve; run the same command again to resume.",
+)
+@click.option("--iterations", type=click.IntRange(1), default=500, show_default=True, help="Iterations per round.")
+@click.option(
+    "--every",
+    type=click.IntRange(1),
+    default=100,
+    show_default=True,
+    help="Checkpoint (save, measure the exploitability) every this many iterations.",
+)
+@click.option(
+    "--recall",
+    type=click.IntRange(1),
+    default=4,
+    show_default=True,
+    help="Bids remembered in rounds with more than --exact-upto dice in play.",
+)
+@click.option(
+    "--exact-upto",
+    "exact_upto",
+    type=click.IntRange(1),
+    default=2,
+    show_default=True,
+    help="Rounds with at most this many dice in play are trained with perfect recall (1: none).",
+)
+@click.option(
+    "--br-recall",
+    "br_recall",
+    type=click.IntRange(0),
+    default=0,
+    show_default=True,
+    help="Where the exact best response does not fit: the bids the lower-bound responder remembers (0: recall + 1).",
+)
+@click.option(
+    "--out",
+    type=click.Path(dir_okay=False),
+    help="Write the policy here at the end (.npz packed for a bot, .json, .json.gz); default DIR/policy.npz.",
+)
+@click.option(
+    "--snapshot",
+    is_flag=True,
+    help="Do not train: write the policy of DIR's last checkpoints now (a round still training at its "
+    "last checkpoint; rounds not reached are left out).",
+)
+@_friendly
+def train_cmd(
+    preset: str,
+    sets: tuple[str, ...],
+    folder: str,
+    iterations: int,
+    every: int,
+    recall: int,
+    exact_upto: int,
+    br_recall: int,
+    out: str | None,
+    snapshot: bool,
+) -> None:
+    """Train a two-player strategy for PRESET (with --set overrides) by self-play CFR+ (docs/bots.md).
+
+    Round by round, fewest dice first, with checkpoints in DIR: Ctrl-C, then
+    the same command resumes (the result is the same bytes). The exploitability
+    is logged at each checkpoint: exact where the best response fits, else a
+    lower bound. The same settings give the same policy file.
+    """
+    from pathlib import Path
+
+    from arena.engine.rules import Rules, parse_sets
+    from arena.solve.train import TrainCheckpoint, TrainConfig, Trainer, write_trained
+
+    rules = Rules.preset(preset, parse_sets(sets))
+    cfg = TrainConfig(rules, iterations, every, recall, exact_upto, br_recall)
+    curve = Path(folder) / "curve.csv"
+
+    def progress(cp: TrainCheckpoint, what: str) -> None:
+        rate = cp.iterations / cp.seconds if cp.seconds else 0.0
+        bound = "" if cp.exact else " (lower bound)"
+        _echo(
+            f"{what}  it {cp.iterations:>6}  {cp.seconds:8.1f} s  ({rate:6.2f} it/s)  "
+            f"value {cp.value:+.6f}  exploitability {cp.exploitability:.6f}{bound}"
+        )
+        rows = ["round,iterations,seconds,value,br_opener,br_other,exploitability,exact"]
+        for c in trainer.curve:
+            rows.append(
+                f"{c.counts[0]}-{c.counts[1]},{c.iterations},{c.seconds:.3f},{c.value:.9f},"
+                f"{c.br_opener:.9f},{c.br_other:.9f},{c.exploitability:.9f},{int(c.exact)}"
+            )
+        curve.write_text("\n".join(rows) + "\n")
+
+    trainer = Trainer(cfg, folder, progress)
+    try:
+        trainer.train(snapshot=snapshot)
+    except KeyboardInterrupt:
+        _echo(
+            f"interrupted: the last checkpoint is saved in {folder}; run the same command to resume from it",
+            err=True,
+        )
+        raise SystemExit(130) from None
+    for name, at in trainer.resumed_at.items():
+        _echo(f"round {name}: {'snapshot at' if snapshot else 'resumed from'} iteration {at}", err=True)
+    target = out or str(Path(folder) / "policy.npz")
+    data = write_trained(trainer, target, partial=snapshot)
+    for name, entry in data["rounds"].items():
+        how = f", remembering the last {entry['recall']} bids" if "recall" in entry else ", perfect recall"
+        if "ran" in entry:
+            how += f"; kept the least exploitable checkpoint of {entry['ran']} iterations"
+        bound = " (a lower bound)" if "exploitability_bound" in entry else ""
+        _echo(
+            f"round {name} (opener's dice - other's{how}): value {entry['value']:+.6f}, exploitability "
+            f"{entry['exploitability']:.6f}{bound} after {entry['iterations']} iterations "
+            f"({len(entry['infosets'])} information sets written)"
+        )
+    for name, why in data["unsolved"].items():
+        _echo(f"round {name}: {why}")
+    bound = " (a lower bound)" if "exploitability_bound" in data else ""
+    if "value" in data:
+        _echo(
+            f"match: value to the first opener {data['value']:+.6f}, exploitability {data['exploitability']:.6f}{bound}"
+        )
+    _echo(f"policy: {target}", err=True)
+
+
 @main.command("convert")
 @click.argument("policy", type=click.Path(exists=True, dir_okay=False))
 @click.argument("out", type=click.Path(dir_okay=False))
@@ -1247,6 +1376,13 @@ def convert_cmd(policy: str, out: str) -> None:
     show_default=True,
     help="lbr: value (dice) of a raise the bot answers with a raise.",
 )
+@click.option(
+    "--depth",
+    type=click.IntRange(1, 2),
+    default=1,
+    show_default=True,
+    help="lbr: 2 values the bot's counter-raise by doubting it (or calza) where that beats --neutral.",
+)
 @click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True, help="Seed of the match seeds.")
 @click.option(
     "--time-ms",
@@ -1281,6 +1417,7 @@ def exploit_cmd(
     hands: int,
     raises: int,
     neutral: float,
+    depth: int,
     seed: int,
     time_ms: int,
     sandbox: str,
@@ -1351,6 +1488,7 @@ def exploit_cmd(
             hands=hands,
             raises=raises,
             neutral=neutral,
+            depth=depth,
             seed=seed,
             time_ms=time_ms,
             preset=preset,
