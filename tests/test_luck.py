@@ -177,7 +177,7 @@ def test_arena_ratings_luck_prints_the_reduced_head_to_head(tmp_path: Path) -> N
     assert refused.exit_code != 0 and "--luck prints a text table" in refused.output
 
 
-# The table model and the regression estimator (issue 39).
+# The table model and the regression estimator.
 
 
 @pytest.mark.parametrize("wild", [True, False])
