@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import re
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -278,7 +279,7 @@ def test_the_memory_bot_never_predicts_a_hand(tmp_path: Path, case: str) -> None
 
 
 RELAY = ROOT / "tests" / "bots" / "relay.py"
-_RELAY_CHANNELS = ("file", "abstract-socket", "udp", "sysv-shm")
+_RELAY_CHANNELS = ("file", "abstract-socket", "udp", "sysv-shm", "survivor", "posix-mq", "signal")
 
 
 def _clear_relay_leftovers() -> None:
@@ -292,6 +293,12 @@ def _clear_relay_leftovers() -> None:
     seg = libc.shmget(0x0D7D0, 0, 0)
     if seg >= 0:
         libc.shmctl(seg, 0, None)  # IPC_RMID
+    libc.mq_unlink(b"/dudo-relay")
+    with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM) as s:
+        try:
+            s.sendto(b"quit", "\0dudo-relay-survivor")  # the relay that outlived the bot
+        except OSError:
+            pass
 
 
 def _relay_plays(limits: SandboxLimits) -> str:
@@ -332,6 +339,9 @@ def test_the_relay_bot_passes_a_deal_between_unsandboxed_processes() -> None:
 def test_the_relay_bot_passes_nothing_between_sandboxed_processes() -> None:
     tail = _relay_plays(LIMITS)
     assert not re.search(r"^(RECEIVED|HIT|CORRECT|SIBLING) ", tail, re.M), tail
+    # What it holds beyond stdin, stdout and stderr: the protocol's own copy of its pipe, nothing else.
+    fds = re.findall(r"^FD (\d+) (.*)$", tail, re.M)
+    assert len(fds) == 1 and fds[0][1].startswith("pipe:"), fds
     summary = re.findall(r"^SUMMARY .*$", tail, re.M)
     assert summary, tail  # the attack ran ...
     counts = {k: int(v) for k, v in (kv.split("=") for kv in summary[-1].split()[1:])}
