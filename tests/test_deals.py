@@ -29,6 +29,8 @@ from arena.running.backends.local import spread_batches
 from arena.running.schedule import build_schedule
 from arena.running.worker import Worker
 from arena.sandbox import SandboxLimits
+from arena.sandbox.zygote import Zygote
+from arena.sandbox.zygote import unavailable as no_zygote
 
 ROOT = Path(__file__).resolve().parent.parent
 MEMORY = ROOT / "tests" / "bots" / "memory.py"
@@ -115,7 +117,7 @@ class _Idle:
 
     alive = True
 
-    def __init__(self, *args: object) -> None:
+    def __init__(self, *args: object, **kwargs: object) -> None:
         pass
 
     def launch(self) -> None:
@@ -301,13 +303,14 @@ def _clear_relay_leftovers() -> None:
             pass
 
 
-def _relay_plays(limits: SandboxLimits) -> str:
+def _relay_plays(limits: SandboxLimits, zygote: Zygote | None = None) -> str:
     """Two processes of the relay bot play the same deal one after the other
-    (as two variants of one table would); what the second wrote to stderr."""
+    (as two variants of one table would); what the second wrote to stderr.
+    With ``zygote``, every process is forked from it (as a worker's are)."""
     relay = load_bot(RELAY)
     others = [load_bot(ROOT / "bots" / f"{n}.py") for n in ("probabilistic", "cautious", "calza")]
-    first, second = BotProcess(relay, limits, FAST), BotProcess(relay, limits, FAST)
-    rest = [BotProcess(s, limits, FAST) for s in others]
+    first, second = BotProcess(relay, limits, FAST, zygote=zygote), BotProcess(relay, limits, FAST, zygote=zygote)
+    rest = [BotProcess(s, limits, FAST, zygote=zygote) for s in others]
     names = ["relay", "probabilistic", "cautious", "calza"]
     try:
         for p in [first, second, *rest]:
@@ -336,8 +339,21 @@ def test_the_relay_bot_passes_a_deal_between_unsandboxed_processes() -> None:
     assert "SIBLING" in tail
 
 
-def test_the_relay_bot_passes_nothing_between_sandboxed_processes() -> None:
-    tail = _relay_plays(LIMITS)
+@pytest.mark.parametrize("forked", [False, True], ids=["started", "forked"])
+def test_the_relay_bot_passes_nothing_between_sandboxed_processes(forked: bool) -> None:
+    """Started anew, or forked from one warm zygote (where the machine allows
+    it): every process of the bot is on its own."""
+    if forked and no_zygote() is not None:
+        pytest.skip(f"no zygote here: {no_zygote()}")
+    zygote = Zygote() if forked else None
+    try:
+        tail = _relay_plays(LIMITS, zygote)
+        if zygote is not None:
+            zygote.collect(0.1)
+            assert len(zygote.pids) == 5  # every process of both plays was forked
+    finally:
+        if zygote is not None:
+            zygote.close()
     assert not re.search(r"^(RECEIVED|HIT|CORRECT|SIBLING) ", tail, re.M), tail
     # What it holds beyond stdin, stdout and stderr: the protocol's own copy of its pipe, nothing else.
     fds = re.findall(r"^FD (\d+) (.*)$", tail, re.M)
