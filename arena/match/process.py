@@ -255,9 +255,20 @@ class BotProcess:
                 box.quotas_inside(),
                 theirs,
             )
-        finally:
-            for fd in theirs:
-                os.close(fd)
+        except OSError:
+            # The zygote is gone (it is started again for the next bot): this
+            # one starts anew, in a sandbox of its own as ever; not the bot's fault.
+            for a, b in pipes:
+                os.close(a)
+                os.close(b)
+            box.kill_all()
+            holder.wait()
+            box.cleanup()
+            self._box, self._zygote, self.pid = None, None, None
+            self.launch()
+            return
+        for fd in theirs:  # the bot's ends: the zygote has its own copies
+            os.close(fd)
         self._proc = ForkedBot(holder, zygote, rid, pipes[0][1], pipes[1][0], pipes[2][0])
         self._in, self._out, self._err = pipes[0][1], pipes[1][0], pipes[2][0]
         for fd in (self._in, self._out, self._err):

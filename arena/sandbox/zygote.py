@@ -349,7 +349,11 @@ class Zygote:
             "outside": outside,
             "inside": quotas,
         }
-        sock.sendmsg([json.dumps(req).encode()], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", fds))])
+        try:
+            sock.sendmsg([json.dumps(req).encode()], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", fds))])
+        except OSError:
+            self.close()  # gone: the next request starts another
+            raise
         return self._serial
 
     def collect(self, timeout: float = 0.0) -> None:
