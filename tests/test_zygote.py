@@ -66,7 +66,7 @@ def test_a_forked_bot_is_confined_as_a_started_one(zygote: Zygote) -> None:
         # No namespace of the sandbox's init is joined: no capability to do it.
         assert all(v != "joined" for v in report["setns"].values()), report  # type: ignore[union-attr]
     # The same view of the world: the same files, folder, environment and user.
-    for key in ("cwd", "env", "tmp"):
+    for key in ("cwd", "env", "tmp", "cgroup"):
         assert forked[key] == started[key], key
     assert forked["status"]["Uid"] == started["status"]["Uid"]  # type: ignore[index]
     # Its PID namespace: the sandbox's init, the holder and itself, nothing else.

@@ -354,6 +354,8 @@ class Sandbox:
         if self._pid is not None and self.limits.mode != "off":
             if self.mech.bwrap:
                 wrappers = {self._pid, *procfs.children(self._pid)}
+                if self.holder:  # and the holder under the init (the bot forked in is no child of theirs)
+                    wrappers |= {c for w in list(wrappers) for c in procfs.children(w)}
             elif self.mech.unshare:
                 wrappers = {self._pid}
         self.cgroups.settle(wrappers)

@@ -15,11 +15,12 @@ start is its interpreter importing the host, the SDK and numpy (docs/performance
   view, the masked /proc, the cgroups), whose only process is a holder
   (``sleep``) and sends the zygote a request over a unix socket, with the
   bot's three pipe ends attached (``SCM_RIGHTS``).
-- The zygote forks a child, which joins the sandbox's cgroups and rlimits
-  (as :meth:`Sandbox.preexec` does), then each of the holder's namespaces
-  (user first, then mount, IPC, network, UTS, cgroup and PID), and forks the
-  bot's process inside the PID namespace. That process takes its pipes as
-  0, 1 and 2, closes every other descriptor, starts a session of its own,
+- The zygote forks a child, which takes the sandbox's rlimits (as
+  :meth:`Sandbox.preexec` sets them), joins the holder's namespaces (user
+  first, then mount, IPC, network, UTS and PID), and forks the bot's process
+  inside the PID namespace. That process joins the bot's cgroups (the
+  ``cgroup.procs`` files its parent opened on the host) and then the cgroup
+  namespace, takes its pipes as 0, 1 and 2, closes every other descriptor, starts a session of its own,
   drops every capability (bounding set included, so an ``exec`` gains none),
   sets ``no_new_privs``, loads the same system-call filter as bubblewrap
   would, and only then imports the bot (:func:`arena.protocol.host.main`).
@@ -157,30 +158,35 @@ def _child(req: dict[str, object], fds: list[int], filt: bytes, report: socket.s
     status = 0x7F00  # "could not start": exit status 127
     try:
         libc = _libc()
-        for path in req["procs"]:  # type: ignore[attr-defined]
-            fd = os.open(str(path), os.O_WRONLY)
-            try:
-                os.write(fd, b"0")
-            finally:
-                os.close(fd)
+        # Opened here, on the host; written by the bot's process itself, which
+        # so joins its cgroups before anything else: this child stays out of
+        # them (it only waits, and would be frozen and thawed at every turn).
+        procs = [os.open(str(path), os.O_WRONLY) for path in req["procs"]]  # type: ignore[attr-defined]
         for res, soft, hard in req["outside"]:  # type: ignore[attr-defined]
             resource.setrlimit(int(res), (int(soft), int(hard)))
         holder = int(req["holder"])  # type: ignore[call-overload]
         nsfds = [(name, os.open(f"/proc/{holder}/ns/{name}", os.O_RDONLY)) for name, _ in NAMESPACES]
+        cgroup_ns = -1
         for (name, fd), (_, flag) in zip(nsfds, NAMESPACES, strict=True):
+            if name == "cgroup":
+                cgroup_ns = fd  # joined by the bot's process once it is in its cgroups
+                continue
             _check(libc.setns(fd, flag), f"setns {name}")
             os.close(fd)
         pid = os.fork()
         if pid == 0:
             try:
                 report.close()
+                for fd in procs:
+                    os.write(fd, b"0")  # into the bot's cgroups ("0": the writer)
+                _check(libc.setns(cgroup_ns, NAMESPACES[5][1]), "setns cgroup")
                 _bot(req, fds, filt, libc)
             except BaseException as exc:  # noqa: BLE001 - said on the bot's stderr, then exit 127
                 try:
                     os.write(fds[2], f"arena zygote: could not confine the bot: {exc}\n".encode())
                 finally:
                     os._exit(127)
-        for fd in fds:
+        for fd in [*fds, *procs, cgroup_ns]:
             os.close(fd)
         report.sendall(json.dumps({"id": req["id"], "pid": pid}).encode() + b"\n")
         _, status = os.waitpid(pid, 0)

@@ -5,7 +5,7 @@ test can compare a bot forked from the zygote with one started anew.
 its filter count, its uid, the descriptors it holds beyond 0, 1, 2 (and their
 targets), the pids its ``/proc`` shows, its session and process group against
 its own pid, its working folder, the environment's names, and what ``/tmp``
-holds. It also tries ``setns`` back into namespaces through
+holds, and its cgroups as its cgroup namespace shows them. It also tries ``setns`` back into namespaces through
 ``/proc/1/ns/*`` (the sandbox's own init: a way out would be to join a
 namespace of its parent) and says what the kernel answered. Plays like
 ``random`` otherwise.
@@ -64,6 +64,7 @@ REPORT = {
     "env": sorted(os.environ),
     "tmp": sorted(os.listdir("/tmp")),
     "setns": _setns(),
+    "cgroup": open("/proc/self/cgroup").read().split(),  # relative to its cgroup namespace: its own cgroup
 }
 print("CONFINED " + json.dumps(REPORT, sort_keys=True), file=sys.stderr, flush=True)
 
