@@ -21,6 +21,13 @@ set sizes, PSS, of every process under this one: workers, sandboxes, bots;
 sampled every 0.2 s) and the most bot sandboxes alive at once; and the median
 of the per-trial ratios of paired to unpaired matches/s.
 
+``--profile``: where the workers' time goes, per arrangement (the first
+trial's): the seconds they spent in each step of a bot process's life
+(``launch``: its sandbox made; ``boot``: a forked bot's fork asked for;
+``start``: the handshake; ``request``: its turns; ``close``), summed over the
+workers, each step's calls counted (``BotProcess`` methods wrapped in the
+workers, which the pool forks from this process; not with compiled modules).
+
 ``--compare-fresh``: each trial also plays both arrangements with every bot
 process started anew (``ARENA_NO_ZYGOTE``: no zygote, arena/sandbox/zygote.py),
 interleaved with the others, so the two ways of starting a Python bot are
@@ -115,6 +122,40 @@ class MemoryPeak:
             self.peak_boxes = max(self.peak_boxes, boxes)
 
 
+_STEPS = ("launch", "boot", "start", "request", "close")
+
+
+def profile_steps(folder: Path) -> None:
+    """Wrap :class:`BotProcess`'s steps so that each worker appends, per call,
+    the step and its wall time to a file of its own in ``folder``."""
+    from arena.match.process import BotProcess
+
+    for name in _STEPS:
+        step = getattr(BotProcess, name)
+
+        def timed(self: object, *a: object, _step: object = step, _name: str = name, **k: object) -> object:
+            t0 = time.perf_counter()
+            try:
+                return _step(self, *a, **k)  # type: ignore[operator]
+            finally:
+                with open(folder / str(os.getpid()), "a") as f:
+                    f.write(f"{_name} {time.perf_counter() - t0:.6f}\n")
+
+        setattr(BotProcess, name, timed)
+
+
+def read_steps(folder: Path) -> dict[str, tuple[int, float]]:
+    """(calls, seconds) per step over every worker's file; the files are then removed."""
+    out = dict.fromkeys(_STEPS, (0, 0.0))
+    for path in folder.iterdir():
+        for line in path.read_text().splitlines():
+            name, secs = line.split()
+            n, total = out[name]
+            out[name] = (n + 1, total + float(secs))
+        path.unlink()
+    return out
+
+
 def timed_run(
     config: str,
     out: Path,
@@ -148,6 +189,7 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=2026)
     ap.add_argument("--write", help="update the '## Paired play' section of this markdown file")
     ap.add_argument("--compare-fresh", action="store_true", help="also every bot process started anew, interleaved")
+    ap.add_argument("--profile", action="store_true", help="the workers' seconds in each step of a bot process")
     args = ap.parse_args()
     os.chdir(ROOT)
     cores = len(os.sched_getaffinity(0))
@@ -164,7 +206,11 @@ def main() -> None:
         (m, k): [] for m in modes for k in ("paired", "single")
     }
     ratios: dict[str, list[float]] = {m: [] for m in modes}
+    steps: dict[tuple[str, str], dict[str, tuple[int, float]]] = {}
     with tempfile.TemporaryDirectory() as tmp:
+        if args.profile:
+            (Path(tmp) / "steps").mkdir()
+            profile_steps(Path(tmp) / "steps")
         for t in range(args.trials):
             order = [(m, k) for m in modes for k in ("paired", "single")]
             shift = t % len(order)
@@ -182,6 +228,9 @@ def main() -> None:
                     fresh=mode == "fresh",
                 )
                 runs[mode, kind].append(got[mode, kind])
+                if args.profile:
+                    taken = read_steps(Path(tmp) / "steps")
+                    steps.setdefault((mode, kind), taken)  # the first trial's
             for mode in modes:
                 (wp, np_, mp), (ws, ns, ms) = got[mode, "paired"], got[mode, "single"]
                 ratios[mode].append((np_ / wp) / (ns / ws))
@@ -204,6 +253,7 @@ def main() -> None:
         + (f" --workers {args.workers}" if args.workers else "")
         + (f" --variants {args.variants}" if args.variants else "")
         + (" --compare-fresh" if args.compare_fresh else "")
+        + (" --profile" if args.profile else "")
     )
     lines = [
         "## Paired play",
@@ -230,6 +280,16 @@ def main() -> None:
             "Target: 0.8 or more.",
             "",
         ]
+    if steps:
+        lines += [
+            "Seconds the workers spent in each step of a bot process's life (first trial; calls in brackets):",
+            "",
+            "| step | " + " | ".join(f"{m}, {k}" for m, k in steps) + " |",
+            "|---|" + "---|" * len(steps),
+        ]
+        for name in _STEPS:
+            lines.append(f"| {name} | " + " | ".join(f"{v[name][1]:.1f} ({v[name][0]})" for v in steps.values()) + " |")
+        lines.append("")
     text = "\n".join(lines)
     print(text)
     if args.write:

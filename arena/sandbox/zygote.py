@@ -231,9 +231,13 @@ def serve(sock: socket.socket) -> int:
         try:
             got = _receive(sock)
         except OSError:
-            return 0
-        if got is None:
-            return 0
+            got = None
+        if got is None:  # the worker is done: wait for the children (their bots were killed first)
+            try:
+                while True:
+                    os.wait()
+            except ChildProcessError:
+                return 0
         req, fds = got
         try:
             while os.waitpid(-1, os.WNOHANG)[0] > 0:
@@ -386,13 +390,20 @@ class Zygote:
             wait = 0.0
 
     def close(self) -> None:
+        """End the zygote: it waits for its children (so that their time is
+        counted as its own) and exits; killed if it has not within a second."""
+        import subprocess
+
         if self._sock is not None:
             self._sock.close()
             self._sock = None
         proc = self._proc
         if proc is not None:
-            proc.kill()  # type: ignore[attr-defined]
-            proc.wait()  # type: ignore[attr-defined]
+            try:
+                proc.wait(1.0)  # type: ignore[attr-defined]
+            except subprocess.TimeoutExpired:
+                proc.kill()  # type: ignore[attr-defined]
+                proc.wait()  # type: ignore[attr-defined]
             self._proc = None
 
 
