@@ -371,6 +371,8 @@ class BotProcess:
                     proc.wait(self.time.grace_ms / 1000)
                 except subprocess.TimeoutExpired:
                     pass
+            if isinstance(proc, ForkedBot):
+                proc.release_holder()  # the sandbox ends as a started one does, most often before the kill
         if box is not None:
             box.kill_all()  # first: without cgroups it finds the tree from the live top process
         if self._holder is not None:  # a zygote's sandbox whose bot was never forked

@@ -457,6 +457,18 @@ class ForkedBot:
         assert self.returncode is not None
         return self.returncode
 
+    def release_holder(self) -> None:
+        """End the holder (its stdin closed: its ``read`` returns), and with it
+        the sandbox's init, which kills whatever is left in its PID namespace,
+        as a started bot's sandbox ends when the bot does; briefly waited for."""
+        import subprocess
+
+        try:
+            self.holder.stdin.close()
+            self.holder.wait(0.1)
+        except (OSError, subprocess.TimeoutExpired):
+            pass  # the kill that follows ends it
+
     def reap(self) -> None:
         """The holder, once its sandbox has been emptied."""
         self.holder.wait()
