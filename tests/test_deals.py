@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import re
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -28,6 +29,8 @@ from arena.running.backends.local import spread_batches
 from arena.running.schedule import build_schedule
 from arena.running.worker import Worker
 from arena.sandbox import SandboxLimits
+from arena.sandbox.zygote import Zygote
+from arena.sandbox.zygote import unavailable as no_zygote
 
 ROOT = Path(__file__).resolve().parent.parent
 MEMORY = ROOT / "tests" / "bots" / "memory.py"
@@ -114,7 +117,7 @@ class _Idle:
 
     alive = True
 
-    def __init__(self, *args: object) -> None:
+    def __init__(self, *args: object, **kwargs: object) -> None:
         pass
 
     def launch(self) -> None:
@@ -278,7 +281,7 @@ def test_the_memory_bot_never_predicts_a_hand(tmp_path: Path, case: str) -> None
 
 
 RELAY = ROOT / "tests" / "bots" / "relay.py"
-_RELAY_CHANNELS = ("file", "abstract-socket", "udp", "sysv-shm")
+_RELAY_CHANNELS = ("file", "abstract-socket", "udp", "sysv-shm", "survivor", "posix-mq", "signal")
 
 
 def _clear_relay_leftovers() -> None:
@@ -292,15 +295,22 @@ def _clear_relay_leftovers() -> None:
     seg = libc.shmget(0x0D7D0, 0, 0)
     if seg >= 0:
         libc.shmctl(seg, 0, None)  # IPC_RMID
+    libc.mq_unlink(b"/dudo-relay")
+    with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM) as s:
+        try:
+            s.sendto(b"quit", "\0dudo-relay-survivor")  # the relay that outlived the bot
+        except OSError:
+            pass
 
 
-def _relay_plays(limits: SandboxLimits) -> str:
+def _relay_plays(limits: SandboxLimits, zygote: Zygote | None = None) -> str:
     """Two processes of the relay bot play the same deal one after the other
-    (as two variants of one table would); what the second wrote to stderr."""
+    (as two variants of one table would); what the second wrote to stderr.
+    With ``zygote``, every process is forked from it (as a worker's are)."""
     relay = load_bot(RELAY)
     others = [load_bot(ROOT / "bots" / f"{n}.py") for n in ("probabilistic", "cautious", "calza")]
-    first, second = BotProcess(relay, limits, FAST), BotProcess(relay, limits, FAST)
-    rest = [BotProcess(s, limits, FAST) for s in others]
+    first, second = BotProcess(relay, limits, FAST, zygote=zygote), BotProcess(relay, limits, FAST, zygote=zygote)
+    rest = [BotProcess(s, limits, FAST, zygote=zygote) for s in others]
     names = ["relay", "probabilistic", "cautious", "calza"]
     try:
         for p in [first, second, *rest]:
@@ -329,9 +339,25 @@ def test_the_relay_bot_passes_a_deal_between_unsandboxed_processes() -> None:
     assert "SIBLING" in tail
 
 
-def test_the_relay_bot_passes_nothing_between_sandboxed_processes() -> None:
-    tail = _relay_plays(LIMITS)
+@pytest.mark.parametrize("forked", [False, True], ids=["started", "forked"])
+def test_the_relay_bot_passes_nothing_between_sandboxed_processes(forked: bool) -> None:
+    """Started anew, or forked from one warm zygote (where the machine allows
+    it): every process of the bot is on its own."""
+    if forked and no_zygote() is not None:
+        pytest.skip(f"no zygote here: {no_zygote()}")
+    zygote = Zygote() if forked else None
+    try:
+        tail = _relay_plays(LIMITS, zygote)
+        if zygote is not None:
+            zygote.collect(0.1)
+            assert len(zygote.pids) == 5  # every process of both plays was forked
+    finally:
+        if zygote is not None:
+            zygote.close()
     assert not re.search(r"^(RECEIVED|HIT|CORRECT|SIBLING) ", tail, re.M), tail
+    # What it holds beyond stdin, stdout and stderr: the protocol's own copy of its pipe, nothing else.
+    fds = re.findall(r"^FD (\d+) (.*)$", tail, re.M)
+    assert len(fds) == 1 and fds[0][1].startswith("pipe:"), fds
     summary = re.findall(r"^SUMMARY .*$", tail, re.M)
     assert summary, tail  # the attack ran ...
     counts = {k: int(v) for k, v in (kv.split("=") for kv in summary[-1].split()[1:])}

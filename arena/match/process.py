@@ -32,6 +32,7 @@ import subprocess
 import time as _time
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from mypy_extensions import mypyc_attr
 
@@ -44,6 +45,8 @@ from arena.protocol.parse import RawMessage, parse_ready
 from arena.protocol.wire import MAX_LINE, clip, decode, encode
 from arena.sandbox import Sandbox, SandboxLimits
 from arena.sandbox.cgroups import StallSample
+from arena.sandbox.mounts import WORK
+from arena.sandbox.zygote import ForkedBot, Zygote
 
 __all__ = ["TimeControl", "BotProcess"]
 
@@ -111,13 +114,18 @@ class BotProcess:
         time: TimeControl = TimeControl(),
         *,
         log: Callable[[str], None] | None = None,
+        zygote: Zygote | None = None,
     ) -> None:
         self.spec = spec
         self.limits = limits
         self.time = time
         self.pid: int | None = None
         self._log = log
-        self._proc: subprocess.Popen[bytes] | None = None
+        # Where a Python bot's process comes from: forked by the worker's zygote
+        # into a sandbox made for it (arena.sandbox.zygote), or started anew.
+        self._zygote = zygote if spec.kind == "python" and limits.mode != "off" else None
+        self._proc: Any = None  # a subprocess.Popen, or a ForkedBot (the same calls)
+        self._holder: subprocess.Popen[bytes] | None = None  # a zygote's sandbox, its bot not yet forked
         self._box: Sandbox | None = None
         self._in = self._out = self._err = -1
         self._poll = select.poll()
@@ -156,11 +164,15 @@ class BotProcess:
         interpreter starting). ``hello_ms`` counts from :meth:`start`, not from
         here: the caller runs the handshakes one after another, and a bot
         slow to answer must not use up the time of the bots after it."""
-        if self._proc is not None:
+        if self._proc is not None or self._holder is not None:
             raise BotCrashed(f"bot {self.spec.name}: launch() called twice; make a new BotProcess")
         box = self._box = Sandbox(self.spec, self.limits)
+        box.holder = self._zygote is not None
         argv, env, cwd = box.command()
         self._charge_tree = self.limits.mode != "off" and not box.cgroups.has("cpu")  # (made by command())
+        if self._zygote is not None:
+            self._launch_forked(box, argv, env, cwd)
+            return
         try:
             proc = subprocess.Popen(
                 argv,
@@ -189,14 +201,94 @@ class BotProcess:
         self._poll.register(self._out, _IN)
         self._poll.register(self._err, _IN)
 
+    def _launch_forked(self, box: Sandbox, argv: list[str], env: dict[str, str], cwd: str) -> None:
+        """The sandbox with a holder as its only process; :meth:`boot` then has
+        the bot forked into it by the zygote (arena.sandbox.zygote), confined as
+        a started bot is."""
+        try:
+            holder = subprocess.Popen(
+                argv,
+                stdin=subprocess.PIPE,  # never written: the holder waits on it
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                env=env,
+                cwd=cwd,
+                close_fds=True,
+                pass_fds=box.pass_fds,
+                start_new_session=box.new_session,
+                process_group=None if box.new_session else 0,
+                preexec_fn=box.preexec(),
+            )
+        except (OSError, subprocess.SubprocessError) as exc:
+            box.cleanup()
+            raise BotCrashed(f"bot {self.spec.name}: could not start its sandbox: {exc}") from None
+        box.started(holder.pid)
+        self._holder = holder
+        self.pid = holder.pid
+
+    def boot(self) -> None:
+        """For a bot forked from the zygote: once its sandbox is up, ask for the
+        fork (no-op otherwise, and after the first call). A caller that launched
+        several bots boots them all before the first handshake, so that their
+        sandboxes come up at the same time."""
+        holder, zygote, box = self._holder, self._zygote, self._box
+        if holder is None or zygote is None or box is None:
+            return
+        self._holder = None
+        inside = box.holder_pid(holder.pid, self.time.hello_ms / 1000)
+        if inside is None:
+            holder.kill()
+            holder.wait()
+            raise BotCrashed(
+                f"bot {self.spec.name}: its sandbox did not come up within hello_ms {self.time.hello_ms} ms"
+            )
+        pipes = [os.pipe() for _ in range(3)]
+        theirs = (pipes[0][0], pipes[1][1], pipes[2][1])
+        try:
+            rid = zygote.fork(
+                inside,
+                str(self.spec.path),
+                box.env(WORK),
+                WORK,
+                box.cgroups.procs_files(),
+                box.rlimits(),
+                box.quotas_inside(),
+                theirs,
+            )
+        except OSError:
+            # The zygote is gone (it is started again for the next bot): this
+            # one starts anew, in a sandbox of its own as ever; not the bot's fault.
+            for a, b in pipes:
+                os.close(a)
+                os.close(b)
+            box.kill_all()
+            holder.wait()
+            box.cleanup()
+            self._box, self._zygote, self.pid = None, None, None
+            self.launch()
+            return
+        for fd in theirs:  # the bot's ends: the zygote has its own copies
+            os.close(fd)
+        self._proc = ForkedBot(holder, zygote, rid, pipes[0][1], pipes[1][0], pipes[2][0])
+        self._in, self._out, self._err = pipes[0][1], pipes[1][0], pipes[2][0]
+        for fd in (self._in, self._out, self._err):
+            os.set_blocking(fd, False)
+        self._poll.register(self._out, _IN)
+        self._poll.register(self._err, _IN)
+
     def start(self) -> ReadyMessage:
         """Spawn the bot (unless :meth:`launch` did), send hello, wait for ready
         (``hello_ms``); return ready, parsed."""
         if self._started:
             raise BotCrashed(f"bot {self.spec.name}: start() called twice; make a new BotProcess")
         self._started = True
-        if self._proc is None:
+        if self._proc is None and self._holder is None:
             self.launch()
+        try:
+            self.boot()
+        except BotFault:
+            self.close()
+            raise
         box = self._box
         assert box is not None
         deadline = _time.monotonic() + self.time.hello_ms / 1000
@@ -255,7 +347,7 @@ class BotProcess:
                 pass
         if self._proc is not None:
             try:
-                self._proc.stdin.close()  # type: ignore[union-attr]
+                self._proc.stdin.close()
             except OSError:
                 pass
 
@@ -271,7 +363,7 @@ class BotProcess:
         proc, box = self._proc, self._box
         if proc is not None:
             try:
-                proc.stdin.close()  # type: ignore[union-attr]
+                proc.stdin.close()
             except OSError:
                 pass
             if grace:
@@ -279,8 +371,14 @@ class BotProcess:
                     proc.wait(self.time.grace_ms / 1000)
                 except subprocess.TimeoutExpired:
                     pass
+            if isinstance(proc, ForkedBot):
+                proc.release_holder()  # the sandbox ends as a started one does, most often before the kill
         if box is not None:
             box.kill_all()  # first: without cgroups it finds the tree from the live top process
+        if self._holder is not None:  # a zygote's sandbox whose bot was never forked
+            self._holder.kill()
+            self._holder.wait()
+            self._holder = None
         if proc is not None:
             try:
                 os.killpg(proc.pid, signal.SIGKILL)
@@ -288,11 +386,13 @@ class BotProcess:
                 pass
         if proc is not None:
             proc.wait()
+            if isinstance(proc, ForkedBot):
+                proc.reap()
             self._drain_err()  # what it wrote last often says why it failed
             self._err = -1
             for f in (proc.stdout, proc.stderr):
                 try:
-                    f.close()  # type: ignore[union-attr]
+                    f.close()
                 except OSError:
                     pass
         if box is not None:

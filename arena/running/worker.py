@@ -55,6 +55,8 @@ from arena.running.observe import Finished
 from arena.running.tablefiles import RecordTables, record_tables
 from arena.running.tables import Row, parquet_rows
 from arena.sandbox import SandboxLimits
+from arena.sandbox.zygote import Zygote
+from arena.sandbox.zygote import unavailable as no_zygote
 
 StderrChunk = tuple[str, str, str, bytes, int]  # label, match id, note, what was written, bytes not kept
 Entrants = Sequence[tuple[str, BotSpec]]  # (label, bot) of each entrant of a run
@@ -153,6 +155,18 @@ class Worker:
         self._count = 0
         self.started = 0  # processes started over the worker's life (benchmarks/paired_play.py reports it)
         self.replayed: Counter[str] = Counter()  # replays caused by each bot's stalls (MAX_REPLAYS_PER_BOT)
+        # Python bots' processes are forked from a warm interpreter into sandboxes
+        # of their own (arena.sandbox.zygote), where this machine allows it.
+        self.zygote: Zygote | None = (
+            None  # made for the first Python bot to start (BotProcess decides where it applies)
+        )
+        self._zygote_checked = False
+
+    def _process(self, e: int) -> BotProcess:
+        if not self._zygote_checked and self.specs[e].kind == "python":
+            self._zygote_checked = True
+            self.zygote = Zygote() if no_zygote() is None else None
+        return BotProcess(self.specs[e], self.bot_limits[e], self.time, zygote=self.zygote)
 
     def _take(self, out: list[StderrChunk], key: Slot, proc: BotProcess, match: str, note: str = "") -> None:
         data, lost = proc.take_stderr()
@@ -207,7 +221,7 @@ class Worker:
         if proc is not None:  # live, and has not played this deal (_assign)
             return proc
         self.deals[key] = set()
-        proc = self._launched.pop(key, None) or BotProcess(self.specs[key[0]], self.bot_limits[key[0]], self.time)
+        proc = self._launched.pop(key, None) or self._process(key[0])
         self.started += 1
         try:
             proc.start()
@@ -228,13 +242,21 @@ class Worker:
         for key in keys:
             if key in self.procs or key in self._launched:
                 continue
-            fresh = BotProcess(self.specs[key[0]], self.bot_limits[key[0]], self.time)
+            fresh = self._process(key[0])
             try:
                 fresh.launch()
             except BotFault:
                 fresh.close()
                 continue  # _player starts it again, and reports what goes wrong
             self._launched[key] = fresh
+        for key in keys:  # bots forked from the zygote: all their sandboxes are on their way
+            launched = self._launched.get(key)
+            if launched is not None:
+                try:
+                    launched.boot()
+                except BotFault:
+                    launched.close()
+                    del self._launched[key]  # _player starts it again, and reports what goes wrong
 
     def play(self, spec: MatchSpec) -> PlayResult:
         """Play one match; returns ``{"match", "line", "stderr", "worker"}`` or ``{"error", "match"}``.
@@ -336,6 +358,8 @@ class Worker:
         self.deals.clear()
         self._used.clear()
         self._close_launched()
+        if self.zygote is not None:
+            self.zygote.close()
         return out
 
     def _close_launched(self) -> None:
@@ -352,3 +376,5 @@ class Worker:
         self.procs.clear()
         self.deals.clear()
         self._close_launched()
+        if self.zygote is not None:
+            self.zygote.close()

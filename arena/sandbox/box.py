@@ -28,6 +28,10 @@ log = logging.getLogger("arena.sandbox")
 
 _warned: set[str] = set()
 
+# What a zygote's sandbox runs (every view holds a POSIX shell): it waits on
+# its stdin, a pipe the referee never writes to.
+HOLDER = ("/bin/sh", "-c", "read x")
+
 
 def describe_sandbox(limits: SandboxLimits = SandboxLimits()) -> str:
     """One line: which mechanisms are active on this machine for ``limits``."""
@@ -112,11 +116,16 @@ class Sandbox:
         # Whether the bot needs a session of its own (set by command()): see shares_session.
         self.new_session = True
         self.file_view = False  # its runtime comes from the memory view (set by command())
+        # The sandbox only holds its namespaces (a sleeping process) for a bot
+        # forked into it from the worker's zygote (arena.sandbox.zygote).
+        self.holder = False
 
     # -- set up --------------------------------------------------------------
 
     def argv(self) -> list[str]:
         """The bot's own command line (inside the sandbox)."""
+        if self.holder:
+            return list(HOLDER)
         if self.spec.kind == "python":
             exe, _, _ = mounts.python_paths()
             # -S: no site (fast start, no .pth files); -P: nothing unsafe on sys.path.
@@ -188,6 +197,40 @@ class Sandbox:
         if self.mech.unshare:
             inner = [*self.mech.unshare, *inner]
         return inner, self.env(self.workdir), self.workdir
+
+    def holder_pid(self, outer: int, timeout: float) -> int | None:
+        """The holder's pid (on the host) once bubblewrap has made the whole
+        sandbox and run it, or None after ``timeout`` seconds."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            todo = [outer]
+            while todo:
+                pid = todo.pop()
+                try:
+                    with open(f"/proc/{pid}/comm", "rb") as f:
+                        if f.read().strip() == b"sh" and pid != outer:
+                            return pid
+                except OSError:
+                    pass
+                todo += procfs.children(pid)
+            time.sleep(0.002)
+        return None
+
+    def rlimits(self) -> list[tuple[int, int, int]]:
+        """(resource, soft, hard) that :meth:`preexec` sets, for a process that joins the sandbox instead."""
+        lim = self.limits
+        out = [
+            (resource.RLIMIT_NOFILE, lim.open_files, lim.open_files),
+            (resource.RLIMIT_CPU, lim.cpu_seconds, lim.cpu_seconds + 5),
+            (resource.RLIMIT_CORE, 0, 0),
+        ]
+        if not self.cgroups.has("memory"):
+            out.append((resource.RLIMIT_AS, lim.memory_mb << 20, lim.memory_mb << 20))
+        return out
+
+    def quotas_inside(self) -> list[str]:
+        """The per-user-namespace quotas (``prlimit`` options) of :func:`quotas.inside`."""
+        return quotas.inside(self.limits, root=os.geteuid() == 0, pids_cgroup=self.cgroups.has("pids"))
 
     def _close_fds(self) -> None:
         for fd in self.pass_fds:
@@ -311,6 +354,8 @@ class Sandbox:
         if self._pid is not None and self.limits.mode != "off":
             if self.mech.bwrap:
                 wrappers = {self._pid, *procfs.children(self._pid)}
+                if self.holder:  # and the holder under the init (the bot forked in is no child of theirs)
+                    wrappers |= {c for w in list(wrappers) for c in procfs.children(w)}
             elif self.mech.unshare:
                 wrappers = {self._pid}
         self.cgroups.settle(wrappers)
