@@ -32,7 +32,7 @@ from arena.analysis import report
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking"]
-SHOTS = Path(os.environ.get("ARENA_REPORT_SHOTS") or tempfile.mkdtemp(prefix="report-shots-"))
+SHOTS = Path(os.environ.get("ARENA_REPORT_SHOTS") or Path(tempfile.gettempdir()) / f"arena-report-shots-{os.getuid()}")
 INK = 40  # a channel this far from the background colour is ink (anti-aliased edges included)
 BAND = 2  # the outermost pixels checked on each side: intact report figures keep 3 or more blank
 
@@ -94,6 +94,7 @@ def browser() -> Iterator[Any]:
 def test_no_figure_or_text_is_cut_in_the_browser(tmp_path: Path, browser: Any, variants: int) -> None:
     folder = wide(tmp_path / "run", variants=variants, bots=6 if variants < 12 else 12, matches_per_variant=30)
     page_path = report.write_report(folder, tmp_path / "report.html", resamples=20)
+    SHOTS.mkdir(parents=True, exist_ok=True)
     for width in (1400, 800):
         context = browser.new_context(viewport={"width": width, "height": 900})
         page = context.new_page()
