@@ -33,6 +33,7 @@ RUNS: dict[str, tuple[list[str], str | tuple[str, ...]]] = {
     "protocol": (["protocol.py", "--trials", "1", "--decisions", "200"], "sandboxed / floor"),
     "sandbox_start": (["sandbox_start.py", "--trials", "1", "--calls", "1000"], ("getppid() in a loop", "file view:")),
     "view_timing": (["view_timing.py", "--trials", "1", "--n", "20"], "view, none marked"),
+    "program_view": (["program_view.py", "--trials", "1", "--bots", "sh,c"], ("view MB", "x host")),
     "league_vs_bare": (
         ["league_vs_bare.py", "--matches", "20", "--trials", "1", "--parts"],
         "the same not frozen between turns",
@@ -53,7 +54,7 @@ RUNS: dict[str, tuple[list[str], str | tuple[str, ...]]] = {
     "league": (["league.py", "--subset", "20", "--trials", "1"], "speed-up of 2 workers over 1"),
     "paired_play": (
         ["paired_play.py", "--matches", "2", "--variants", "2", "--trials", "1", "--workers", "2"],
-        "Paired matches/s as a share of unpaired",
+        "paired matches/s as a share of unpaired",
     ),
     "live_standings": (["live_standings.py", "--subset", "20", "--trials", "1"], "median ratio with/without"),
     "ratings": (
@@ -101,6 +102,7 @@ def _needs(name: str) -> str | None:
             "protocol",
             "sandbox_start",
             "view_timing",
+            "program_view",
             "league_vs_bare",
             "league_vs_bare_profile",
             "backends",
