@@ -85,6 +85,7 @@ def test_a_source_newer_than_its_compiled_module_is_what_runs(tmp_path: Path) ->
     is loaded from its source: one stale module would call into the others'
     old code, so it is all of them or none."""
     shutil.copytree(ROOT / "arena", tmp_path / "arena", copy_function=shutil.copy2)
+    shutil.copy2(ROOT / "pyproject.toml", tmp_path)  # a checkout: an installed package is never edited in place
     edited = tmp_path / "arena" / "protocol" / "parse.py"
     later = time.time() + 60
     os.utime(edited, (later, later))
