@@ -170,6 +170,15 @@ class BotProcess:
         box.holder = self._zygote is not None
         argv, env, cwd = box.command()
         self._charge_tree = self.limits.mode != "off" and not box.cgroups.has("cpu")  # (made by command())
+        if self._zygote is not None and self._charge_tree:
+            # No CPU cgroup: a bot's CPU is summed over the process tree under
+            # its pid, and a forked bot's processes are not under one this
+            # process started, so what they burn between turns would go
+            # uncounted. Such a bot is started anew.
+            box.cleanup()
+            self._zygote = None
+            box = self._box = Sandbox(self.spec, self.limits)
+            argv, env, cwd = box.command()
         if self._zygote is not None:
             self._launch_forked(box, argv, env, cwd)
             return
