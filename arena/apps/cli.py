@@ -836,6 +836,24 @@ def export_cmd(run: str, fmt: str, output: str | None) -> None:
 # --- arena check -------------------------------------------------------------
 
 
+def _bot_limit_options(fn: F) -> F:
+    """``--time-ms`` and ``--sandbox``: the limits a command's own bot processes run under."""
+    fn = click.option(
+        "--sandbox",
+        type=click.Choice(["auto", "strict", "off"]),
+        default="auto",
+        show_default=True,
+        help="Sandbox mode (docs/sandbox.md).",
+    )(fn)
+    return click.option(
+        "--time-ms",
+        type=click.IntRange(1),
+        default=1000,
+        show_default=True,
+        help="Per-decision CPU budget (sent as time_ms).",
+    )(fn)
+
+
 @main.command("check")
 @click.argument("bot", type=click.Path(dir_okay=False))
 @click.option(
@@ -850,20 +868,7 @@ def export_cmd(run: str, fmt: str, output: str | None) -> None:
     type=click.IntRange(min=0),
     help="Seed of the fuzzed matches (default: a new secret one, shown in the report).",
 )
-@click.option(
-    "--time-ms",
-    type=click.IntRange(1),
-    default=1000,
-    show_default=True,
-    help="Per-decision CPU budget (sent as time_ms).",
-)
-@click.option(
-    "--sandbox",
-    type=click.Choice(["auto", "strict", "off"]),
-    default="auto",
-    show_default=True,
-    help="Sandbox mode (docs/sandbox.md).",
-)
+@_bot_limit_options
 @click.option("--show", type=click.IntRange(0), default=10, show_default=True, help="Problems to print in full.")
 @click.option(
     "--preset",
@@ -1384,20 +1389,7 @@ def convert_cmd(policy: str, out: str) -> None:
     help="lbr: 2 values the bot's counter-raise by doubting it (or calza) where that beats --neutral.",
 )
 @click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True, help="Seed of the match seeds.")
-@click.option(
-    "--time-ms",
-    type=click.IntRange(1),
-    default=1000,
-    show_default=True,
-    help="Per-decision CPU budget (sent as time_ms).",
-)
-@click.option(
-    "--sandbox",
-    type=click.Choice(["auto", "strict", "off"]),
-    default="auto",
-    show_default=True,
-    help="Sandbox mode (docs/sandbox.md).",
-)
+@_bot_limit_options
 @click.option("--out", type=click.Path(dir_okay=False), help="Write the report as JSON here.")
 @click.option(
     "--run",
