@@ -38,10 +38,12 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
+from sandbox_start import _memory_kb  # noqa: E402  (Rss and Pss of a process tree, measured alike)
+
 import arena.sandbox.box as box  # noqa: E402
 from arena.botfile.spec import BotSpec, load_bot  # noqa: E402
 from arena.match.process import BotProcess, TimeControl  # noqa: E402
-from arena.sandbox import SandboxLimits, describe_sandbox, mounts, procfs, programview  # noqa: E402
+from arena.sandbox import SandboxLimits, describe_sandbox, mounts, programview  # noqa: E402
 from arena.sandbox import view as fileview  # noqa: E402
 
 SH = """\
@@ -118,22 +120,6 @@ class View:
 
     def __exit__(self, *exc: object) -> None:
         fileview.unavailable = self.saved  # type: ignore[assignment]
-
-
-def _memory_kb(pid: int) -> tuple[int, int]:
-    """(Rss, Pss) in KiB summed over ``pid`` and every process under it."""
-    rss = pss = 0
-    for p in procfs.proc_tree(pid):
-        try:
-            with open(f"/proc/{p}/smaps_rollup", encoding="ascii") as f:
-                for line in f:
-                    if line.startswith("Rss:"):
-                        rss += int(line.split()[1])
-                    elif line.startswith("Pss:"):
-                        pss += int(line.split()[1])
-        except OSError:
-            continue
-    return rss, pss
 
 
 def start(spec: BotSpec, on: bool) -> tuple[float, tuple[int, int]]:
